@@ -1,0 +1,413 @@
+"""One deal: the state machine every ruleset runs through (auction, play, scored).
+
+``Deal`` is mutable for speed, like OpenSpiel's states: ``apply`` changes it in place and ``clone`` copies
+it. What varies between games is asked of the ruleset through a few hooks (see ``rules/base.py``); this
+module never names a game.
+
+Seats are numbered 0..3 in the order of play: the next player in turn (to the right, play going
+counterclockwise) is ``(seat + 1) % 4``. Partners sit opposite: seats 0 and 2 are side 0, seats 1 and 3
+side 1.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from referee.actions import (
+    BELOTE_FLAG,
+    Action,
+    ActionKind,
+    Strain,
+    action_code,
+    action_kind,
+    declare_action,
+    declare_subset,
+)
+from referee.cards import (
+    PLAIN_POINTS,
+    PLAIN_STRENGTH,
+    SUIT_MASKS,
+    TRUMP_POINTS,
+    TRUMP_STRENGTH,
+    Card,
+    CardMask,
+    Rank,
+    card_name,
+    cards_in,
+)
+from referee.declarations import Declaration
+from referee.errors import IllegalActionError
+
+if TYPE_CHECKING:
+    from referee.rules.base import Ruleset
+
+
+class Phase(Enum):
+    AUCTION = "auction"
+    PLAY = "play"
+    SCORED = "scored"
+
+
+def side_of(seat: int) -> int:
+    return seat & 1
+
+
+@dataclass(frozen=True)
+class Contract:
+    bidder: int
+    value: int
+    strain: Strain
+    multiplier: int = 1  # 2 after contra, 4 after surcontra
+
+    @property
+    def side(self) -> int:
+        return self.bidder & 1
+
+    @property
+    def trump(self) -> int | None:
+        return int(self.strain) if self.strain.is_suit else None
+
+    def describe(self) -> str:
+        value = f"{self.value} " if self.value else ""
+        extra = {2: " contra", 4: " surcontra"}.get(self.multiplier, "")
+        return f"{value}{self.strain.code} by seat {self.bidder}{extra}"
+
+
+@dataclass(frozen=True)
+class Trick:
+    leader: int
+    cards: tuple[Card, ...]  # in order of play, the leader's first
+    winner: int
+
+    def seat_of(self, index: int) -> int:
+        return (self.leader + index) % 4
+
+
+@dataclass(frozen=True)
+class BeloteCall:
+    seat: int
+    suit: int
+    completed: bool = False  # the second card of the pair was played and counts
+    lost: bool = False       # the pair no longer counts (e.g. a card of it was discarded)
+
+
+@dataclass
+class DealScore:
+    """The breakdown of a scored deal. Sides are indexed 0 and 1; points are before any game rounding
+    unless named ``written``."""
+
+    card_points: list[int]
+    declarations: list[int]
+    belote: list[int]
+    capot: int | None             # the side that took every trick
+    contract_made: bool | None    # None for a deal thrown in
+    multiplier: int
+    written: list[int]            # points written to the game score for this deal
+    hanging: int = 0              # points left hanging for the winner of the next deal
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "card_points": list(self.card_points), "declarations": list(self.declarations),
+            "belote": list(self.belote), "capot": self.capot, "contract_made": self.contract_made,
+            "multiplier": self.multiplier, "written": list(self.written), "hanging": self.hanging,
+            "notes": list(self.notes),
+        }
+
+
+# Trump modes: which cards beat which. Set from the contract's strain.
+SUIT_TRUMP, NO_TRUMP, ALL_TRUMP = 0, 1, 2
+
+# For each card, the cards of its suit that beat it in the trump order.
+_ABOVE_TRUMP: tuple[CardMask, ...] = tuple(
+    sum(1 << (c & ~7 | r) for r in range(8) if TRUMP_STRENGTH[r] > TRUMP_STRENGTH[c & 7]) for c in range(32)
+)
+_ABOVE_PLAIN: tuple[CardMask, ...] = tuple(
+    sum(1 << (c & ~7 | r) for r in range(8) if PLAIN_STRENGTH[r] > PLAIN_STRENGTH[c & 7]) for c in range(32)
+)
+
+
+class Deal:
+    """The state of one deal. Create it through ``Ruleset.new_deal``; move it with ``apply``."""
+
+    def __init__(self, ruleset: Ruleset, dealer: int, deck: tuple[Card, ...]) -> None:
+        self.ruleset = ruleset
+        self.dealer = dealer
+        self.deck = deck                      # the shuffled pack: the chance of this deal
+        self.hands: list[CardMask] = [0, 0, 0, 0]
+        self.dealt: list[CardMask] = [0, 0, 0, 0]  # every card a seat has received this deal
+        self.stock: list[Card] = []           # cards still to be dealt after the auction
+        self.turned_card: Card | None = None  # a card turned face up for the auction, if the game has one
+        self.phase = Phase.AUCTION
+        self.to_act = (dealer + 1) % 4
+        self.history: list[tuple[int, Action]] = []
+        # Auction
+        self.auction: list[tuple[int, Action]] = []
+        self.auction_round = 0
+        self.high_bid: Action | None = None
+        self.high_bidder: int | None = None
+        self.multiplier = 1
+        self.passed = [False, False, False, False]
+        self.passes_in_row = 0
+        self.contract: Contract | None = None
+        self.thrown_in = False
+        # Play
+        self.mode = SUIT_TRUMP
+        self.trump: int | None = None
+        self.points_table: tuple[int, ...] = ()
+        self.belote_mask: CardMask = 0     # kings and queens that can make a belote in this contract
+        self.leader = (dealer + 1) % 4
+        self.trick: list[Card] = []
+        self.trick_best = -1       # index in ``trick`` of the card winning so far
+        self.tricks: list[Trick] = []
+        self.card_points = [0, 0]
+        self.tricks_won = [0, 0]
+        # Declarations and belote
+        self.declarations: list[tuple[Declaration, ...]] = [(), (), (), ()]
+        self.declaration_codes: list[tuple[str, ...]] = [(), (), (), ()]
+        self.declared = [False, False, False, False]
+        self.announced: list[tuple[Declaration, ...]] = [(), (), (), ()]
+        self.credited: list[list[Declaration]] = [[], []]  # per side, after the first trick
+        self.declarations_settled = False
+        self.belotes: list[BeloteCall] = []
+        self.score: DealScore | None = None
+        ruleset.deal_cards(self)
+
+    # --- Reading the state ------------------------------------------------------------------------
+    @property
+    def trick_number(self) -> int:
+        return len(self.tricks)
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.SCORED
+
+    def clone(self) -> Deal:
+        return copy.deepcopy(self)
+
+    def legal_actions(self) -> list[Action]:
+        """The actions the seat ``to_act`` may take now; empty only once the deal is scored."""
+        if self.phase is Phase.PLAY:
+            seat = self.to_act
+            if not self.declared[seat] and self.trick_number == 0:
+                n = len(self.declarations[seat])
+                return [declare_action(s) for s in range(1 << n)]
+            return self._legal_plays(seat)
+        if self.phase is Phase.AUCTION:
+            return self.ruleset.auction_actions(self)
+        return []
+
+    def legal_cards(self) -> CardMask:
+        """The cards the seat to act may play now, as a mask (the rule of following, trumping and
+        overtrumping of this contract)."""
+        hand = self.hands[self.to_act]
+        trick = self.trick
+        if not trick:
+            return hand
+        led = trick[0] >> 3
+        follow = hand & SUIT_MASKS[led]
+        mode = self.mode
+        if mode == NO_TRUMP:
+            return follow or hand
+        best = trick[self.trick_best]
+        if mode == ALL_TRUMP:
+            if not follow:
+                return hand
+            # Every suit is trump: go higher in the led suit whenever possible.
+            return (follow & _ABOVE_TRUMP[best]) or follow
+        trump = self.trump
+        assert trump is not None
+        if follow:
+            if led == trump:
+                return (follow & _ABOVE_TRUMP[best]) or follow
+            if self.ruleset.must_head_plain_suit and best >> 3 == led:
+                return (follow & _ABOVE_PLAIN[best]) or follow
+            return follow
+        trumps = hand & SUIT_MASKS[trump]
+        if not trumps:
+            return hand
+        if self.ruleset.partner_may_win and (self.leader + self.trick_best) % 4 == (self.to_act + 2) % 4:
+            return hand
+        if best >> 3 == trump:
+            over = trumps & _ABOVE_TRUMP[best]
+            if over:
+                return over
+            return trumps if self.ruleset.must_undertrump else hand
+        return trumps
+
+    def _legal_plays(self, seat: int) -> list[Action]:
+        mask = self.legal_cards()
+        actions: list[Action] = cards_in(mask)  # a card's play action is the card itself
+        belote = mask & self.belote_mask
+        if belote:
+            for c in cards_in(belote):
+                if self._may_announce_belote(seat, c):
+                    actions.append(Action(c | BELOTE_FLAG))
+        return actions
+
+    def _may_announce_belote(self, seat: int, card: int) -> bool:
+        rank = card & 7
+        if rank != Rank.KING and rank != Rank.QUEEN:
+            return False
+        other = card ^ (Rank.KING ^ Rank.QUEEN)  # the king's queen or the queen's king
+        if not self.hands[seat] >> other & 1:
+            return False  # only the first card of the pair announces it, while the other is still held
+        return self.ruleset.may_announce_belote(self, seat, card)
+
+    # --- Moving the state -------------------------------------------------------------------------
+    def apply(self, action: Action) -> None:
+        """Apply an action of the seat to act. Raises IllegalActionError naming the rule broken."""
+        if self.phase is Phase.SCORED:
+            raise IllegalActionError("the deal is over: no action is legal", "deal-over")
+        seat = self.to_act
+        if self.phase is Phase.AUCTION:
+            self.ruleset.apply_auction(self, action)
+            self.history.append((seat, action))
+            return
+        if not self.declared[seat] and self.trick_number == 0:
+            self._apply_declare(seat, action)
+        else:
+            self._apply_play(seat, action)
+        self.history.append((seat, action))
+
+    def _apply_declare(self, seat: int, action: Action) -> None:
+        n = len(self.declarations[seat])
+        try:
+            kind = action_kind(action)
+        except ValueError:
+            kind = None
+        if kind is not ActionKind.DECLARE or declare_subset(action) >= 1 << n:
+            raise IllegalActionError(
+                f"seat {seat} must first say which declarations it announces with its first card "
+                f"(one of: {', '.join(self.code(a, seat) for a in self.legal_actions())})", "declare-first")
+        subset = declare_subset(action)
+        self.announced[seat] = tuple(d for i, d in enumerate(self.declarations[seat]) if subset >> i & 1)
+        self.declared[seat] = True
+
+    def _apply_play(self, seat: int, action: Action) -> None:
+        if not 0 <= action < 64:
+            raise IllegalActionError(f"seat {seat} must play a card now, not {self._describe(action)}",
+                                     "play-a-card")
+        card = Card(action & 31)
+        hand = self.hands[seat]
+        if not hand >> card & 1:
+            raise IllegalActionError(f"seat {seat} does not hold {card_name(card)}", "card-not-held")
+        legal = self.legal_cards()
+        if not legal >> card & 1:
+            raise IllegalActionError(self._why_illegal(card, legal), self._rule_broken(card, legal))
+        if action & BELOTE_FLAG and not self._may_announce_belote(seat, card):
+            raise IllegalActionError(
+                f"seat {seat} cannot announce belote with {card_name(card)}: belote is the king and queen "
+                "of a trump in one hand, announced with the first of the two when the rules allow it",
+                "belote-not-allowed")
+        self.hands[seat] = hand & ~(1 << card)
+        self.ruleset.on_card_played(self, seat, card, bool(action & BELOTE_FLAG))
+        trick = self.trick
+        trick.append(card)
+        if len(trick) > 1 and self._beats(card, trick[self.trick_best], trick[0] >> 3):
+            self.trick_best = len(trick) - 1
+        elif len(trick) == 1:
+            self.trick_best = 0
+        if len(trick) < 4:
+            self.to_act = (seat + 1) % 4
+            return
+        winner = (self.leader + self.trick_best) % 4
+        points = self.points_table
+        self.card_points[winner & 1] += points[trick[0]] + points[trick[1]] + points[trick[2]] + points[trick[3]]
+        self.tricks_won[winner & 1] += 1
+        self.tricks.append(Trick(self.leader, tuple(trick), winner))
+        self.trick = []
+        self.trick_best = -1
+        self.leader = self.to_act = winner
+        if len(self.tricks) == 1:
+            self.credited = self.ruleset.credit_declarations(self)
+            self.declarations_settled = True
+        if len(self.tricks) == 8:
+            self.card_points[winner & 1] += self.ruleset.last_trick_bonus(self)
+            self.score = self.ruleset.score_deal(self)
+            self.phase = Phase.SCORED
+
+    def _beats(self, card: int, best: int, led: int) -> bool:
+        if self.mode == SUIT_TRUMP:
+            trump = self.trump
+            if card >> 3 == trump:
+                return best >> 3 != trump or TRUMP_STRENGTH[card & 7] > TRUMP_STRENGTH[best & 7]
+            return card >> 3 == best >> 3 and PLAIN_STRENGTH[card & 7] > PLAIN_STRENGTH[best & 7]
+        if card >> 3 != best >> 3:
+            return False
+        table = TRUMP_STRENGTH if self.mode == ALL_TRUMP else PLAIN_STRENGTH
+        return table[card & 7] > table[best & 7]
+
+    # --- Called by rulesets ------------------------------------------------------------------------
+    def start_play(self, contract: Contract) -> None:
+        """End the auction with a contract: set the trump mode and card points, find declarations."""
+        self.contract = contract
+        if contract.strain is Strain.NO_TRUMP:
+            self.mode, self.trump = NO_TRUMP, None
+        elif contract.strain is Strain.ALL_TRUMP:
+            self.mode, self.trump = ALL_TRUMP, None
+        else:
+            self.mode, self.trump = SUIT_TRUMP, int(contract.strain)
+        self.points_table = self.ruleset.card_points_table(contract)
+        self.belote_mask = self.ruleset.belote_suits_mask(self)
+        self.phase = Phase.PLAY
+        self.leader = self.to_act = self.ruleset.first_leader(self)
+        for seat in range(4):
+            found = self.ruleset.find_declarations(self, seat)
+            self.declarations[seat] = found
+            self.declaration_codes[seat] = tuple(d.code for d in found)
+            # A seat with nothing to declare has no choice to make: it is not asked.
+            self.declared[seat] = not found
+
+    def throw_in(self) -> None:
+        """Everyone passed: the deal ends without play and without score."""
+        self.thrown_in = True
+        self.phase = Phase.SCORED
+        self.score = DealScore([0, 0], [0, 0], [0, 0], None, None, 1, [0, 0], notes=["thrown in: all passed"])
+
+    def give(self, seat: int, cards: list[Card] | tuple[Card, ...]) -> None:
+        for c in cards:
+            self.hands[seat] |= 1 << c
+            self.dealt[seat] |= 1 << c
+
+    # --- Words -----------------------------------------------------------------------------------
+    def code(self, action: Action, seat: int | None = None) -> str:
+        """The readable code of an action by ``seat`` (default: the seat to act)."""
+        s = self.to_act if seat is None else seat
+        return action_code(action, self.declaration_codes[s])
+
+    def _describe(self, action: Action) -> str:
+        try:
+            return repr(self.code(action))
+        except ValueError:
+            return f"action id {action}"
+
+    def _why_illegal(self, card: int, legal: CardMask) -> str:
+        led = self.trick[0] >> 3
+        name = card_name(card)
+        allowed = " ".join(card_name(c) for c in cards_in(legal))
+        if self.hands[self.to_act] & SUIT_MASKS[led] and card >> 3 != led:
+            return f"{name} does not follow the led suit though the hand holds it (legal: {allowed})"
+        if card >> 3 == led:
+            return f"{name} is too low: a higher card of the led suit must be played (legal: {allowed})"
+        if self.trump is not None and card >> 3 != self.trump:
+            return f"{name} is not a trump, and a player who cannot follow must trump (legal: {allowed})"
+        return f"{name} is too low: a higher trump must be played when one is held (legal: {allowed})"
+
+    def _rule_broken(self, card: int, legal: CardMask) -> str:
+        led = self.trick[0] >> 3
+        if self.hands[self.to_act] & SUIT_MASKS[led] and card >> 3 != led:
+            return "must-follow-suit"
+        if card >> 3 == led:
+            return "must-go-higher"
+        if self.trump is not None and card >> 3 != self.trump:
+            return "must-trump"
+        return "must-overtrump"
+
+
+def plain_and_trump_points(trump: int | None) -> tuple[int, ...]:
+    """Card points with ``trump`` as trump suit (None: no suit is trump)."""
+    return tuple(TRUMP_POINTS[c & 7] if c >> 3 == trump else PLAIN_POINTS[c & 7] for c in range(32))

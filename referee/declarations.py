@@ -1,0 +1,138 @@
+"""Declarations (melds): runs of cards in one suit and four of a kind.
+
+The engine finds each seat's declarations once, when the deal is complete: the set of disjoint
+declarations (a card serves in one declaration only) worth the most points. Which of them a seat
+announces is its own choice (a ``declare`` action); how the announced ones are compared is the
+ruleset's (``Ruleset.credit_declarations``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from itertools import combinations
+
+from referee.cards import PLAIN_STRENGTH, Card, CardMask, Rank, Suit, card_name, make_card
+
+
+class DeclarationKind(Enum):
+    RUN = "run"
+    FOUR_OF_A_KIND = "four"
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """One declaration of one hand.
+
+    ``top`` orders equal declarations: for a run, the position of its highest card in the run order
+    (0..7); for four of a kind, the rank's plain strength (A > 10 > K > Q > J > 9).
+    """
+
+    kind: DeclarationKind
+    cards: tuple[Card, ...]
+    points: int
+    top: int
+    suit: Suit | None = None
+
+    @property
+    def length(self) -> int:
+        return len(self.cards)
+
+    @property
+    def code(self) -> str:
+        """Readable and unique within a hand: the cards joined by '-', e.g. ``7H-8H-9H``."""
+        return "-".join(card_name(c) for c in self.cards)
+
+    @property
+    def rank(self) -> Rank:
+        """The rank of a four of a kind (for a run: its first card's rank)."""
+        return Rank(self.cards[0] & 7)
+
+    def describe(self) -> str:
+        if self.kind is DeclarationKind.FOUR_OF_A_KIND:
+            return f"four {self.rank.name.lower()}s ({self.points})"
+        names = {3: "tierce", 4: "quarte"}
+        return f"{names.get(self.length, 'quinte')} to the {card_name(self.cards[-1])} ({self.points})"
+
+
+NATURAL_RUN_ORDER: tuple[Rank, ...] = tuple(Rank)  # 7 8 9 10 J Q K A
+PLAIN_RUN_ORDER: tuple[Rank, ...] = tuple(sorted(Rank, key=lambda r: PLAIN_STRENGTH[r]))  # 7 8 9 J Q K 10 A
+
+
+@dataclass(frozen=True)
+class DeclarationScale:
+    """What declarations are worth in a ruleset, and how long runs split."""
+
+    run_order: tuple[Rank, ...]
+    run_points: Callable[[int], int]          # length of a run part -> points
+    run_parts: Callable[[int], tuple[int, ...]]  # length of a maximal run -> lengths of its parts, top first
+    quad_points: Callable[[Rank], int]        # rank -> points (0: four of this rank is no declaration)
+
+
+def _maximal_runs(byte: int) -> tuple[tuple[int, int], ...]:
+    """(first position, length) of each maximal run of three or more set bits."""
+    out: list[tuple[int, int]] = []
+    pos = 0
+    while pos < 8:
+        if byte >> pos & 1:
+            end = pos
+            while end + 1 < 8 and byte >> (end + 1) & 1:
+                end += 1
+            if end - pos >= 2:
+                out.append((pos, end - pos + 1))
+            pos = end + 1
+        else:
+            pos += 1
+    return tuple(out)
+
+
+_RUNS_OF_BYTE: tuple[tuple[tuple[int, int], ...], ...] = tuple(_maximal_runs(b) for b in range(256))
+_RANK_MASKS: tuple[int, ...] = tuple(sum(1 << (8 * s + r) for s in range(4)) for r in range(8))
+_PERMUTED: dict[tuple[Rank, ...], tuple[int, ...]] = {}
+
+
+def _permutation(order: tuple[Rank, ...]) -> tuple[int, ...]:
+    """Maps a suit's byte of natural-rank bits to the byte of bits in ``order`` positions."""
+    table = _PERMUTED.get(order)
+    if table is None:
+        table = tuple(sum(1 << pos for pos, rank in enumerate(order) if b >> rank & 1) for b in range(256))
+        _PERMUTED[order] = table
+    return table
+
+
+def find_declarations(hand: CardMask, scale: DeclarationScale) -> tuple[Declaration, ...]:
+    """The disjoint declarations of a hand worth the most points, the best first."""
+    quads = [Rank(r) for r in range(8) if hand & _RANK_MASKS[r] == _RANK_MASKS[r] and scale.quad_points(Rank(r))]
+    perm = _permutation(scale.run_order)
+    if not quads and not any(_RUNS_OF_BYTE[perm[hand >> (8 * s) & 0xFF]] for s in range(4)):
+        return ()
+    best: tuple[int, list[Declaration]] = (-1, [])
+    # At most two quads fit in eight cards: try every subset of them, then the runs of what remains.
+    for n in range(len(quads) + 1):
+        for chosen in combinations(quads, n):
+            rest = hand
+            found: list[Declaration] = []
+            for r in chosen:
+                rest &= ~_RANK_MASKS[r]
+                cards = tuple(make_card(s, r) for s in Suit)
+                found.append(Declaration(DeclarationKind.FOUR_OF_A_KIND, cards, scale.quad_points(r),
+                                         PLAIN_STRENGTH[r]))
+            for suit in Suit:
+                for first, length in _RUNS_OF_BYTE[perm[rest >> (8 * suit) & 0xFF]]:
+                    found.extend(_split_run(range(first, first + length), suit, scale))
+            total = sum(d.points for d in found)
+            if total > best[0]:
+                best = (total, found)
+    return tuple(sorted(best[1], key=lambda d: (-d.points, d.kind.value, -d.top, -d.length)))
+
+
+def _split_run(positions: Sequence[int], suit: Suit, scale: DeclarationScale) -> list[Declaration]:
+    out: list[Declaration] = []
+    end = len(positions)
+    for part in scale.run_parts(len(positions)):
+        chunk = positions[end - part:end]
+        cards = tuple(make_card(suit, scale.run_order[p]) for p in chunk)
+        out.append(Declaration(DeclarationKind.RUN, cards, scale.run_points(part), chunk[-1], suit))
+        end -= part
+    return out

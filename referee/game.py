@@ -1,0 +1,98 @@
+"""A game: deals one after another until a side wins, with the chance of every deal drawn from one seed.
+
+The seed fixes the first dealer and the shuffle of every deal, in order; so a game is fully described by
+its ruleset (name, options, version), its seed and its actions, and replays exactly.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from referee.actions import Action
+from referee.cards import ALL_CARDS, Card
+from referee.deal import Deal, DealScore, Phase
+from referee.errors import IllegalActionError
+from referee.rules.base import Ruleset
+
+DeckSource = Callable[[int], tuple[Card, ...]]
+
+
+class Game:
+    """A whole game, or a fixed number of deals when ``max_deals`` is given.
+
+    ``max_deals`` counts played deals (thrown-in deals do not count). ``decks`` replaces the seeded
+    shuffle with given decks (a record that states its hands), indexed by deal number.
+    """
+
+    def __init__(self, ruleset: Ruleset, seed: int, *, max_deals: int | None = None,
+                 first_dealer: int | None = None, decks: DeckSource | None = None,
+                 max_total_deals: int = 1000) -> None:
+        self.ruleset = ruleset
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.max_deals = max_deals
+        self.max_total_deals = max_total_deals  # a bound on thrown-in deals: a game always ends
+        self._decks = decks
+        self.first_dealer = self.rng.randrange(4) if first_dealer is None else first_dealer
+        self.scores = [0, 0]
+        self.hanging = 0             # points waiting for the winner of the next deal (games that have it)
+        self.hanging_extra: dict[str, int] = {}
+        self.deals: list[Deal] = []
+        self.winner: int | None = None
+        self.over = False
+        self.end_reason = ""
+        self.deal = self._start_deal(self.first_dealer)
+
+    @property
+    def played_deals(self) -> int:
+        return sum(1 for d in self.deals if d.is_over and not d.thrown_in)
+
+    @property
+    def to_act(self) -> int:
+        return self.deal.to_act
+
+    def legal_actions(self) -> list[Action]:
+        return [] if self.over else self.deal.legal_actions()
+
+    def apply(self, action: Action) -> None:
+        if self.over:
+            raise IllegalActionError("the game is over: no action is legal", "game-over")
+        self.deal.apply(action)
+        if self.deal.phase is Phase.SCORED:
+            self._finish_deal()
+
+    def _start_deal(self, dealer: int) -> Deal:
+        index = len(self.deals)
+        if self._decks is not None:
+            deck = self._decks(index)
+        else:
+            cards = list(ALL_CARDS)
+            self.rng.shuffle(cards)
+            deck = tuple(cards)
+        deal = self.ruleset.new_deal(dealer, deck)
+        self.deals.append(deal)
+        return deal
+
+    def _finish_deal(self) -> None:
+        deal = self.deal
+        if not deal.thrown_in:
+            self.ruleset.write_score(self, deal)
+            winner = self.ruleset.game_winner(self, deal)
+            if winner is not None:
+                self.winner, self.over, self.end_reason = winner, True, "target reached"
+                return
+            if self.max_deals is not None and self.played_deals >= self.max_deals:
+                a, b = self.scores
+                self.winner = None if a == b else (0 if a > b else 1)
+                self.over, self.end_reason = True, f"{self.max_deals} deals played"
+                return
+        if len(self.deals) >= self.max_total_deals:
+            a, b = self.scores
+            self.winner = None if a == b else (0 if a > b else 1)
+            self.over, self.end_reason = True, f"deal limit of {self.max_total_deals} reached"
+            return
+        self.deal = self._start_deal(self.ruleset.next_dealer(deal))
+
+    def deal_scores(self) -> list[DealScore]:
+        return [d.score for d in self.deals if d.score is not None and not d.thrown_in]

@@ -1,0 +1,329 @@
+"""The ruleset base class: the switches and hooks through which a game differs from another.
+
+A ruleset is data plus small hooks (python-chess's variants work the same way). The engine (``deal.py``,
+``game.py``) asks the ruleset and never names a game. This base class holds the parts that several games
+share: dealing the whole pack 3-2-3, an ascending auction, belote bookkeeping and the usual game end; each
+game overrides what differs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from referee.actions import (
+    CONTRA,
+    PASS,
+    SURCONTRA,
+    Action,
+    ActionKind,
+    Strain,
+    action_code,
+    action_kind,
+    bid_action,
+    bid_strain,
+    bid_value,
+)
+from referee.cards import SUIT_MASKS, Card, CardMask, Rank, make_card
+from referee.deal import BeloteCall, Contract, Deal, DealScore, side_of
+from referee.declarations import Declaration, DeclarationScale, find_declarations
+from referee.errors import IllegalActionError, RulesetError
+
+if TYPE_CHECKING:
+    from referee.game import Game
+
+
+@dataclass(frozen=True)
+class RulesetOptions:
+    """Options every ruleset has. Subclasses add their house rules as fields with defaults."""
+
+    target: int = 0  # the game's target score; 0 means the ruleset's default
+
+    def validate(self) -> None:
+        """Raise RulesetError naming an option whose value the ruleset does not accept."""
+
+
+_LADDER_CACHE: dict[tuple[int, int, int, tuple[Strain, ...]], list[Action]] = {}
+
+
+def _KQ(suit: int) -> CardMask:
+    return 1 << make_card(suit, Rank.KING) | 1 << make_card(suit, Rank.QUEEN)
+
+
+class Ruleset:
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    version: ClassVar[int] = 1
+    Options: ClassVar[type[RulesetOptions]] = RulesetOptions
+    default_target: ClassVar[int] = 0
+    deal_cards_per_player: ClassVar[int] = 8
+
+    # Play switches (see ``Deal.legal_cards``).
+    partner_may_win: bool = False      # unable to follow while partner wins the trick: any card
+    must_undertrump: bool = True       # unable to follow or overtrump: still play a trump if held
+    must_head_plain_suit: bool = False  # following a plain suit: beat the best card of it when possible
+
+    # Auction switches for the shared ascending auction.
+    pass_is_final: bool = False        # a player who passed may not bid again in this deal
+    doubling: bool = True              # contra and surcontra exist
+    redeal_same_dealer: bool = False   # after a thrown-in deal the same dealer deals again
+
+    def __init__(self, options: Mapping[str, object] | None = None) -> None:
+        self.options = self._parse_options(options or {})
+        self.target = self.options.target or self.default_target
+
+    @classmethod
+    def _parse_options(cls, given: Mapping[str, object]) -> Any:
+        fields = {f.name: f for f in dataclasses.fields(cls.Options)}
+        values: dict[str, object] = {}
+        for key, value in given.items():
+            if key not in fields:
+                raise RulesetError(f"ruleset {cls.name!r} has no option {key!r} "
+                                   f"(options: {', '.join(sorted(fields))})")
+            default = fields[key].default
+            if isinstance(default, bool) and not isinstance(value, bool):
+                raise RulesetError(f"option {key!r} of {cls.name!r} must be true or false, not {value!r}")
+            if isinstance(default, int) and not isinstance(default, bool) and (
+                    isinstance(value, bool) or not isinstance(value, int)):
+                raise RulesetError(f"option {key!r} of {cls.name!r} must be a whole number, not {value!r}")
+            if isinstance(default, str) and not isinstance(value, str):
+                raise RulesetError(f"option {key!r} of {cls.name!r} must be text, not {value!r}")
+            values[key] = value
+        options = cls.Options(**values)  # type: ignore[arg-type]
+        options.validate()
+        return options
+
+    def options_json(self) -> dict[str, object]:
+        return dataclasses.asdict(self.options)
+
+    def describe(self) -> str:
+        return f"{self.name} v{self.version} {self.options_json()}"
+
+    # --- Dealing ------------------------------------------------------------------------------------
+    def new_deal(self, dealer: int, deck: tuple[Card, ...]) -> Deal:
+        if sorted(deck) != list(range(32)):
+            raise RulesetError("a deck must hold each of the 32 cards exactly once")
+        return Deal(self, dealer, deck)
+
+    def deal_cards(self, deal: Deal) -> None:
+        """Deal the whole pack 3-2-3, starting with the player after the dealer."""
+        self.deal_in_packets(deal, (3, 2, 3))
+
+    @staticmethod
+    def deal_in_packets(deal: Deal, packets: tuple[int, ...], start: int = 0) -> int:
+        """Deal ``packets`` rounds from ``deal.deck[start:]``; return the index of the next card."""
+        i = start
+        for n in packets:
+            for k in range(1, 5):
+                seat = (deal.dealer + k) % 4
+                deal.give(seat, deal.deck[i:i + n])
+                i += n
+        return i
+
+    def first_leader(self, deal: Deal) -> int:
+        return (deal.dealer + 1) % 4
+
+    def next_dealer(self, deal: Deal) -> int:
+        if deal.thrown_in and self.redeal_same_dealer:
+            return deal.dealer
+        return (deal.dealer + 1) % 4
+
+    # --- Auction: an ascending auction of bids, passes, contra and surcontra ---------------------
+    def higher_bids(self, deal: Deal) -> list[Action]:
+        """The bids that are higher than the current one. Each game with this auction defines it."""
+        raise NotImplementedError(f"ruleset {self.name!r} defines no bids")
+
+    def auction_actions(self, deal: Deal) -> list[Action]:
+        seat = deal.to_act
+        actions = [PASS, *self.higher_bids(deal)]
+        if self.doubling and deal.high_bidder is not None:
+            ours = side_of(seat) == side_of(deal.high_bidder)
+            if not ours and deal.multiplier == 1:
+                actions.append(CONTRA)
+            elif ours and deal.multiplier == 2:
+                actions.append(SURCONTRA)
+        return actions
+
+    def apply_auction(self, deal: Deal, action: Action) -> None:
+        if action not in self.auction_actions(deal):
+            raise self.auction_error(deal, action)
+        seat = deal.to_act
+        deal.auction.append((seat, action))
+        if action == PASS:
+            deal.passed[seat] = deal.passed[seat] or self.pass_is_final
+            deal.passes_in_row += 1
+        elif action == CONTRA or action == SURCONTRA:
+            deal.multiplier *= 2
+            deal.passes_in_row = 0
+        else:
+            deal.high_bid, deal.high_bidder = action, seat
+            deal.multiplier = 1  # a higher bid cancels contra and surcontra
+            deal.passes_in_row = 0
+        self._advance_auction(deal)
+
+    def _advance_auction(self, deal: Deal) -> None:
+        nxt = (deal.to_act + 1) % 4
+        # Players who passed for good are skipped; their turn counts as a pass.
+        while True:
+            if deal.high_bid is None and deal.passes_in_row >= 4:
+                self.on_all_passed(deal)
+                return
+            if deal.high_bid is not None and deal.passes_in_row >= 3:
+                self.on_auction_won(deal)
+                return
+            if not deal.passed[nxt]:
+                break
+            deal.passes_in_row += 1
+            nxt = (nxt + 1) % 4
+        deal.to_act = nxt
+
+    def on_all_passed(self, deal: Deal) -> None:
+        deal.throw_in()
+
+    def on_auction_won(self, deal: Deal) -> None:
+        assert deal.high_bid is not None and deal.high_bidder is not None
+        contract = Contract(deal.high_bidder, bid_value(deal.high_bid), bid_strain(deal.high_bid), deal.multiplier)
+        deal.start_play(contract)
+
+    def auction_error(self, deal: Deal, action: Action) -> IllegalActionError:
+        """Say why an auction action is not legal now."""
+        seat = deal.to_act
+        try:
+            kind = action_kind(action)
+            text = action_code(action)
+        except ValueError:
+            return IllegalActionError(f"action id {action} is not an action", "unknown-action")
+        if kind in (ActionKind.PLAY, ActionKind.DECLARE):
+            return IllegalActionError(f"{text!r} is not an auction action: the auction is not over",
+                                      "auction-in-progress")
+        current = action_code(deal.high_bid) if deal.high_bid is not None else "none"
+        if kind is ActionKind.CONTRA:
+            if not self.doubling:
+                return IllegalActionError(f"there is no contra in {self.name}", "no-contra")
+            if deal.high_bidder is None:
+                return IllegalActionError("contra needs a bid to double", "contra-without-bid")
+            if side_of(seat) == side_of(deal.high_bidder):
+                return IllegalActionError("only the defenders may say contra, not the bidding side",
+                                          "contra-by-bidders")
+            return IllegalActionError("the contract is already doubled", "already-doubled")
+        if kind is ActionKind.SURCONTRA:
+            if not self.doubling:
+                return IllegalActionError(f"there is no surcontra in {self.name}", "no-contra")
+            if deal.multiplier != 2:
+                return IllegalActionError("surcontra answers a contra, and there is none to answer",
+                                          "surcontra-without-contra")
+            return IllegalActionError("only the bidding side may say surcontra", "surcontra-by-defenders")
+        if kind is ActionKind.BID:
+            return self.bid_error(deal, action, current)
+        return IllegalActionError(f"{text!r} is not legal for seat {seat} now", "illegal-auction-action")
+
+    def bid_error(self, deal: Deal, action: Action, current: str) -> IllegalActionError:
+        return IllegalActionError(f"{action_code(action)!r} is not a bid of {self.name} that is higher than "
+                                  f"the current bid ({current})", "bid-not-higher")
+
+    # --- Card play ----------------------------------------------------------------------------------
+    def card_points_table(self, contract: Contract) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    def last_trick_bonus(self, deal: Deal) -> int:
+        return 10
+
+    def belote_suits(self, contract: Contract) -> tuple[int, ...]:
+        """Suits whose king and queen in one hand make a belote under this contract."""
+        if contract.strain is Strain.NO_TRUMP:
+            return ()
+        if contract.strain is Strain.ALL_TRUMP:
+            return (0, 1, 2, 3)
+        return (int(contract.strain),)
+
+    def belote_suits_mask(self, deal: Deal) -> CardMask:
+        contract = deal.contract
+        if contract is None:
+            return 0
+        mask = 0
+        for s in self.belote_suits(contract):
+            mask |= _KQ(s)
+        return mask
+
+    def may_announce_belote(self, deal: Deal, seat: int, card: Card) -> bool:
+        """Extra conditions on announcing belote with the first card of the pair (default: none)."""
+        return True
+
+    def on_card_played(self, deal: Deal, seat: int, card: Card, belote: bool) -> None:
+        """Belote bookkeeping: the announcing card opens a call, the other card of the pair completes it."""
+        if belote:
+            deal.belotes.append(BeloteCall(seat, card >> 3))
+            return
+        for i, call in enumerate(deal.belotes):
+            if call.seat == seat and not call.completed and not call.lost and card >> 3 == call.suit:
+                pair = _KQ(call.suit)
+                if pair >> card & 1:
+                    counts = self.belote_second_counts(deal, seat, card)
+                    deal.belotes[i] = dataclasses.replace(call, completed=counts, lost=not counts)
+                else:
+                    self.on_card_between_belote(deal, i, card)
+
+    def belote_second_counts(self, deal: Deal, seat: int, card: Card) -> bool:
+        return True
+
+    def on_card_between_belote(self, deal: Deal, index: int, card: Card) -> None:
+        """A card of the belote suit played by the caller between the two cards of the pair."""
+
+    def belote_points(self, deal: Deal) -> list[int]:
+        """Belote points per side: 20 for each call whose pair was completed."""
+        points = [0, 0]
+        for call in deal.belotes:
+            if call.completed:
+                points[call.seat & 1] += 20
+        return points
+
+    # --- Declarations -------------------------------------------------------------------------------
+    def declaration_scale(self, contract: Contract) -> DeclarationScale | None:
+        """What declarations are worth under this contract; None: no declarations."""
+        return None
+
+    def find_declarations(self, deal: Deal, seat: int) -> tuple[Declaration, ...]:
+        assert deal.contract is not None
+        scale = self.declaration_scale(deal.contract)
+        if scale is None:
+            return ()
+        return find_declarations(deal.dealt[seat], scale)
+
+    def credit_declarations(self, deal: Deal) -> list[list[Declaration]]:
+        """After the first trick: which announced declarations count, per side."""
+        return [[], []]
+
+    # --- Scoring and the game -----------------------------------------------------------------------
+    def score_deal(self, deal: Deal) -> DealScore:
+        raise NotImplementedError
+
+    def write_score(self, game: Game, deal: Deal) -> None:
+        """Add a scored deal to the game's totals (games with hanging points override this)."""
+        assert deal.score is not None
+        for side in (0, 1):
+            game.scores[side] += deal.score.written[side]
+
+    def game_winner(self, game: Game, deal: Deal) -> int | None:
+        """The side that won the game after ``deal``, or None to play on. First to the target; both:
+        the higher total; equal totals play on."""
+        a, b = game.scores
+        if max(a, b) < self.target or a == b:
+            return None
+        return 0 if a > b else 1
+
+    @staticmethod
+    def suit_mask(suit: int) -> CardMask:
+        return SUIT_MASKS[suit]
+
+    @staticmethod
+    def point_bid_ladder(deal: Deal, lowest: int, highest: int, step: int,
+                         strains: tuple[Strain, ...]) -> list[Action]:
+        """Bids of ``lowest..highest`` in ``step``s in each strain, strictly above the current value."""
+        start = lowest if deal.high_bid is None else bid_value(deal.high_bid) + step
+        key = (start, highest, step, strains)
+        bids = _LADDER_CACHE.get(key)
+        if bids is None:
+            bids = _LADDER_CACHE[key] = [bid_action(v, s) for v in range(start, highest + 1, step) for s in strains]
+        return list(bids)
