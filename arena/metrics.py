@@ -26,6 +26,7 @@ Typical use::
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import threading
 import time
@@ -40,6 +41,8 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histo
 __all__ = [
     "BOT_ERROR_KINDS",
     "DECISION_LATENCY_BUCKETS",
+    "DEFAULT_METRICS_ADDR",
+    "METRICS_ADDR_ENV",
     "METRIC_PREFIX",
     "OUTCOMES",
     "ArenaMetrics",
@@ -65,6 +68,11 @@ __all__ = [
 ]
 
 METRIC_PREFIX: Final = "pilotta_"
+
+# start_metrics_server() listens on loopback unless this environment variable (or its addr argument)
+# says otherwise; the container image sets it to 0.0.0.0.
+METRICS_ADDR_ENV: Final = "PILOTTA_METRICS_ADDR"
+DEFAULT_METRICS_ADDR: Final = "127.0.0.1"
 
 Outcome = Literal["win", "draw", "forfeit", "error"]
 BotErrorKind = Literal["timeout", "illegal_action", "malformed_reply", "unreachable", "crashed"]
@@ -499,15 +507,20 @@ def _label_values(gauge: Gauge, label: str) -> set[str]:
 
 
 def start_metrics_server(
-    port: int, addr: str = "127.0.0.1", *, registry: CollectorRegistry | None = None
+    port: int, addr: str | None = None, *, registry: CollectorRegistry | None = None
 ) -> tuple[WSGIServer, threading.Thread]:
     """Serve ``/metrics`` of ``registry`` (default: global) on ``addr:port`` from a daemon thread.
 
-    Registers the arena metrics first, so every family (with its HELP and TYPE) is exposed from the start.
-    Defaults to loopback; pass ``addr="0.0.0.0"`` in a container so Prometheus can scrape it. ``port=0``
-    picks a free port (read it from ``server.server_port``). Stop with ``server.shutdown()``.
+    ``addr`` defaults to ``$PILOTTA_METRICS_ADDR`` if set, else ``"127.0.0.1"``: loopback unless told
+    otherwise. The container image sets ``PILOTTA_METRICS_ADDR=0.0.0.0`` so Prometheus can scrape the
+    container; an explicit ``addr`` always wins. ``port=0`` picks a free port (read it back from
+    ``server.server_port``). Stop with ``server.shutdown(); server.server_close()``.
+
+    Registers the arena metrics first, so every family (with HELP and TYPE) is exposed from the start.
     """
     reg = REGISTRY if registry is None else registry
+    if addr is None:
+        addr = os.environ.get(METRICS_ADDR_ENV) or DEFAULT_METRICS_ADDR
     get_metrics(reg)
     server, thread = start_http_server(port, addr=addr, registry=reg)
     return server, thread
