@@ -1,0 +1,123 @@
+"""Every Redis key the arena uses, in one place.
+
+All keys start with ``pa:`` so an arena can share a Redis with other things
+and ``redis-cli --scan --pattern 'pa:*'`` shows exactly our data.  Ids that go
+into key names are validated against ``model.ID_RE`` before they get here.
+"""
+
+from __future__ import annotations
+
+PREFIX = "pa:"
+
+# ---------------------------------------------------------------- admin / registry
+
+# String: sha256 hex of the admin token (the token itself is never stored).
+ADMIN_TOKEN_HASH = PREFIX + "admin:token_sha256"
+
+# Set of all bot ids ever registered (retired ones included).
+BOTS = PREFIX + "bots"
+
+# Hash name -> bot id; HSETNX on it is what makes names unique.
+BOT_NAMES = PREFIX + "bots:names"
+
+
+def bot(bot_id: str) -> str:
+    """Hash: name, owner, created, retired, version (current), token_sha256."""
+    return f"{PREFIX}bot:{bot_id}"
+
+
+def bot_versions(bot_id: str) -> str:
+    """List of BotVersion JSON, oldest first; index i holds version i+1."""
+    return f"{PREFIX}bot:{bot_id}:versions"
+
+
+# -------------------------------------------------------------------- match queue
+
+# Stream of matches to play: fields match_id, spec (MatchSpec JSON).  Entries
+# are XDEL'd when acknowledged, so XLEN = matches waiting + being played.
+MATCH_STREAM = PREFIX + "q:matches"
+
+# Consumer group of the workers on MATCH_STREAM (one consumer per worker id).
+WORKER_GROUP = "workers"
+
+# Set of every match id ever enqueued: makes enqueue idempotent by match id.
+ENQUEUED = PREFIX + "q:enqueued"
+
+# Hash match_id -> last failure reason (runner exception), cleared on success
+# or dead-lettering; used to explain a dead letter caused by repeated crashes.
+LAST_ERROR = PREFIX + "q:last_error"
+
+# Stream of matches given up on: match_id, msg_id, spec, reason, deliveries, worker.
+DEAD_STREAM = PREFIX + "q:dead"
+
+# Counter of results that arrived for an already-recorded match (not counted).
+DUPLICATE_RESULTS = PREFIX + "q:duplicate_results"
+
+
+def result(match_id: str) -> str:
+    """String: MatchResult JSON.  SET NX on it is the exactly-once gate."""
+    return f"{PREFIX}result:{match_id}"
+
+
+# Stream of recorded results, one entry per match: fields match_id, ladder.
+RESULTS_STREAM = PREFIX + "results"
+
+# Consumer group of the rating updaters on RESULTS_STREAM.
+RATINGS_GROUP = "ratings"
+
+
+def rated(match_id: str) -> str:
+    """String marker: set in the same transaction that applies a result to ratings."""
+    return f"{PREFIX}rated:{match_id}"
+
+
+# ------------------------------------------------------------------------- workers
+
+
+def worker_heartbeat(worker_id: str) -> str:
+    """String with TTL: JSON {pid, host, state, match_id, ts}; gone = worker dead."""
+    return f"{PREFIX}worker:{worker_id}"
+
+
+# Sorted set worker id -> last heartbeat (unix s), to list workers cheaply.
+WORKERS = PREFIX + "workers"
+
+# --------------------------------------------------------------------- ladders
+
+# Hash ladder id -> LadderConfig JSON.
+LADDERS = PREFIX + "ladders"
+
+
+def ladder_members(ladder: str) -> str:
+    """Set of bot ids playing on the ladder."""
+    return f"{PREFIX}ladder:{ladder}:members"
+
+
+def ladder_inflight(ladder: str) -> str:
+    """Hash bot id -> matches queued or being played (released on result/dead letter)."""
+    return f"{PREFIX}ladder:{ladder}:inflight"
+
+
+def ladder_last_scheduled(ladder: str) -> str:
+    """Hash bot id -> unix time it was last put in a match (fairness age)."""
+    return f"{PREFIX}ladder:{ladder}:last_scheduled"
+
+
+def leaderboard(ladder: str) -> str:
+    """Sorted set bot id -> conservative rating mu - 3*sigma."""
+    return f"{PREFIX}ladder:{ladder}:leaderboard"
+
+
+def rating(ladder: str, bot_id: str) -> str:
+    """Hash: mu, sigma, games, wins, losses, draws, last_played."""
+    return f"{PREFIX}ladder:{ladder}:rating:{bot_id}"
+
+
+def rating_history(ladder: str, bot_id: str) -> str:
+    """List of JSON {ts, match_id, mu, sigma}, oldest first, capped."""
+    return f"{PREFIX}ladder:{ladder}:history:{bot_id}"
+
+
+def bot_stats(ladder: str, bot_id: str) -> str:
+    """Hash of summed counters (model.STAT_COUNTERS), matches, and lat:<bucket> counts."""
+    return f"{PREFIX}ladder:{ladder}:stats:{bot_id}"

@@ -1,0 +1,326 @@
+"""Bot registry: register, update (new version), retire; tokens; validation.
+
+Registration returns an owner token (``secrets.token_urlsafe``) exactly once;
+Redis keeps only its sha256, so a leaked dump does not leak tokens.  Updates
+and retirement need the owner token or the admin token.  Every version is
+kept (a list per bot) so old results stay attributable to the code that
+produced them.
+
+Everything is validated before the first write, and each operation writes in
+one MULTI/EXEC guarded by WATCH, so an error never leaves a half-changed bot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import re
+import secrets
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import redis
+
+from arena import keys
+from arena.model import (
+    AuthError,
+    Bot,
+    BotVersion,
+    ManifestError,
+    NameTakenError,
+    RetiredBotError,
+    UnknownBotError,
+    ValidationError,
+)
+
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]{1,31}$")
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
+HOST_RE = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
+ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+PORT_ARG_RE = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_\-]*$")
+
+MANIFEST_REQUIRED = ("name", "language", "command")
+MANIFEST_OPTIONAL = ("port_env", "port_arg", "env", "startup_timeout_s", "description")
+_WATCH_RETRIES = 20
+
+
+def sha256_hex(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------- validation
+
+
+def validate_name(name: object) -> str:
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise ValidationError(
+            f"invalid bot name {name!r}: 2-32 chars, a letter first, then letters, digits, '_', '.', '-'"
+        )
+    return name
+
+
+def validate_owner(owner: object) -> str:
+    if not isinstance(owner, str) or not owner.strip() or len(owner) > 128 or not owner.isprintable():
+        raise ValidationError(f"invalid owner {owner!r}: 1-128 printable characters")
+    return owner
+
+
+def validate_endpoint(endpoint: object) -> str:
+    """``host:port`` with a hostname, an IPv4 address or a bracketed IPv6 address."""
+    if not isinstance(endpoint, str) or ":" not in endpoint:
+        raise ValidationError(f"invalid endpoint {endpoint!r}: expected host:port")
+    host, _, port = endpoint.rpartition(":")
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValidationError(f"invalid endpoint {endpoint!r}: port must be 1-65535")
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            raise ValidationError(f"invalid endpoint {endpoint!r}: bad IPv6 address {host}") from None
+    elif not HOST_RE.match(host):
+        raise ValidationError(f"invalid endpoint {endpoint!r}: bad host {host!r}")
+    return endpoint
+
+
+def validate_manifest(manifest: object) -> dict[str, Any]:
+    """A launchable bot: ``{"name", "language", "command": [..], "port_env"|"port_arg"}``.
+
+    ``port_env: "PORT"`` means the arena passes the port in that environment
+    variable; ``port_arg: "--port"`` means it appends ``--port N`` to the
+    command.  Exactly one of the two.  Optional: ``env`` (str -> str),
+    ``startup_timeout_s`` (0 < x <= 120), ``description``.
+    """
+    if not isinstance(manifest, Mapping):
+        raise ManifestError(f"manifest must be an object, got {type(manifest).__name__}")
+    for k in MANIFEST_REQUIRED:
+        if k not in manifest:
+            raise ManifestError(f"manifest: missing required key {k!r}")
+    unknown = sorted(set(manifest) - set(MANIFEST_REQUIRED) - set(MANIFEST_OPTIONAL))
+    if unknown:
+        raise ManifestError(
+            f"manifest: unknown key {unknown[0]!r} "
+            f"(allowed: {', '.join(MANIFEST_REQUIRED + MANIFEST_OPTIONAL)})"
+        )
+    for k in ("name", "language"):
+        v = manifest[k]
+        if not isinstance(v, str) or not v.strip() or len(v) > 64:
+            raise ManifestError(f"manifest: {k!r} must be a non-empty string of at most 64 chars, got {v!r}")
+    cmd = manifest["command"]
+    if not isinstance(cmd, list) or not cmd or not all(isinstance(a, str) and a for a in cmd):
+        raise ManifestError(f"manifest: 'command' must be a non-empty list of non-empty strings, got {cmd!r}")
+    has_env, has_arg = "port_env" in manifest, "port_arg" in manifest
+    if has_env == has_arg:
+        raise ManifestError("manifest: give exactly one of 'port_env' (e.g. PORT) or 'port_arg' (--port)")
+    if has_env and not (isinstance(manifest["port_env"], str) and ENV_NAME_RE.match(manifest["port_env"])):
+        raise ManifestError(f"manifest: 'port_env' must be an env var name, got {manifest['port_env']!r}")
+    if has_arg and not (isinstance(manifest["port_arg"], str) and PORT_ARG_RE.match(manifest["port_arg"])):
+        raise ManifestError(f"manifest: 'port_arg' must look like '--port', got {manifest['port_arg']!r}")
+    env = manifest.get("env", {})
+    if not isinstance(env, Mapping) or not all(
+        isinstance(k, str) and ENV_NAME_RE.match(k) and isinstance(v, str) for k, v in env.items()
+    ):
+        raise ManifestError("manifest: 'env' must map environment variable names to strings")
+    if "startup_timeout_s" in manifest:
+        t = manifest["startup_timeout_s"]
+        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t <= 120:
+            raise ManifestError(f"manifest: 'startup_timeout_s' must be a number in (0, 120], got {t!r}")
+    if "description" in manifest and not isinstance(manifest["description"], str):
+        raise ManifestError("manifest: 'description' must be a string")
+    return dict(manifest)
+
+
+def _target(
+    endpoint: str | None, manifest: Mapping[str, Any] | None, manifest_dir: str | None
+) -> tuple[str | None, dict[str, Any] | None, str | None]:
+    if (endpoint is None) == (manifest is None):
+        raise ValidationError("give exactly one of endpoint (host:port) or manifest")
+    if endpoint is not None:
+        if manifest_dir is not None:
+            raise ValidationError("manifest_dir only makes sense with a manifest")
+        return validate_endpoint(endpoint), None, None
+    if manifest_dir is not None and (not isinstance(manifest_dir, str) or not manifest_dir):
+        raise ValidationError(f"invalid manifest_dir {manifest_dir!r}")
+    return None, validate_manifest(manifest), manifest_dir
+
+
+# ------------------------------------------------------------------------ registry
+
+
+class Registry:
+    def __init__(self, r: redis.Redis) -> None:
+        # Any: redis-py's stubs type replies as bytes | str and cannot know the
+        # client was made with decode_responses=True (see redis_server.connect).
+        self.r: Any = r
+
+    # admin ------------------------------------------------------------------
+
+    def set_admin_token(self, token: str | None = None, *, replace: bool = False) -> str:
+        """Store the sha256 of the admin token (generated if None) and return the token.
+
+        Without ``replace`` an existing admin token is kept and AuthError raised,
+        so a second deploy cannot silently lock out the first admin.
+        """
+        token = token or secrets.token_urlsafe(32)
+        if len(token) < 16:
+            raise ValidationError("admin token must be at least 16 characters")
+        if replace:
+            self.r.set(keys.ADMIN_TOKEN_HASH, sha256_hex(token))
+        elif not self.r.set(keys.ADMIN_TOKEN_HASH, sha256_hex(token), nx=True):
+            raise AuthError("an admin token is already set; pass replace=True to rotate it")
+        return token
+
+    def is_admin(self, token: str) -> bool:
+        stored = self.r.get(keys.ADMIN_TOKEN_HASH)
+        return bool(stored) and hmac.compare_digest(str(stored), sha256_hex(token))
+
+    # reads --------------------------------------------------------------------
+
+    def get(self, bot_id: str) -> Bot:
+        h = self.r.hgetall(keys.bot(bot_id))
+        if not h:
+            raise UnknownBotError(f"unknown bot id {bot_id!r}")
+        raw = self.r.lindex(keys.bot_versions(bot_id), int(h["version"]) - 1)
+        if raw is None:
+            raise UnknownBotError(f"bot {bot_id!r} has no version {h['version']} (corrupt registry)")
+        return _bot_from_hash(bot_id, h, BotVersion.from_json(raw))
+
+    def by_name(self, name: str) -> Bot:
+        bot_id = self.r.hget(keys.BOT_NAMES, name)
+        if bot_id is None:
+            raise UnknownBotError(f"unknown bot name {name!r}")
+        return self.get(str(bot_id))
+
+    def versions(self, bot_id: str) -> list[BotVersion]:
+        if not self.r.exists(keys.bot(bot_id)):
+            raise UnknownBotError(f"unknown bot id {bot_id!r}")
+        return [BotVersion.from_json(v) for v in self.r.lrange(keys.bot_versions(bot_id), 0, -1)]
+
+    def list_bots(self, include_retired: bool = False) -> list[Bot]:
+        bots = []
+        for bot_id in sorted(self.r.smembers(keys.BOTS)):
+            b = self.get(bot_id)
+            if include_retired or not b.retired:
+                bots.append(b)
+        return bots
+
+    # writes -------------------------------------------------------------------
+
+    def register(
+        self,
+        name: str,
+        owner: str,
+        endpoint: str | None = None,
+        manifest: Mapping[str, Any] | None = None,
+        manifest_dir: str | None = None,
+    ) -> tuple[Bot, str]:
+        """Register a new bot; returns it and its owner token (shown only now)."""
+        validate_name(name)
+        validate_owner(owner)
+        ep, man, mdir = _target(endpoint, manifest, manifest_dir)
+        bot_id = "b-" + secrets.token_hex(5)
+        token = secrets.token_urlsafe(24)
+        now = time.time()
+        version = BotVersion(bot_id, 1, now, endpoint=ep, manifest=man, manifest_dir=mdir)
+        # HSETNX on the name index and the bot writes run in one Lua script,
+        # so two concurrent registrations of one name cannot both succeed.
+        ok = self.r.eval(
+            _REGISTER_LUA,
+            4,
+            keys.BOT_NAMES,
+            keys.bot(bot_id),
+            keys.bot_versions(bot_id),
+            keys.BOTS,
+            name,
+            bot_id,
+            owner,
+            repr(now),
+            sha256_hex(token),
+            version.to_json(),
+        )
+        if not ok:
+            raise NameTakenError(f"bot name {name!r} is already taken")
+        return self.get(bot_id), token
+
+    def update(
+        self,
+        bot_id: str,
+        token: str,
+        endpoint: str | None = None,
+        manifest: Mapping[str, Any] | None = None,
+        manifest_dir: str | None = None,
+    ) -> BotVersion:
+        """Append a new version (new endpoint or manifest) and make it current."""
+        ep, man, mdir = _target(endpoint, manifest, manifest_dir)
+
+        def write(pipe: Any, h: dict[str, str]) -> BotVersion:
+            if h["retired"] == "1":
+                raise RetiredBotError(f"bot {bot_id!r} is retired; register a new bot instead")
+            n = int(pipe.llen(keys.bot_versions(bot_id))) + 1
+            v = BotVersion(bot_id, n, time.time(), endpoint=ep, manifest=man, manifest_dir=mdir)
+            pipe.multi()
+            pipe.rpush(keys.bot_versions(bot_id), v.to_json())
+            pipe.hset(keys.bot(bot_id), "version", n)
+            return v
+
+        out: BotVersion = self._authorized_write(bot_id, token, write)
+        return out
+
+    def retire(self, bot_id: str, token: str) -> Bot:
+        """Mark the bot retired: kept for history, never scheduled again."""
+
+        def write(pipe: Any, h: dict[str, str]) -> None:
+            pipe.multi()
+            pipe.hset(keys.bot(bot_id), "retired", "1")
+
+        self._authorized_write(bot_id, token, write)
+        return self.get(bot_id)
+
+    def _authorized_write(self, bot_id: str, token: str, write: Any) -> Any:
+        """Check the token against the bot's owner hash (or admin) and run ``write``
+        in a WATCHed transaction, so a concurrent update cannot interleave."""
+        if not isinstance(token, str) or not token:
+            raise AuthError("a token is required")
+        for _ in range(_WATCH_RETRIES):
+            pipe: Any
+            with self.r.pipeline(transaction=True) as pipe:
+                try:
+                    pipe.watch(keys.bot(bot_id), keys.bot_versions(bot_id))
+                    h = pipe.hgetall(keys.bot(bot_id))
+                    if not h:
+                        raise UnknownBotError(f"unknown bot id {bot_id!r}")
+                    owner_ok = hmac.compare_digest(h["token_sha256"], sha256_hex(token))
+                    if not owner_ok and not self.is_admin(token):
+                        raise AuthError(
+                            f"token is not valid for bot {bot_id!r} (need its owner token or the admin token)"
+                        )
+                    out = write(pipe, h)
+                    pipe.execute()
+                    return out
+                except redis.WatchError:
+                    continue
+        raise redis.WatchError(f"bot {bot_id!r} kept changing; gave up after {_WATCH_RETRIES} tries")
+
+
+def _bot_from_hash(bot_id: str, h: Mapping[str, str], current: BotVersion) -> Bot:
+    return Bot(
+        bot_id=bot_id,
+        name=h["name"],
+        owner=h["owner"],
+        created=float(h["created"]),
+        retired=h["retired"] == "1",
+        current=current,
+    )
+
+
+# KEYS: names hash, bot hash, versions list, bots set
+# ARGV: name, bot_id, owner, created, token_sha256, version-1 JSON
+_REGISTER_LUA = """
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('HSET', KEYS[2], 'name', ARGV[1], 'owner', ARGV[3], 'created', ARGV[4],
+           'retired', '0', 'version', '1', 'token_sha256', ARGV[5])
+redis.call('RPUSH', KEYS[3], ARGV[6])
+redis.call('SADD', KEYS[4], ARGV[2])
+return 1
+"""
