@@ -1,0 +1,258 @@
+"""Team ratings with openskill, a leaderboard per ladder, rating history.
+
+Model: ``openskill`` PlackettLuce (Weng-Lin), mu=25, sigma=25/3.  A match is
+two teams: the distinct bots of seats 0/2 and of seats 1/3.  A bot partnered
+with itself (the default 2-bot duplicate match) is a team of ONE, not a team
+of two copies: rating it as two players would move its rating twice per match
+and treat one program's play as two independent pieces of evidence.  A
+duplicate pair (same deals, sides swapped) is rated as ONE match with the
+aggregate winner: the pairing is there to cancel card luck, not to double
+the evidence.
+
+Exactly-once: results arrive on ``pa:results``; updaters read it through the
+``ratings`` consumer group, so each entry goes to one updater.  Crashes can
+still re-deliver an entry, so applying a result is one WATCH/MULTI transaction
+that (a) checks and sets the marker ``pa:rated:<match>``, (b) writes the new
+ratings, leaderboard, history and stats, and (c) XACKs the entry.  Two
+updaters racing on the same result or the same bots: the loser's EXEC fails
+(WATCH) and it retries, then sees the marker and skips.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+from openskill.models import PlackettLuce
+
+from arena import keys, stats
+from arena.model import MatchResult
+
+log = logging.getLogger(__name__)
+
+HISTORY_CAP = 10_000  # points kept per bot and ladder (enough to plot a season)
+_WATCH_RETRIES = 50
+
+
+@dataclass(frozen=True)
+class RatingRow:
+    bot_id: str
+    mu: float
+    sigma: float
+    games: int
+    wins: int
+    losses: int
+    draws: int
+    last_played: float
+
+    @property
+    def conservative(self) -> float:
+        """mu - 3*sigma: ~99.7 % sure the true skill is above this; the ranking key."""
+        return self.mu - 3 * self.sigma
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bot_id": self.bot_id,
+            "mu": self.mu,
+            "sigma": self.sigma,
+            "conservative": self.conservative,
+            "games": self.games,
+            "wins": self.wins,
+            "losses": self.losses,
+            "draws": self.draws,
+            "last_played": self.last_played,
+        }
+
+
+@dataclass(frozen=True)
+class HistoryPoint:
+    ts: float
+    match_id: str
+    mu: float
+    sigma: float
+
+
+class Ratings:
+    def __init__(self, r: redis.Redis, model: PlackettLuce | None = None, history_cap: int = HISTORY_CAP):
+        self.r: Any = r  # replies are str (decode_responses=True); the stubs cannot know
+        self.model = model or PlackettLuce()
+        self.history_cap = history_cap
+        self.ensure_group()
+
+    def ensure_group(self) -> None:
+        try:
+            self.r.xgroup_create(keys.RESULTS_STREAM, keys.RATINGS_GROUP, id="0", mkstream=True)
+        except redis.ResponseError as e:
+            if "BUSYGROUP" not in str(e):
+                raise
+
+    # reads ----------------------------------------------------------------------
+
+    def _row(self, bot_id: str, h: dict[str, str]) -> RatingRow:
+        return RatingRow(
+            bot_id=bot_id,
+            mu=float(h.get("mu", self.model.mu)),
+            sigma=float(h.get("sigma", self.model.sigma)),
+            games=int(h.get("games", 0)),
+            wins=int(h.get("wins", 0)),
+            losses=int(h.get("losses", 0)),
+            draws=int(h.get("draws", 0)),
+            last_played=float(h.get("last_played", 0.0)),
+        )
+
+    def get(self, ladder: str, bot_id: str) -> RatingRow:
+        """Current rating (the model's prior if the bot has not played)."""
+        return self._row(bot_id, self.r.hgetall(keys.rating(ladder, bot_id)))
+
+    def leaderboard(self, ladder: str, limit: int = 100, offset: int = 0) -> list[RatingRow]:
+        """Bots that played on the ladder, best conservative rating first."""
+        ids = self.r.zrevrange(keys.leaderboard(ladder), offset, offset + limit - 1)
+        with self.r.pipeline(transaction=False) as p:
+            for b in ids:
+                p.hgetall(keys.rating(ladder, b))
+            rows = p.execute()
+        return [self._row(b, h) for b, h in zip(ids, rows, strict=True)]
+
+    def history(self, ladder: str, bot_id: str, limit: int = 1000) -> list[HistoryPoint]:
+        """The last ``limit`` rating changes of a bot, oldest first."""
+        raw = self.r.lrange(keys.rating_history(ladder, bot_id), -limit, -1)
+        return [HistoryPoint(**json.loads(x)) for x in raw]
+
+    def is_applied(self, match_id: str) -> bool:
+        return bool(self.r.exists(keys.rated(match_id)))
+
+    # updates ----------------------------------------------------------------------
+
+    def apply(self, result: MatchResult, entry_id: str | None = None) -> bool:
+        """Apply one result to ratings and stats exactly once.  True if applied
+        now, False if it already had been.  ``entry_id`` (the results stream
+        entry) is acknowledged in the same transaction."""
+        side0, side1 = result.teams()
+        bots = side0 + side1
+        marker = keys.rated(result.match_id)
+        rkeys = [keys.rating(result.ladder, b) for b in bots]
+        skeys = [keys.bot_stats(result.ladder, b) for b in bots]
+        for _ in range(_WATCH_RETRIES):
+            pipe: Any
+            with self.r.pipeline(transaction=True) as pipe:
+                try:
+                    pipe.watch(marker, *rkeys, *skeys)
+                    if pipe.exists(marker):
+                        pipe.unwatch()
+                        if entry_id:
+                            self.r.xack(keys.RESULTS_STREAM, keys.RATINGS_GROUP, entry_id)
+                        return False
+                    rows = {b: self._row(b, pipe.hgetall(k)) for b, k in zip(bots, rkeys, strict=True)}
+                    # Stored max latency per bot: "max" is not an increment (stats.accumulate).
+                    maxes = {b: float(pipe.hget(sk, stats.LAT_MAX) or 0) for b, sk in zip(bots, skeys)}  # noqa: B905
+                    new = self._rate(side0, side1, rows, result.winner)
+                    pipe.multi()
+                    self._write(pipe, result, rows, new, side0)
+                    stats.accumulate(pipe, result, maxes)
+                    pipe.set(marker, "1")
+                    if entry_id:
+                        pipe.xack(keys.RESULTS_STREAM, keys.RATINGS_GROUP, entry_id)
+                    pipe.execute()
+                    return True
+                except redis.WatchError:
+                    continue  # another updater touched these bots; re-read and retry
+        raise redis.WatchError(f"rating {result.match_id}: still contended after {_WATCH_RETRIES} tries")
+
+    def _rate(
+        self, side0: tuple[str, ...], side1: tuple[str, ...], rows: dict[str, RatingRow], winner: int | None
+    ) -> dict[str, tuple[float, float]]:
+        teams = [
+            [self.model.create_rating([rows[b].mu, rows[b].sigma], name=b) for b in side0],
+            [self.model.create_rating([rows[b].mu, rows[b].sigma], name=b) for b in side1],
+        ]
+        # openskill ranks: lower is better; equal ranks are a draw.
+        ranks = [1.0, 1.0] if winner is None else ([1.0, 2.0] if winner == 0 else [2.0, 1.0])
+        rated = self.model.rate(teams, ranks=ranks)
+        out: dict[str, tuple[float, float]] = {}
+        for team_bots, team in zip((side0, side1), rated, strict=True):
+            for b, rt in zip(team_bots, team, strict=True):
+                out[b] = (float(rt.mu), float(rt.sigma))
+        return out
+
+    def _write(
+        self,
+        pipe: Any,
+        result: MatchResult,
+        rows: dict[str, RatingRow],
+        new: dict[str, tuple[float, float]],
+        side0: tuple[str, ...],
+    ) -> None:
+        ts = result.finished or time.time()
+        for b, (mu, sigma) in new.items():
+            side = 0 if b in side0 else 1
+            outcome = "draws" if result.winner is None else ("wins" if result.winner == side else "losses")
+            old = rows[b]
+            pipe.hset(
+                keys.rating(result.ladder, b),
+                mapping={
+                    "mu": repr(mu),
+                    "sigma": repr(sigma),
+                    "games": old.games + 1,
+                    outcome: getattr(old, outcome) + 1,
+                    "last_played": repr(max(ts, old.last_played)),
+                },
+            )
+            pipe.zadd(keys.leaderboard(result.ladder), {b: mu - 3 * sigma})
+            hkey = keys.rating_history(result.ladder, b)
+            pipe.rpush(hkey, json.dumps({"ts": ts, "match_id": result.match_id, "mu": mu, "sigma": sigma}))
+            pipe.ltrim(hkey, -self.history_cap, -1)
+
+    # the updater loop ----------------------------------------------------------------
+
+    def process(self, consumer: str, block_ms: int = 0, count: int = 100, min_idle_ms: int = 60_000) -> int:
+        """Apply a batch of results; returns how many were newly applied.
+
+        Order: entries this consumer already holds (it restarted after a
+        crash), then entries of updaters idle for ``min_idle_ms`` (dead), then
+        new entries (waiting up to ``block_ms``, clamped below the socket timeout).
+        """
+        applied = 0
+        own = self.r.xreadgroup(keys.RATINGS_GROUP, consumer, {keys.RESULTS_STREAM: "0"}, count=count)
+        batches = [e for _s, e in own or []]
+        stale = self.r.xautoclaim(
+            keys.RESULTS_STREAM, keys.RATINGS_GROUP, consumer, min_idle_time=min_idle_ms, count=count
+        )
+        batches.append(stale[1])
+        if not any(batches):
+            block = min(max(block_ms, 0), 2000) or None
+            new = self.r.xreadgroup(
+                keys.RATINGS_GROUP, consumer, {keys.RESULTS_STREAM: ">"}, count=count, block=block
+            )
+            batches.extend(e for _s, e in new or [])
+        for entries in batches:
+            for entry_id, fields in entries:
+                applied += self._apply_entry(entry_id, fields)
+        return applied
+
+    def _apply_entry(self, entry_id: str, fields: dict[str, str] | None) -> int:
+        raw = self.r.get(keys.result(fields["match_id"])) if fields else None
+        if raw is None:
+            # Cannot happen through MatchQueue (result key is written first, in
+            # the same script); if someone deleted it, skip instead of looping.
+            log.error("results entry %s has no stored result; skipped", entry_id)
+            self.r.xack(keys.RESULTS_STREAM, keys.RATINGS_GROUP, entry_id)
+            return 0
+        return int(self.apply(MatchResult.from_json(raw), entry_id))
+
+    def run(self, consumer: str, stop: threading.Event, block_ms: int = 1000) -> int:
+        """Updater loop until ``stop`` is set; survives Redis restarts."""
+        total, backoff = 0, 0.1
+        while not stop.is_set():
+            try:
+                total += self.process(consumer, block_ms=block_ms)
+                backoff = 0.1
+            except (redis.ConnectionError, redis.TimeoutError) as e:
+                log.warning("ratings updater %s: redis unavailable (%s); retrying", consumer, e)
+                stop.wait(backoff)
+                backoff = min(backoff * 2, 2.0)
+        return total

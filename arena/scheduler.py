@@ -1,0 +1,240 @@
+"""Ladders and match selection.
+
+A ladder is one (variant, settings) combination; its id is derived from a
+hash of the canonical settings, so the same settings always give the same
+ladder and results of different settings never mix.
+
+Selection (``pick_pairs``) is pure, deterministic given its ``rng``, and
+separated from Redis I/O (``Scheduler``) so it can be tested exhaustively:
+
+1. Priority of a bot = waiting time since it was last scheduled (in units of
+   ``fairness_s``) + uncertainty (sigma / prior sigma) + novelty 1/(1+games).
+   Waiting time grows without bound, so every eligible bot eventually has the
+   highest priority: no bot starves, however its rating looks.
+2. The highest-priority bot is the anchor; its opponent minimises the rating
+   distance |mu_a - mu_b| / sqrt(sigma_a^2 + sigma_b^2) (roughly: how sure we
+   already are of the outcome) minus a share of the opponent's own priority,
+   with a little random jitter so the same pairs do not repeat forever.
+3. Both are marked as just scheduled and in flight; repeat.
+
+Bots at ``max_in_flight`` queued-or-playing matches are not picked, so a slow
+bot does not pile up a backlog.  The default match is a duplicate pair of two
+bots, each partnered with itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import redis
+
+from arena import keys
+from arena.model import (
+    ID_RE,
+    MatchSpec,
+    RetiredBotError,
+    UnknownBotError,
+    UnknownLadderError,
+    ValidationError,
+)
+from arena.queue import MatchQueue
+from arena.ratings import Ratings
+from arena.registry import Registry
+
+PRIOR_SIGMA = 25.0 / 3.0
+NEVER_AGE_S = 86_400.0  # a bot never scheduled counts as having waited a day
+
+
+@dataclass(frozen=True)
+class LadderConfig:
+    variant: str
+    options: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    deals: int | None = None
+    target: int | None = 1000
+    duplicate: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.variant, str) or not ID_RE.match(self.variant):
+            raise ValidationError(f"ladder: invalid variant name {self.variant!r}")
+        if (self.deals is None) == (self.target is None):
+            raise ValidationError("ladder: exactly one of deals or target must be set")
+        try:
+            json.dumps(dict(self.options), allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise ValidationError(f"ladder: options are not JSON-serialisable: {e}") from None
+
+    def canonical(self) -> str:
+        return json.dumps(
+            {"variant": self.variant, "options": dict(self.options), "deals": self.deals,
+             "target": self.target, "duplicate": self.duplicate},
+            sort_keys=True, separators=(",", ":"),
+        )  # fmt: skip
+
+    @property
+    def ladder_id(self) -> str:
+        return f"{self.variant}-{hashlib.sha256(self.canonical().encode()).hexdigest()[:10]}"
+
+    @classmethod
+    def from_json(cls, text: str) -> LadderConfig:
+        d = json.loads(text)
+        return cls(d["variant"], d["options"], d["deals"], d["target"], d["duplicate"])
+
+
+@dataclass(frozen=True)
+class Candidate:
+    bot_id: str
+    mu: float = 25.0
+    sigma: float = PRIOR_SIGMA
+    games: int = 0
+    last_scheduled: float | None = None  # unix time; None = never
+    in_flight: int = 0
+
+
+def priority(c: Candidate, now: float, fairness_s: float = 60.0) -> float:
+    age = NEVER_AGE_S if c.last_scheduled is None else max(0.0, now - c.last_scheduled)
+    return age / fairness_s + c.sigma / PRIOR_SIGMA + 1.0 / (1 + c.games)
+
+
+def rating_distance(a: Candidate, b: Candidate) -> float:
+    return abs(a.mu - b.mu) / math.sqrt(a.sigma**2 + b.sigma**2 + 1e-9)
+
+
+def pick_pairs(
+    candidates: Sequence[Candidate],
+    n: int,
+    now: float,
+    rng: random.Random,
+    max_in_flight: int = 1,
+    fairness_s: float = 60.0,
+    wait_weight: float = 0.5,
+    jitter: float = 0.05,
+) -> list[tuple[str, str]]:
+    """Choose up to ``n`` (anchor, opponent) pairs; see the module docstring."""
+    pool = {c.bot_id: c for c in candidates}
+    pairs: list[tuple[str, str]] = []
+    for _ in range(n):
+        eligible = sorted((c for c in pool.values() if c.in_flight < max_in_flight), key=lambda c: c.bot_id)
+        if len(eligible) < 2:
+            break
+        anchor = max(eligible, key=lambda c: (priority(c, now, fairness_s), c.bot_id))
+
+        def cost(o: Candidate, anchor: Candidate = anchor) -> float:
+            return (
+                rating_distance(anchor, o)
+                - wait_weight * priority(o, now, fairness_s)
+                + jitter * rng.random()
+            )
+
+        opponent = min((c for c in eligible if c.bot_id != anchor.bot_id), key=cost)
+        pairs.append((anchor.bot_id, opponent.bot_id))
+        for c in (anchor, opponent):
+            pool[c.bot_id] = replace(c, last_scheduled=now, in_flight=c.in_flight + 1)
+    return pairs
+
+
+def new_match_id(now: float) -> str:
+    """Sortable by creation time, unique without coordination."""
+    return f"m-{int(now * 1000):x}-{secrets.token_hex(4)}"
+
+
+class Scheduler:
+    """Redis side of the ladder: configs, members, and enqueueing picked matches."""
+
+    def __init__(self, r: redis.Redis, registry: Registry, ratings: Ratings, queue: MatchQueue) -> None:
+        self.r: Any = r  # replies are str (decode_responses=True); the stubs cannot know
+        self.registry = registry
+        self.ratings = ratings
+        self.queue = queue
+
+    def create_ladder(self, config: LadderConfig) -> str:
+        """Idempotent: the same settings give the same ladder id."""
+        self.r.hsetnx(keys.LADDERS, config.ladder_id, config.canonical())
+        return config.ladder_id
+
+    def ladder(self, ladder_id: str) -> LadderConfig:
+        raw = self.r.hget(keys.LADDERS, ladder_id)
+        if raw is None:
+            raise UnknownLadderError(f"unknown ladder {ladder_id!r}")
+        return LadderConfig.from_json(raw)
+
+    def ladders(self) -> dict[str, LadderConfig]:
+        return {k: LadderConfig.from_json(v) for k, v in self.r.hgetall(keys.LADDERS).items()}
+
+    def join(self, ladder_id: str, bot_id: str) -> None:
+        self.ladder(ladder_id)
+        if self.registry.get(bot_id).retired:
+            raise RetiredBotError(f"bot {bot_id!r} is retired")
+        self.r.sadd(keys.ladder_members(ladder_id), bot_id)
+
+    def leave(self, ladder_id: str, bot_id: str) -> None:
+        self.r.srem(keys.ladder_members(ladder_id), bot_id)
+
+    def candidates(self, ladder_id: str) -> list[Candidate]:
+        """Active members with their rating, games, last scheduled time, in-flight count."""
+        members = sorted(self.r.smembers(keys.ladder_members(ladder_id)))
+        inflight = self.r.hgetall(keys.ladder_inflight(ladder_id))
+        last = self.r.hgetall(keys.ladder_last_scheduled(ladder_id))
+        out = []
+        for b in members:
+            try:
+                if self.registry.get(b).retired:
+                    continue
+            except UnknownBotError:
+                continue
+            row = self.ratings.get(ladder_id, b)
+            out.append(
+                Candidate(
+                    bot_id=b,
+                    mu=row.mu,
+                    sigma=row.sigma,
+                    games=row.games,
+                    last_scheduled=float(last[b]) if b in last else None,
+                    in_flight=int(inflight.get(b, 0)),
+                )
+            )
+        return out
+
+    def schedule(
+        self,
+        ladder_id: str,
+        n: int = 1,
+        now: float | None = None,
+        rng: random.Random | None = None,
+        max_in_flight: int = 1,
+    ) -> list[MatchSpec]:
+        """Pick up to ``n`` matches on the ladder and enqueue them."""
+        cfg = self.ladder(ladder_id)
+        now = time.time() if now is None else now
+        rng = rng or random.Random()
+        specs = []
+        for a, b in pick_pairs(self.candidates(ladder_id), n, now, rng, max_in_flight=max_in_flight):
+            spec = MatchSpec(
+                match_id=new_match_id(now),
+                ladder=ladder_id,
+                variant=cfg.variant,
+                seed=rng.getrandbits(63),
+                bots=(a, b),
+                options=dict(cfg.options),
+                duplicate=cfg.duplicate,
+                deals=cfg.deals,
+                target=cfg.target,
+                created=now,
+            )
+            # Mark in flight before enqueueing: a crash in between leaves a bot
+            # briefly over-counted (skipped once), never double-booked.
+            with self.r.pipeline(transaction=True) as p:
+                for bot in (a, b):
+                    p.hincrby(keys.ladder_inflight(ladder_id), bot, 1)
+                    p.hset(keys.ladder_last_scheduled(ladder_id), bot, repr(now))
+                p.execute()
+            self.queue.enqueue(spec)
+            specs.append(spec)
+        return specs
