@@ -1,0 +1,305 @@
+"""A worker: claim a match, play it, record the result, acknowledge it.
+
+The match is played by an injected ``runner: Callable[[MatchSpec], MatchResult]``
+(the real one drives gRPC bots through the referee; tests pass small local
+runners).  The loop in ``Worker.run_once`` reads top to bottom:
+
+    claim (a stale match of a dead worker first, else a new one)
+    -> already recorded? (crash between record and ack) -> just ack
+    -> delivered too often? -> dead letter
+    -> run, while a background thread keeps the claim alive and heartbeats
+    -> record (exactly once by match id) -> ack
+
+Failure handling: a runner exception is counted (``MatchQueue.fail``) and the
+match is left pending; once idle for ``stale_ms`` any worker reclaims it.
+After ``max_deliveries`` it goes to the dead-letter stream with the reason.
+Redis being down (restart) is waited out with bounded backoff; a result that
+cannot be recorded within ``record_patience_s`` is dropped and the match is
+replayed later rather than blocking forever.
+
+Shutdown: the first SIGTERM/SIGINT is warm (finish the current match, then
+exit); the second is cold (raise SystemExit now; the claim goes stale and
+another worker replays the match).
+
+Run as a process::
+
+    python -m arena.worker --redis redis://127.0.0.1:6379/0 \\
+        --runner mypkg.runner:run_match   (or path/to/file.py:function)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import importlib.util
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import FrameType
+from typing import Any, TypeVar
+
+import redis
+
+from arena import keys
+from arena.model import MatchResult, MatchSpec
+from arena.queue import Claimed, MatchQueue
+from arena.redis_server import connect
+
+log = logging.getLogger(__name__)
+Runner = Callable[[MatchSpec], MatchResult]
+T = TypeVar("T")
+_REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
+
+
+@dataclass
+class WorkerStats:
+    played: int = 0  # runner returned a result
+    recorded: int = 0  # ... and it was the first result for that match
+    duplicates: int = 0  # ... but another worker had recorded it already
+    failures: int = 0  # runner raised
+    dead_lettered: int = 0
+
+
+class _Heartbeat(threading.Thread):
+    """Writes the worker's heartbeat key and keeps the current claim alive."""
+
+    def __init__(self, worker: Worker) -> None:
+        super().__init__(name=f"heartbeat-{worker.worker_id}", daemon=True)
+        self.w = worker
+        self.stop_event = threading.Event()
+        self.lock = threading.Lock()
+        self.current: Claimed | None = None
+        self.lost: bool = False  # another worker took the current match over
+
+    def track(self, claimed: Claimed | None) -> None:
+        with self.lock:
+            self.current, self.lost = claimed, False
+        self.beat()  # reset idle now: the claim may already be old (reclaimed)
+
+    def beat(self) -> None:
+        with self.lock:
+            current = self.current
+        try:
+            state = {"pid": os.getpid(), "host": socket.gethostname(), "ts": time.time(),
+                     "match_id": current.spec.match_id if current else None}  # fmt: skip
+            with self.w.r.pipeline(transaction=False) as p:
+                p.set(keys.worker_heartbeat(self.w.worker_id), json.dumps(state), ex=self.w.heartbeat_ttl_s)
+                p.zadd(keys.WORKERS, {self.w.worker_id: state["ts"]})
+                p.execute()
+            if current is not None and not self.w.queue.keep_alive(self.w.worker_id, current.msg_id):
+                with self.lock:
+                    if self.current is current and not self.lost:
+                        self.lost = True
+                        log.warning("%s: match %s was taken over by another worker",
+                                    self.w.worker_id, current.spec.match_id)  # fmt: skip
+        except (redis.RedisError, OSError) as e:  # bounded by socket timeouts; try again next beat
+            log.warning("%s: heartbeat failed: %s", self.w.worker_id, e)
+
+    def run(self) -> None:
+        while not self.stop_event.wait(self.w.keepalive_interval_s):
+            self.beat()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.join(timeout=self.w.keepalive_interval_s + 10)
+
+
+class Worker:
+    def __init__(
+        self,
+        r: redis.Redis,
+        runner: Runner,
+        worker_id: str,
+        *,
+        stale_ms: int = 60_000,
+        block_ms: int = 1000,
+        max_deliveries: int = 3,
+        heartbeat_ttl_s: int = 30,
+        keepalive_interval_s: float | None = None,
+        record_patience_s: float = 120.0,
+    ) -> None:
+        self.r: Any = r
+        self.runner = runner
+        self.worker_id = worker_id
+        self.queue = MatchQueue(r, max_deliveries=max_deliveries)
+        self.stale_ms = stale_ms
+        self.block_ms = block_ms
+        self.heartbeat_ttl_s = heartbeat_ttl_s
+        # Refresh well within stale_ms so a live worker's claim never looks stale.
+        default_interval = max(0.05, min(stale_ms / 3000, heartbeat_ttl_s / 3))
+        self.keepalive_interval_s = keepalive_interval_s or default_interval
+        self.record_patience_s = record_patience_s
+        self.stats = WorkerStats()
+        self._stop = threading.Event()
+        self._signals = 0
+        self._hb = _Heartbeat(self)
+
+    # lifecycle --------------------------------------------------------------------
+
+    def install_signal_handlers(self) -> None:
+        """First SIGTERM/SIGINT: warm stop.  Second: cold (SystemExit now)."""
+
+        def handler(signum: int, _frame: FrameType | None) -> None:
+            self._signals += 1
+            if self._signals == 1:
+                log.info("%s: signal %d, finishing the current match then exiting", self.worker_id, signum)
+                self._stop.set()
+            else:
+                log.warning("%s: second signal, exiting now", self.worker_id)
+                raise SystemExit(128 + signum)
+
+        signal.signal(signal.SIGTERM, handler)
+        signal.signal(signal.SIGINT, handler)
+
+    def stop(self) -> None:
+        """Warm stop from another thread: the loop exits after the current match."""
+        self._stop.set()
+
+    def run(self, max_matches: int | None = None, idle_exit_s: float | None = None) -> WorkerStats:
+        """Loop until stopped, ``max_matches`` handled, or idle for ``idle_exit_s``."""
+        self._hb.start()
+        handled, idle_since, backoff = 0, time.monotonic(), 0.1
+        try:
+            while not self._stop.is_set():
+                if max_matches is not None and handled >= max_matches:
+                    break
+                try:
+                    did = self.run_once()
+                    backoff = 0.1
+                except _REDIS_DOWN as e:
+                    log.warning("%s: redis unavailable (%s); retrying in %.1fs", self.worker_id, e, backoff)
+                    self._stop.wait(backoff)
+                    backoff = min(backoff * 2, 2.0)
+                    continue
+                if did:
+                    handled, idle_since = handled + 1, time.monotonic()
+                elif idle_exit_s is not None and time.monotonic() - idle_since > idle_exit_s:
+                    break
+        finally:
+            self._hb.stop()
+            with contextlib.suppress(redis.RedisError):  # the TTL removes it anyway
+                self.r.delete(keys.worker_heartbeat(self.worker_id))
+        return self.stats
+
+    # one match --------------------------------------------------------------------
+
+    def run_once(self) -> bool:
+        """Handle at most one match.  Returns False if there was none to handle."""
+        claimed = self.queue.reclaim_stale(self.worker_id, self.stale_ms) or self.queue.claim(
+            self.worker_id, self.block_ms
+        )
+        if claimed is None:
+            return False
+        spec = claimed.spec
+        if self.queue.is_recorded(spec.match_id):
+            # Its result was recorded but the worker died before acking.
+            self.queue.ack(claimed)
+            return True
+        if claimed.deliveries > self.queue.max_deliveries:
+            why = self.queue.last_error(spec.match_id) or "worker died or hung mid-match"
+            reason = f"delivered {claimed.deliveries} times without a result; last error: {why}"
+            if self.queue.dead_letter(claimed, self.worker_id, reason):
+                self.stats.dead_lettered += 1
+            return True
+
+        log.info("%s: playing %s (delivery %d)", self.worker_id, spec.match_id, claimed.deliveries)
+        self._hb.track(claimed)
+        error: Exception | None = None
+        try:
+            result = self.runner(spec)
+            if result.match_id != spec.match_id or result.ladder != spec.ladder:
+                raise ValueError(f"runner returned a result for {result.match_id}/{result.ladder}")
+        except Exception as e:  # the runner is foreign code: any failure is the match's failure
+            error = e
+        finally:
+            self._hb.track(None)  # also on SystemExit (cold stop): the claim then goes stale
+
+        if error is not None:
+            self.stats.failures += 1
+            reason = f"{type(error).__name__}: {error}"
+            log.warning("%s: match %s failed: %s", self.worker_id, spec.match_id, reason)
+            if self._patiently(lambda: self.queue.fail(claimed, self.worker_id, reason)):
+                self.stats.dead_lettered += 1
+            return True
+
+        self.stats.played += 1
+        recorded = self._patiently(lambda: self.queue.record_result(result, spec.distinct_bots()))
+        if recorded:
+            self.stats.recorded += 1
+        else:
+            self.stats.duplicates += 1
+            log.warning("%s: %s already recorded elsewhere; not counted", self.worker_id, spec.match_id)
+        self._patiently(lambda: self.queue.ack(claimed))
+        return True
+
+    def _patiently(self, fn: Callable[[], T]) -> T:
+        """Retry ``fn`` while Redis is down, for at most ``record_patience_s``.
+        Work already done (a played match) is worth waiting a restart out."""
+        deadline, backoff = time.monotonic() + self.record_patience_s, 0.1
+        while True:
+            try:
+                return fn()
+            except _REDIS_DOWN:
+                if time.monotonic() + backoff > deadline:
+                    raise
+                time.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+
+
+def load_runner(spec: str) -> Runner:
+    """``package.module:function`` or ``path/to/file.py:function``."""
+    target, sep, name = spec.rpartition(":")
+    if not sep or not target or not name:
+        raise ValueError(f"runner must look like module:function or file.py:function, got {spec!r}")
+    if target.endswith(".py"):
+        mspec = importlib.util.spec_from_file_location(f"_arena_runner_{abs(hash(target))}", target)
+        if mspec is None or mspec.loader is None:
+            raise ValueError(f"cannot load runner file {target!r}")
+        module = importlib.util.module_from_spec(mspec)
+        mspec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(target)
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise ValueError(f"{name!r} in {target!r} is not a callable runner")
+    runner: Runner = fn
+    return runner
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="pilotta-arena match worker")
+    ap.add_argument("--redis", default=os.environ.get("ARENA_REDIS_URL", "redis://127.0.0.1:6379/0"))
+    ap.add_argument("--runner", required=True, help="module:function or file.py:function")
+    ap.add_argument("--worker-id", default=f"{socket.gethostname()}-{os.getpid()}")
+    ap.add_argument("--stale-ms", type=int, default=60_000, help="reclaim matches idle this long")
+    ap.add_argument("--block-ms", type=int, default=1000)
+    ap.add_argument("--max-deliveries", type=int, default=3)
+    ap.add_argument("--max-matches", type=int, default=None)
+    ap.add_argument("--idle-exit-s", type=float, default=None, help="exit after this long with no work")
+    ap.add_argument("--log-level", default="INFO")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    worker = Worker(
+        connect(args.redis),
+        load_runner(args.runner),
+        args.worker_id,
+        stale_ms=args.stale_ms,
+        block_ms=args.block_ms,
+        max_deliveries=args.max_deliveries,
+    )
+    worker.install_signal_handlers()
+    stats = worker.run(max_matches=args.max_matches, idle_exit_s=args.idle_exit_s)
+    print(json.dumps({"worker": args.worker_id, **vars(stats)}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
