@@ -6,6 +6,9 @@ The bot service: every bot implements it; the referee calls it.
 A bot may keep no state: each Decide request carries the seat's whole observation and the list of
 legal actions. The bot answers with one of those actions (by its code or by its index).
 See docs/protocol.md for the life of a match, deadlines and penalties.
+
+The protocol version this file describes: PROTOCOL_VERSION = 1. A bot reports the version it speaks in
+its handshake. Additions (new fields, new notices) keep the version; a change that breaks bots bumps it.
 """
 
 from collections import abc as _abc
@@ -332,6 +335,7 @@ class Observation(_message.Message):
     DEAL_NUMBER_FIELD_NUMBER: _builtins.int
     TARGET_FIELD_NUMBER: _builtins.int
     HANGING_FIELD_NUMBER: _builtins.int
+    TO_ACT_FIELD_NUMBER: _builtins.int
     game: _builtins.str
     """ruleset name"""
     seat: Global___Seat.ValueType
@@ -340,7 +344,11 @@ class Observation(_message.Message):
     turned_card: _builtins.str
     deal_number: _builtins.int
     target: _builtins.int
+    """the score that wins the game"""
     hanging: _builtins.int
+    """points left hanging for the winner of the next deal (games that have it)"""
+    to_act: Global___Seat.ValueType
+    """The seat whose turn it is; absent once the deal is scored. In a DecideRequest it is always `seat`."""
     @_builtins.property
     def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -390,17 +398,22 @@ class Observation(_message.Message):
         deal_number: _builtins.int = ...,
         target: _builtins.int = ...,
         hanging: _builtins.int = ...,
+        to_act: Global___Seat.ValueType | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_contract", b"_contract", "_turned_card", b"_turned_card", "contract", b"contract", "trick", b"trick", "turned_card", b"turned_card"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_contract", b"_contract", "_to_act", b"_to_act", "_turned_card", b"_turned_card", "contract", b"contract", "to_act", b"to_act", "trick", b"trick", "turned_card", b"turned_card"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_contract", b"_contract", "_turned_card", b"_turned_card", "announcements", b"announcements", "auction", b"auction", "belotes", b"belotes", "contract", b"contract", "deal_number", b"deal_number", "dealer", b"dealer", "game", b"game", "hand", b"hand", "hanging", b"hanging", "own_declarations", b"own_declarations", "phase", b"phase", "scores", b"scores", "seat", b"seat", "target", b"target", "trick", b"trick", "tricks", b"tricks", "tricks_won", b"tricks_won", "turned_card", b"turned_card"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_contract", b"_contract", "_to_act", b"_to_act", "_turned_card", b"_turned_card", "announcements", b"announcements", "auction", b"auction", "belotes", b"belotes", "contract", b"contract", "deal_number", b"deal_number", "dealer", b"dealer", "game", b"game", "hand", b"hand", "hanging", b"hanging", "own_declarations", b"own_declarations", "phase", b"phase", "scores", b"scores", "seat", b"seat", "target", b"target", "to_act", b"to_act", "trick", b"trick", "tricks", b"tricks", "tricks_won", b"tricks_won", "turned_card", b"turned_card"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__contract: _TypeAlias = _typing.Literal["contract"]  # noqa: Y015
     _WhichOneofArgType__contract: _TypeAlias = _typing.Literal["_contract", b"_contract"]  # noqa: Y015
+    _WhichOneofReturnType__to_act: _TypeAlias = _typing.Literal["to_act"]  # noqa: Y015
+    _WhichOneofArgType__to_act: _TypeAlias = _typing.Literal["_to_act", b"_to_act"]  # noqa: Y015
     _WhichOneofReturnType__turned_card: _TypeAlias = _typing.Literal["turned_card"]  # noqa: Y015
     _WhichOneofArgType__turned_card: _TypeAlias = _typing.Literal["_turned_card", b"_turned_card"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__contract) -> _WhichOneofReturnType__contract | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__to_act) -> _WhichOneofReturnType__to_act | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__turned_card) -> _WhichOneofReturnType__turned_card | None: ...
 

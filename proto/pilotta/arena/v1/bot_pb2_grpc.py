@@ -26,10 +26,7 @@ if _version_not_supported:
 
 
 class BotStub:
-    """The protocol version this file describes. A bot reports the version it speaks in its handshake.
-    Minor additions keep the version; a change that breaks bots bumps it.
-    PROTOCOL_VERSION = 1
-
+    """Every bot serves this; the referee is the client. Every call the referee makes carries a gRPC deadline.
     """
 
     def __init__(self, channel):
@@ -66,10 +63,7 @@ class BotStub:
 
 
 class BotServicer:
-    """The protocol version this file describes. A bot reports the version it speaks in its handshake.
-    Minor additions keep the version; a change that breaks bots bumps it.
-    PROTOCOL_VERSION = 1
-
+    """Every bot serves this; the referee is the client. Every call the referee makes carries a gRPC deadline.
     """
 
     def Handshake(self, request, context):
@@ -142,10 +136,7 @@ def add_BotServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class Bot:
-    """The protocol version this file describes. A bot reports the version it speaks in its handshake.
-    Minor additions keep the version; a change that breaks bots bumps it.
-    PROTOCOL_VERSION = 1
-
+    """Every bot serves this; the referee is the client. Every call the referee makes carries a gRPC deadline.
     """
 
     @staticmethod
