@@ -1,0 +1,228 @@
+"""arena.metrics: helpers, bounded labels, and the /metrics HTTP exposition (on loopback only)."""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+from collections.abc import Callable, Iterator
+
+import pytest
+from prometheus_client import CollectorRegistry
+from prometheus_client.parser import text_string_to_metric_families
+
+from arena import metrics
+
+
+@pytest.fixture
+def registry() -> CollectorRegistry:
+    return CollectorRegistry()
+
+
+@pytest.fixture
+def server_url(registry: CollectorRegistry) -> Iterator[str]:
+    server, thread = metrics.start_metrics_server(0, "127.0.0.1", registry=registry)
+    try:
+        host, port = server.server_address[:2]
+        assert host == "127.0.0.1"
+        yield f"http://127.0.0.1:{port}/metrics"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def _scrape(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"].startswith("text/plain")
+        body: bytes = response.read()
+    return body.decode()
+
+
+def _samples(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    return {
+        (s.name, frozenset(s.labels.items())): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
+@pytest.mark.timeout(30)
+def test_exposition_over_http(registry: CollectorRegistry, server_url: str) -> None:
+    metrics.record_match("cypriot_pilotta", "win", deals=9, registry=registry)
+    metrics.record_match("cypriot_pilotta", "forfeit", registry=registry)
+    metrics.record_deals("bela", registry=registry)
+    metrics.observe_decision("play", "heuristic", 0.00005, registry=registry)
+    metrics.observe_decision("play", "heuristic", 0.02, registry=registry)
+    metrics.observe_decision("bid", "random", 3.0, registry=registry)
+    metrics.record_bot_error("random", "timeout", registry=registry)
+    metrics.record_bot_error("random", "illegal_action", 2, registry=registry)
+    metrics.update_queue_gauges(12, 4.5, "cypriot_pilotta", registry=registry)
+    metrics.update_queue_gauges(0, None, "coinche", registry=registry)
+    metrics.record_match_reclaimed(registry=registry)
+    metrics.record_match_dead_lettered(3, registry=registry)
+    metrics.set_worker_heartbeat("host-a-1", 1_700_000_000.0, registry=registry)
+    metrics.set_workers_alive(2, registry=registry)
+    metrics.set_rating("heuristic", "cypriot_pilotta", mu=30.0, sigma=2.0, games=57, registry=registry)
+
+    text = _scrape(server_url)
+    samples = _samples(text)
+
+    def value(name: str, **labels: str) -> float:
+        return samples[(name, frozenset(labels.items()))]
+
+    assert value("pilotta_matches_completed_total", game="cypriot_pilotta", outcome="win") == 1
+    assert value("pilotta_matches_completed_total", game="cypriot_pilotta", outcome="forfeit") == 1
+    assert value("pilotta_deals_completed_total", game="cypriot_pilotta") == 9
+    assert value("pilotta_deals_completed_total", game="bela") == 1
+    assert value("pilotta_decision_latency_seconds_count", phase="play", bot="heuristic") == 2
+    assert value("pilotta_decision_latency_seconds_bucket", phase="play", bot="heuristic", le="0.0001") == 1
+    assert value("pilotta_decision_latency_seconds_bucket", phase="play", bot="heuristic", le="0.025") == 2
+    assert value("pilotta_decision_latency_seconds_bucket", phase="bid", bot="random", le="2.5") == 0
+    assert value("pilotta_decision_latency_seconds_bucket", phase="bid", bot="random", le="5.0") == 1
+    assert value("pilotta_decision_latency_seconds_bucket", phase="bid", bot="random", le="+Inf") == 1
+    assert value("pilotta_decision_latency_seconds_sum", phase="bid", bot="random") == pytest.approx(3.0)
+    assert value("pilotta_bot_errors_total", bot="random", kind="timeout") == 1
+    assert value("pilotta_bot_errors_total", bot="random", kind="illegal_action") == 2
+    assert value("pilotta_queue_depth", ladder="cypriot_pilotta") == 12
+    assert value("pilotta_queue_oldest_pending_age_seconds", ladder="cypriot_pilotta") == 4.5
+    assert value("pilotta_queue_depth", ladder="coinche") == 0
+    assert value("pilotta_queue_oldest_pending_age_seconds", ladder="coinche") == 0
+    assert value("pilotta_matches_reclaimed_total") == 1
+    assert value("pilotta_matches_dead_lettered_total") == 3
+    assert value("pilotta_worker_heartbeat_timestamp_seconds", worker="host-a-1") == 1_700_000_000.0
+    assert value("pilotta_workers_alive") == 2
+    rating = {"bot": "heuristic", "ladder": "cypriot_pilotta"}
+    assert value("pilotta_bot_rating_mu", **rating) == 30.0
+    assert value("pilotta_bot_rating_sigma", **rating) == 2.0
+    assert value("pilotta_bot_rating_conservative", **rating) == 24.0
+    assert value("pilotta_bot_games_played", **rating) == 57
+
+    # Histogram buckets: from 100 microseconds up to 10 s, then +Inf, in order.
+    bucket_les = [
+        dict(labels)["le"]
+        for (name, labels) in samples  # dicts keep the exposition's order
+        if name == "pilotta_decision_latency_seconds_bucket" and ("bot", "heuristic") in labels
+    ]
+    assert float(bucket_les[0]) == 0.0001
+    assert bucket_les[-1] == "+Inf"
+    assert [float(le) for le in bucket_les[:-1]] == list(metrics.DECISION_LATENCY_BUCKETS)
+    assert metrics.DECISION_LATENCY_BUCKETS[-1] == pytest.approx(10.0)
+
+    # HELP and TYPE are there for every family, even those never touched.
+    for info in metrics.metric_infos():
+        assert f"# TYPE {info.name} {info.type}" in text, info.name
+        assert f"# HELP {info.name} " in text, info.name
+
+
+@pytest.mark.timeout(30)
+def test_every_family_exposed_before_first_use(registry: CollectorRegistry, server_url: str) -> None:
+    families = {f.name: f.type for f in text_string_to_metric_families(_scrape(server_url))}
+    for info in metrics.metric_infos():
+        assert families.get(info.base_name) == info.type, info.name
+
+
+def test_names_follow_conventions() -> None:
+    names = [info.name for info in metrics.metric_infos()]
+    assert len(names) == len(set(names))
+    for info in metrics.metric_infos():
+        assert re.fullmatch(r"pilotta_[a-z][a-z0-9_]*", info.name), info.name
+        assert info.name.endswith("_total") == (info.type == "counter"), info.name
+        assert "match_id" not in info.labels and "id" not in info.labels, info.name
+    assert {
+        "pilotta_matches_completed_total",
+        "pilotta_deals_completed_total",
+        "pilotta_decision_latency_seconds",
+        "pilotta_bot_errors_total",
+        "pilotta_queue_depth",
+        "pilotta_queue_oldest_pending_age_seconds",
+        "pilotta_matches_reclaimed_total",
+        "pilotta_matches_dead_lettered_total",
+        "pilotta_worker_heartbeat_timestamp_seconds",
+        "pilotta_workers_alive",
+        "pilotta_bot_rating_mu",
+        "pilotta_bot_rating_sigma",
+        "pilotta_bot_rating_conservative",
+        "pilotta_bot_games_played",
+    } == set(names)
+
+
+def test_exposed_series_names_match_static_infos(registry: CollectorRegistry) -> None:
+    from_registry = metrics.exposed_series_names(registry)
+    from_infos = {name for info in metrics.metric_infos() for name in info.series_names()}
+    assert from_registry == from_infos
+
+
+def test_registries_are_independent() -> None:
+    a, b = CollectorRegistry(), CollectorRegistry()
+    metrics.record_bot_error("x", "crashed", registry=a)
+    assert metrics.get_metrics(a) is metrics.get_metrics(a)
+    assert metrics.get_metrics(a) is not metrics.get_metrics(b)
+    assert a.get_sample_value("pilotta_bot_errors_total", {"bot": "x", "kind": "crashed"}) == 1
+    assert b.get_sample_value("pilotta_bot_errors_total", {"bot": "x", "kind": "crashed"}) is None
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda r: metrics.record_match("pilotta", "lose", registry=r),  # type: ignore[arg-type]
+        lambda r: metrics.record_bot_error("b", "slow", registry=r),  # type: ignore[arg-type]
+        lambda r: metrics.record_match("game with spaces", "win", registry=r),
+        lambda r: metrics.observe_decision("play", "x" * 200, 0.1, registry=r),
+        lambda r: metrics.observe_decision("play", "b", -1.0, registry=r),
+        lambda r: metrics.observe_decision("play", "b", float("nan"), registry=r),
+        lambda r: metrics.update_queue_gauges(-1, None, "l", registry=r),
+        lambda r: metrics.set_rating("b", "l", 25.0, -1.0, 3, registry=r),
+        lambda r: metrics.record_deals("g", -2, registry=r),
+    ],
+)
+def test_invalid_values_are_rejected(
+    call: Callable[[CollectorRegistry], object], registry: CollectorRegistry
+) -> None:
+    with pytest.raises(ValueError):
+        call(registry)
+
+
+def test_update_worker_gauges_keeps_only_live_workers(registry: CollectorRegistry) -> None:
+    alive = metrics.update_worker_gauges({"w1": 100.0, "w2": 95.0, "w3": 10.0}, now=110.0, registry=registry)
+    assert alive == 2
+    assert registry.get_sample_value("pilotta_workers_alive") == 2
+    get = registry.get_sample_value
+    assert get("pilotta_worker_heartbeat_timestamp_seconds", {"worker": "w1"}) == 100.0
+    assert get("pilotta_worker_heartbeat_timestamp_seconds", {"worker": "w3"}) is None
+    # w2 restarted as w4: the old series disappears instead of piling up.
+    assert metrics.update_worker_gauges({"w1": 130.0, "w4": 131.0}, now=132.0, registry=registry) == 2
+    assert get("pilotta_worker_heartbeat_timestamp_seconds", {"worker": "w2"}) is None
+    assert get("pilotta_worker_heartbeat_timestamp_seconds", {"worker": "w4"}) == 131.0
+    assert metrics.update_worker_gauges({}, registry=registry) == 0
+    assert get("pilotta_workers_alive") == 0
+
+
+def test_remove_rating(registry: CollectorRegistry) -> None:
+    metrics.set_rating("old", "bela", 20.0, 5.0, 3, registry=registry)
+    assert (
+        registry.get_sample_value("pilotta_bot_rating_conservative", {"bot": "old", "ladder": "bela"}) == 5.0
+    )
+    metrics.remove_rating("old", "bela", registry=registry)
+    metrics.remove_rating("old", "bela", registry=registry)  # idempotent
+    assert registry.get_sample_value("pilotta_bot_rating_mu", {"bot": "old", "ladder": "bela"}) is None
+
+
+@pytest.mark.timeout(30)
+def test_metrics_addr_env_default(monkeypatch: pytest.MonkeyPatch, registry: CollectorRegistry) -> None:
+    monkeypatch.setenv(metrics.METRICS_ADDR_ENV, "127.0.0.2")
+    server, thread = metrics.start_metrics_server(0, registry=registry)
+    try:
+        assert server.server_address[0] == "127.0.0.2"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    monkeypatch.delenv(metrics.METRICS_ADDR_ENV)
+    server, thread = metrics.start_metrics_server(0, registry=registry)
+    try:
+        assert server.server_address[0] == "127.0.0.1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
