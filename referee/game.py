@@ -18,6 +18,23 @@ from referee.rules.base import Ruleset
 DeckSource = Callable[[int], tuple[Card, ...]]
 
 
+class Chance:
+    """The chance of a game drawn from its seed: the first dealer, then each deal's shuffled pack in turn.
+    Records store the packs too, so a replay needs no random number generator; this checks them."""
+
+    def __init__(self, seed: int) -> None:
+        self._rng = random.Random(seed)
+        self.first_dealer = self._rng.randrange(4)
+        self._decks: list[tuple[Card, ...]] = []
+
+    def deck(self, index: int) -> tuple[Card, ...]:
+        while len(self._decks) <= index:
+            cards = list(ALL_CARDS)
+            self._rng.shuffle(cards)
+            self._decks.append(tuple(cards))
+        return self._decks[index]
+
+
 class Game:
     """A whole game, or a fixed number of deals when ``max_deals`` is given.
 
@@ -30,15 +47,16 @@ class Game:
                  max_total_deals: int = 1000) -> None:
         self.ruleset = ruleset
         self.seed = seed
-        self.rng = random.Random(seed)
+        self.chance = Chance(seed)
         self.max_deals = max_deals
         self.max_total_deals = max_total_deals  # a bound on thrown-in deals: a game always ends
         self._decks = decks
-        self.first_dealer = self.rng.randrange(4) if first_dealer is None else first_dealer
+        self.first_dealer = self.chance.first_dealer if first_dealer is None else first_dealer
         self.scores = [0, 0]
         self.hanging = 0             # points waiting for the winner of the next deal (games that have it)
         self.hanging_extra: dict[str, int] = {}
         self.deals: list[Deal] = []
+        self.totals_history: list[list[int]] = []  # the game's totals after each deal, thrown-in ones too
         self.winner: int | None = None
         self.over = False
         self.end_reason = ""
@@ -64,12 +82,7 @@ class Game:
 
     def _start_deal(self, dealer: int) -> Deal:
         index = len(self.deals)
-        if self._decks is not None:
-            deck = self._decks(index)
-        else:
-            cards = list(ALL_CARDS)
-            self.rng.shuffle(cards)
-            deck = tuple(cards)
+        deck = self._decks(index) if self._decks is not None else self.chance.deck(index)
         deal = self.ruleset.new_deal(dealer, deck)
         self.deals.append(deal)
         return deal
@@ -78,6 +91,8 @@ class Game:
         deal = self.deal
         if not deal.thrown_in:
             self.ruleset.write_score(self, deal)
+        self.totals_history.append(list(self.scores))
+        if not deal.thrown_in:
             winner = self.ruleset.game_winner(self, deal)
             if winner is not None:
                 self.winner, self.over, self.end_reason = winner, True, "target reached"

