@@ -25,7 +25,7 @@ for path in "$gen_dir"/*; do
   fi
 done
 # Generated files whose .proto is gone.
-for path in "$committed_dir"/*_pb2.py "$committed_dir"/*_pb2_grpc.py "$committed_dir"/*_pb2.pyi; do
+for path in "$committed_dir"/*_pb2.py "$committed_dir"/*_pb2_grpc.py "$committed_dir"/*_pb2.pyi "$committed_dir"/*_pb2_grpc.pyi; do
   [[ -e "$path" ]] || continue
   name="$(basename "$path")"
   if [[ ! -f "$gen_dir/$name" ]]; then

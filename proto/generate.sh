@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the Python code of the protocol from proto/pilotta/arena/v1/*.proto:
-#   *_pb2.py (messages), *_pb2_grpc.py (stubs and servicers), *_pb2.pyi (types, by mypy-protobuf).
+#   *_pb2.py (messages), *_pb2_grpc.py (stubs and servicers), *_pb2.pyi and *_pb2_grpc.pyi (types, by
+#   mypy-protobuf, so that mypy checks code using them).
 #
 # Usage: proto/generate.sh [OUT_DIR]
 #   OUT_DIR defaults to proto/ itself, so the files land next to their .proto files (the `pilotta` package
@@ -23,15 +24,20 @@ else
   python="$(command -v python3)"
 fi
 
-# mypy-protobuf installs its plugin beside the interpreter; fall back to PATH.
-plugin="$(dirname "$python")/protoc-gen-mypy"
-if [[ ! -x "$plugin" ]]; then
-  plugin="$(command -v protoc-gen-mypy || true)"
-fi
-if [[ -z "$plugin" ]]; then
-  echo "generate.sh: protoc-gen-mypy not found (pip install mypy-protobuf into $python's environment)" >&2
-  exit 2
-fi
+# mypy-protobuf installs its plugins beside the interpreter; fall back to PATH.
+find_plugin() {
+  local found="$(dirname "$python")/$1"
+  if [[ ! -x "$found" ]]; then
+    found="$(command -v "$1" || true)"
+  fi
+  if [[ -z "$found" ]]; then
+    echo "generate.sh: $1 not found (pip install mypy-protobuf into $python's environment)" >&2
+    exit 2
+  fi
+  echo "$found"
+}
+plugin="$(find_plugin protoc-gen-mypy)"
+grpc_plugin="$(find_plugin protoc-gen-mypy_grpc)"
 if ! "$python" -c 'import grpc_tools.protoc' 2>/dev/null; then
   echo "generate.sh: grpc_tools not importable by $python (pip install grpcio-tools)" >&2
   exit 2
@@ -50,11 +56,13 @@ status=0
 "$python" -m grpc_tools.protoc \
   --proto_path=. \
   --plugin=protoc-gen-mypy="$plugin" \
+  --plugin=protoc-gen-mypy_grpc="$grpc_plugin" \
   --python_out="$out" \
   --grpc_python_out="$out" \
   --mypy_out="$out" \
+  --mypy_grpc_out="$out" \
   "${protos[@]}" >"$log" 2>&1 || status=$?
-grep -v '^Writing mypy to ' "$log" >&2 || true
+grep -v -E '^Writing mypy(_grpc)? to ' "$log" >&2 || true
 if [[ "$status" -ne 0 ]]; then
   echo "generate.sh: protoc failed (exit $status)" >&2
 fi
