@@ -25,7 +25,7 @@ K8S_PROMETHEUS = REPO / "deploy" / "k8s" / "prometheus.yaml"
 def _promtool() -> str:
     path = shutil.which("promtool")
     if path is None:
-        if os.environ.get("CI"):
+        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
             pytest.fail("promtool is not installed and CI must run these checks: apt-get install prometheus")
         pytest.skip("promtool not installed (apt-get install prometheus); CI runs these checks")
     return path
@@ -35,7 +35,7 @@ def _yaml() -> ModuleType:
     try:
         import yaml
     except ImportError:
-        if os.environ.get("CI"):
+        if os.environ.get("CI", "").lower() not in ("", "0", "false"):
             pytest.fail("PyYAML is required in CI (test dependency pyyaml)")
         pytest.skip("PyYAML not installed")
     return yaml
