@@ -96,15 +96,15 @@ _BYTE_CARDS: tuple[tuple[int, ...], ...] = tuple(
 )
 
 
+_SUIT_BYTE_CARDS: tuple[tuple[tuple[Card, ...], ...], ...] = tuple(
+    tuple(tuple(Card(8 * s + i) for i in _BYTE_CARDS[b]) for b in range(256)) for s in range(4)
+)
+_C, _D, _H, _S = _SUIT_BYTE_CARDS
+
+
 def cards_in(mask: CardMask) -> list[Card]:
     """The cards of a mask, ordered by suit then natural rank."""
-    out: list[Card] = []
-    for s in range(4):
-        b = (mask >> (8 * s)) & 0xFF
-        if b:
-            base = 8 * s
-            out.extend(Card(base + i) for i in _BYTE_CARDS[b])
-    return out
+    return [*_C[mask & 255], *_D[mask >> 8 & 255], *_H[mask >> 16 & 255], *_S[mask >> 24 & 255]]
 
 
 def iter_cards(mask: CardMask) -> Iterator[Card]:

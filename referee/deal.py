@@ -130,6 +130,18 @@ _ABOVE_PLAIN: tuple[CardMask, ...] = tuple(
 )
 
 
+_POWER_TABLES: dict[tuple[int, int | None], tuple[int, ...]] = {}
+
+
+def _power_table(mode: int, trump: int | None) -> tuple[int, ...]:
+    table = _POWER_TABLES.get((mode, trump))
+    if table is None:
+        table = _POWER_TABLES[(mode, trump)] = tuple(
+            TRUMP_STRENGTH[c & 7] if mode == ALL_TRUMP or c >> 3 == trump else PLAIN_STRENGTH[c & 7]
+            for c in range(32))
+    return table
+
+
 class Deal:
     """The state of one deal. Create it through ``Ruleset.new_deal``; move it with ``apply``."""
 
@@ -162,6 +174,9 @@ class Deal:
         self.leader = (dealer + 1) % 4
         self.trick: list[Card] = []
         self.trick_best = -1       # index in ``trick`` of the card winning so far
+        self.power: tuple[int, ...] = ()  # each card's strength within its suit under this contract
+        self._legal_at, self._legal_mask = -1, 0  # the legal cards computed at history length _legal_at
+        self._auction_at, self._auction_actions = -1, []  # the same for auction actions
         self.tricks: list[Trick] = []
         self.card_points = [0, 0]
         self.tricks_won = [0, 0]
@@ -192,13 +207,21 @@ class Deal:
         """The actions the seat ``to_act`` may take now; empty only once the deal is scored."""
         if self.phase is Phase.PLAY:
             seat = self.to_act
-            if not self.declared[seat] and self.trick_number == 0:
+            if not self.declared[seat] and not self.tricks:
                 n = len(self.declarations[seat])
                 return [declare_action(s) for s in range(1 << n)]
             return self._legal_plays(seat)
         if self.phase is Phase.AUCTION:
-            return self.ruleset.auction_actions(self)
+            actions = self.ruleset.auction_actions(self)
+            self._auction_at, self._auction_actions = len(self.history), actions
+            return list(actions)
         return []
+
+    def auction_legal(self) -> list[Action]:
+        """The auction actions legal now (computed once per state: ``apply`` checks against them)."""
+        if self._auction_at != len(self.history):
+            self._auction_at, self._auction_actions = len(self.history), self.ruleset.auction_actions(self)
+        return self._auction_actions
 
     def legal_cards(self) -> CardMask:
         """The cards the seat to act may play now, as a mask (the rule of following, trumping and
@@ -240,7 +263,8 @@ class Deal:
 
     def _legal_plays(self, seat: int) -> list[Action]:
         mask = self.legal_cards()
-        actions: list[Action] = cards_in(mask)  # a card's play action is the card itself
+        self._legal_at, self._legal_mask = len(self.history), mask  # apply() checks against this
+        actions: list[Action] = cards_in(mask)  # type: ignore[assignment]  # a card's play action is the card
         belote = mask & self.belote_mask
         if belote:
             for c in cards_in(belote):
@@ -260,9 +284,13 @@ class Deal:
     # --- Moving the state -------------------------------------------------------------------------
     def apply(self, action: Action) -> None:
         """Apply an action of the seat to act. Raises IllegalActionError naming the rule broken."""
+        seat = self.to_act
+        if self.phase is Phase.PLAY and (self.tricks or self.declared[seat]):
+            self._apply_play(seat, action)  # the common case first: it runs 32 times a deal
+            self.history.append((seat, action))
+            return
         if self.phase is Phase.SCORED:
             raise IllegalActionError("the deal is over: no action is legal", "deal-over")
-        seat = self.to_act
         if self.phase is Phase.AUCTION:
             self.ruleset.apply_auction(self, action)
             self.history.append((seat, action))
@@ -295,7 +323,7 @@ class Deal:
         hand = self.hands[seat]
         if not hand >> card & 1:
             raise IllegalActionError(f"seat {seat} does not hold {card_name(card)}", "card-not-held")
-        legal = self.legal_cards()
+        legal = self._legal_mask if self._legal_at == len(self.history) else self.legal_cards()
         if not legal >> card & 1:
             raise IllegalActionError(self._why_illegal(card, legal), self._rule_broken(card, legal))
         if action & BELOTE_FLAG and not self._may_announce_belote(seat, card):
@@ -304,13 +332,17 @@ class Deal:
                 "of a trump in one hand, announced with the first of the two when the rules allow it",
                 "belote-not-allowed")
         self.hands[seat] = hand & ~(1 << card)
-        self.ruleset.on_card_played(self, seat, card, bool(action & BELOTE_FLAG))
+        if action & BELOTE_FLAG or self.belotes:
+            self.ruleset.on_card_played(self, seat, card, bool(action & BELOTE_FLAG))
         trick = self.trick
         trick.append(card)
-        if len(trick) > 1 and self._beats(card, trick[self.trick_best], trick[0] >> 3):
-            self.trick_best = len(trick) - 1
-        elif len(trick) == 1:
+        if len(trick) == 1:
             self.trick_best = 0
+        else:
+            best = trick[self.trick_best]
+            # Same suit: the stronger card wins; another suit wins only as a trump over a non-trump.
+            if (self.power[card] > self.power[best]) if card >> 3 == best >> 3 else card >> 3 == self.trump:
+                self.trick_best = len(trick) - 1
         if len(trick) < 4:
             self.to_act = (seat + 1) % 4
             return
@@ -330,17 +362,6 @@ class Deal:
             self.score = self.ruleset.score_deal(self)
             self.phase = Phase.SCORED
 
-    def _beats(self, card: int, best: int, led: int) -> bool:
-        if self.mode == SUIT_TRUMP:
-            trump = self.trump
-            if card >> 3 == trump:
-                return best >> 3 != trump or TRUMP_STRENGTH[card & 7] > TRUMP_STRENGTH[best & 7]
-            return card >> 3 == best >> 3 and PLAIN_STRENGTH[card & 7] > PLAIN_STRENGTH[best & 7]
-        if card >> 3 != best >> 3:
-            return False
-        table = TRUMP_STRENGTH if self.mode == ALL_TRUMP else PLAIN_STRENGTH
-        return table[card & 7] > table[best & 7]
-
     # --- Called by rulesets ------------------------------------------------------------------------
     def start_play(self, contract: Contract) -> None:
         """End the auction with a contract: set the trump mode and card points, find declarations."""
@@ -352,6 +373,7 @@ class Deal:
         else:
             self.mode, self.trump = SUIT_TRUMP, int(contract.strain)
         self.points_table = self.ruleset.card_points_table(contract)
+        self.power = _power_table(self.mode, self.trump)
         self.belote_mask = self.ruleset.belote_suits_mask(self)
         self.phase = Phase.PLAY
         self.leader = self.to_act = self.ruleset.first_leader(self)

@@ -147,7 +147,7 @@ class Ruleset:
         return actions
 
     def apply_auction(self, deal: Deal, action: Action) -> None:
-        if action not in self.auction_actions(deal):
+        if action not in deal.auction_legal():
             raise self.auction_error(deal, action)
         seat = deal.to_act
         deal.auction.append((seat, action))

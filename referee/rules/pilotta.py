@@ -79,6 +79,7 @@ class Pilotta(Ruleset):
         self.strains = tuple(strains)
         order = NATURAL_RUN_ORDER if self.options.run_order == "natural" else PLAIN_RUN_ORDER
         self._scale = DeclarationScale(order, _run_points, lambda n: (n,), _quad_points)
+        self._points_tables: dict[Strain, tuple[int, ...]] = {}
 
     # --- Auction ------------------------------------------------------------------------------------
     def higher_bids(self, deal: Deal) -> list[Action]:
@@ -103,6 +104,12 @@ class Pilotta(Ruleset):
 
     # --- Card play ----------------------------------------------------------------------------------
     def card_points_table(self, contract: Contract) -> tuple[int, ...]:
+        table = self._points_tables.get(contract.strain)
+        if table is None:
+            table = self._points_tables[contract.strain] = self._points_of(contract)
+        return table
+
+    def _points_of(self, contract: Contract) -> tuple[int, ...]:
         if contract.strain is Strain.ALL_TRUMP:
             return tuple(TRUMP_POINTS[c & 7] for c in range(32))
         if contract.strain is Strain.NO_TRUMP:
