@@ -1,0 +1,474 @@
+"""The match runner: four seats of gRPC bots play a game (or a fixed number of deals) under deadlines.
+
+``run_match(bots, settings, match_id, on_event=None) -> MatchOutcome``
+
+``bots`` is two or four entries, each a ``host:port`` endpoint or a ``Manifest`` (started for the match
+and stopped after it). Two entries are partnered with themselves: the first plays seats 0 and 2, the
+second seats 1 and 3. A *team* is the bots of side 0 (team 0) or side 1 (team 1) in the first leg; in a
+duplicate match the second leg replays the same decks with every bot shifted one seat, so each team holds
+the cards the other team held, and the result adds both legs' points per team.
+
+Every Decide call carries a deadline: the per-decision limit plus what is left of the bot's time bank for
+the match (time beyond the limit spends the bank). Every answer is classified (``OUTCOMES``). A timeout,
+an illegal action or a malformed reply plays the first legal action instead and counts a strike; past
+``max_strikes`` the bot's team forfeits, and so it does at once when a bot is unreachable or crashes.
+Each seat only ever receives its own observation (``referee.observation.observe``).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
+
+from referee import wire
+from referee.actions import ActionKind, action_kind, parse_action
+from referee.bots import Manifest, bot_label, launch_bots
+from referee.game import Game
+from referee.observation import observe
+from referee.record import ActionNote, RecordExtras, game_to_record
+from referee.rules import get_ruleset
+
+OUTCOMES = ("ok", "timeout", "illegal_action", "malformed_reply", "unreachable", "crashed")
+STRIKES = ("timeout", "illegal_action", "malformed_reply")
+REFEREE_NAME = "pilotta-referee/0.1"
+MATCH_RECORD_FORMAT = "pilotta-arena/match-record"
+
+
+@dataclass(frozen=True)
+class MatchSettings:
+    game: str = "pilotta"
+    options: Mapping[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    deals: int | None = None          # a fixed number of deals; None plays a whole game to the target
+    duplicate: bool = False
+    deadline_ms: int = 1000           # per decision
+    time_bank_ms: int = 10_000        # per bot per match, spent beyond each decision's deadline
+    max_strikes: int = 3              # strikes a bot may commit; one more and its team forfeits
+    notice_deadline_ms: int = 1000
+    handshake_deadline_ms: int = 5000
+    max_message_bytes: int = 1 << 20  # a bigger reply is malformed
+    log_dir: str | None = None        # where manifest bots' stderr goes (a temporary directory if None)
+    startup_timeout_s: float = 15.0   # for manifest bots to serve
+
+    def validate(self) -> None:
+        for name in ("deadline_ms", "time_bank_ms", "max_strikes", "notice_deadline_ms",
+                     "handshake_deadline_ms", "max_message_bytes"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"MatchSettings.{name} must not be negative, not {getattr(self, name)}")
+        if self.deadline_ms < 1:
+            raise ValueError("MatchSettings.deadline_ms must be at least 1")
+        if self.deals is not None and self.deals < 1:
+            raise ValueError(f"MatchSettings.deals must be at least 1 (or None for a whole game), "
+                             f"not {self.deals}")
+
+
+@dataclass(frozen=True)
+class DecisionEvent:
+    leg: int
+    deal_number: int
+    seat: int
+    bot: str
+    phase: str        # "auction", "declare" or "play"
+    action: str       # the action played (the default one after a strike)
+    outcome: str
+    latency_ms: float
+    detail: str = ""  # why the answer was not ok
+
+
+@dataclass(frozen=True)
+class DealEvent:
+    leg: int
+    deal_number: int
+    written: tuple[int, ...]
+    scores: tuple[int, ...]  # this leg's totals per side after the deal
+    thrown_in: bool
+
+
+Event = DecisionEvent | DealEvent
+
+
+@dataclass
+class BotStats:
+    """What one bot (one team member; a bot given for both seats of a side is one) did in the match."""
+
+    name: str
+    endpoint: str
+    team: int
+    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(OUTCOMES, 0))
+    strikes: int = 0
+    notices_sent: int = 0
+    notice_failures: int = 0
+    time_bank_ms: float = 0.0  # what is left
+    latencies_ms: list[float] = field(default_factory=list)
+    handshake: dict[str, Any] | None = None
+    errors: list[str] = field(default_factory=list)  # the first few problems, in words
+
+    def note(self, text: str) -> None:
+        if len(self.errors) < 20:
+            self.errors.append(text)
+
+    def to_json(self) -> dict[str, Any]:
+        lat = sorted(self.latencies_ms)
+
+        def pick(q: float) -> float:
+            return round(lat[min(len(lat) - 1, max(0, math.ceil(q * len(lat)) - 1))], 3) if lat else 0.0
+
+        return {
+            "name": self.name, "endpoint": self.endpoint, "team": self.team, "decisions": len(lat),
+            "counts": dict(self.counts), "strikes": self.strikes, "notices_sent": self.notices_sent,
+            "notice_failures": self.notice_failures, "time_bank_left_ms": round(self.time_bank_ms, 3),
+            "latency_ms": {"p50": pick(0.50), "p99": pick(0.99), "max": round(lat[-1], 3) if lat else 0.0,
+                           "mean": round(sum(lat) / len(lat), 3) if lat else 0.0},
+            "handshake": self.handshake, "errors": list(self.errors),
+        }
+
+
+@dataclass
+class LegResult:
+    seats: tuple[int, int, int, int]  # the bot (index in MatchOutcome.bots) in each seat
+    scores: tuple[int, int]           # per side
+    winner: int | None                # side
+    deals_played: int
+    reason: str
+
+
+@dataclass
+class MatchOutcome:
+    match_id: str
+    winner: int | None          # team (0: the bots of side 0 in the first leg); None for a draw
+    scores: tuple[int, int]     # per team, both legs added
+    forfeit: dict[str, Any] | None  # {"team", "bot", "seat", "reason"} when a team forfeited
+    reason: str
+    deals_played: int
+    legs: list[LegResult]
+    bots: list[BotStats]
+    record: dict[str, Any]      # the match record: deterministic for the same seed and answers
+    elapsed_s: float = 0.0
+
+    @property
+    def forfeit_reason(self) -> str:
+        return str(self.forfeit["reason"]) if self.forfeit else ""
+
+    def stats_json(self) -> dict[str, Any]:
+        return {"bots": [b.to_json() for b in self.bots], "elapsed_s": round(self.elapsed_s, 3),
+                "deals_played": self.deals_played}
+
+
+class _Forfeit(Exception):
+    def __init__(self, bot: int, seat: int, reason: str) -> None:
+        super().__init__(reason)
+        self.bot, self.seat, self.reason = bot, seat, reason
+
+
+class _Cancelled(Exception):
+    pass
+
+
+def _phase_of(deal_phase: str, action: int) -> str:
+    if deal_phase == "auction":
+        return "auction"
+    return "declare" if action_kind(action) is ActionKind.DECLARE else "play"
+
+
+class _Runner:
+    def __init__(self, endpoints: Sequence[str], labels: Sequence[str], settings: MatchSettings,
+                 match_id: str, on_event: Callable[[Event], None] | None,
+                 cancel: threading.Event | None) -> None:
+        self.s = settings
+        self.match_id = match_id
+        self.on_event = on_event
+        self.cancel = cancel
+        seats4 = list(endpoints) * 2 if len(endpoints) == 2 else list(endpoints)
+        labels4 = list(labels) * 2 if len(labels) == 2 else list(labels)
+        self.bots: list[BotStats] = []
+        self.first_seats: list[int] = []
+        keys: dict[tuple[str, int], int] = {}
+        for seat, (ep, label) in enumerate(zip(seats4, labels4, strict=True)):
+            key = (ep, seat & 1)
+            if key not in keys:
+                keys[key] = len(self.bots)
+                name = label if all(b.name != label for b in self.bots) else f"{label}#{len(self.bots) + 1}"
+                self.bots.append(BotStats(name, ep, seat & 1, time_bank_ms=float(settings.time_bank_ms)))
+            self.first_seats.append(keys[key])
+        opts = [("grpc.max_receive_message_length", settings.max_message_bytes),
+                ("grpc.max_send_message_length", 4 << 20)]
+        self.channels = {ep: grpc.insecure_channel(ep, options=opts) for ep in dict.fromkeys(seats4)}
+        self.stubs = {ep: bot_pb2_grpc.BotStub(ch) for ep, ch in self.channels.items()}
+        self.ruleset = get_ruleset(settings.game, dict(settings.options))
+
+    def _unique(self, name: str) -> str:
+        taken = {b.name for b in self.bots}
+        if name not in taken:
+            return name
+        n = 2
+        while f"{name}#{n}" in taken:
+            n += 1
+        return f"{name}#{n}"
+
+    def close(self) -> None:
+        for ch in self.channels.values():
+            ch.close()
+
+    def emit(self, event: Event) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    # --- Handshake and notices ------------------------------------------------------------------------
+    def handshake(self) -> list[tuple[int, str]]:
+        """Handshake every distinct endpoint; return (bot, reason) for each unreachable bot."""
+        failed: list[tuple[int, str]] = []
+        futures = {ep: stub.Handshake.future(wire.handshake_request(REFEREE_NAME),
+                                             timeout=self.s.handshake_deadline_ms / 1000)
+                   for ep, stub in self.stubs.items()}
+        for ep, fut in futures.items():
+            try:
+                reply: bot_pb2.HandshakeReply = fut.result()
+                info: dict[str, Any] | None = {
+                    "name": reply.name, "version": reply.version, "author": reply.author,
+                    "protocol_version": reply.protocol_version, "games": list(reply.games)}
+                why = ""
+            except grpc.RpcError as e:
+                info, why = None, f"{e.code().name}: {e.details()}"
+            for i, b in enumerate(self.bots):
+                if b.endpoint != ep:
+                    continue
+                b.handshake = info
+                if info is None:
+                    b.counts["unreachable"] += 1
+                    b.note(f"handshake failed: {why}")
+                    failed.append((i, f"bot {b.name} is unreachable at {ep} ({why})"))
+                    continue
+                if b.name.split("#")[0] == ep:  # named by its address only: its own name reads better (and is stable)
+                    b.name = self._unique(str(info["name"]) or ep)
+                if self.s.game not in info["games"]:
+                    b.note(f"its handshake does not list game {self.s.game!r} (lists {info['games']})")
+        return failed
+
+    def notify(self, rpc: str, bot_by_seat: Sequence[int], messages: Sequence[Any]) -> None:
+        """Send one notice per seat in parallel, each with a short deadline; failures are only counted."""
+        pending: list[tuple[int, Future[Any]]] = []
+        for bot, msg in zip(bot_by_seat, messages, strict=True):
+            b = self.bots[bot]
+            b.notices_sent += 1
+            call = getattr(self.stubs[b.endpoint], rpc)
+            pending.append((bot, call.future(msg, timeout=self.s.notice_deadline_ms / 1000)))
+        for bot, fut in pending:
+            try:
+                fut.result()
+            except grpc.RpcError as e:
+                self.bots[bot].notice_failures += 1
+                self.bots[bot].note(f"{rpc} notice failed: {e.code().name}")
+
+    # --- Decisions ------------------------------------------------------------------------------------
+    def decide(self, bot_index: int, request: bot_pb2.DecideRequest,
+               legal: list[str], decl_codes: tuple[str, ...]) -> tuple[int, str, float, str, str]:
+        """Ask a bot; return (index in legal, outcome, latency ms, detail, comment)."""
+        b = self.bots[bot_index]
+        stub = self.stubs[b.endpoint]
+        timeout = (self.s.deadline_ms + b.time_bank_ms) / 1000
+        start = time.perf_counter()
+        for attempt in (0, 1):
+            try:
+                reply: bot_pb2.DecideReply = stub.Decide(request, timeout=timeout)
+                break
+            except grpc.RpcError as e:
+                latency = (time.perf_counter() - start) * 1000
+                code = e.code()
+                if code == grpc.StatusCode.UNAVAILABLE and attempt == 0 and latency < self.s.deadline_ms / 2:
+                    continue  # one retry of a stateless request on a transient failure
+                b.time_bank_ms = max(0.0, b.time_bank_ms - max(0.0, latency - self.s.deadline_ms))
+                if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+                    b.time_bank_ms = 0.0
+                    return 0, "timeout", latency, f"no answer within {timeout * 1000:.0f} ms", ""
+                if code == grpc.StatusCode.UNAVAILABLE:
+                    return 0, "crashed", latency, f"connection lost: {e.details()}", ""
+                if code == grpc.StatusCode.CANCELLED and self.cancel is not None and self.cancel.is_set():
+                    raise _Cancelled() from None
+                return 0, "malformed_reply", latency, f"{code.name}: {e.details()}"[:300], ""
+        latency = (time.perf_counter() - start) * 1000
+        over = latency - self.s.deadline_ms
+        if over > 0:
+            b.time_bank_ms = max(0.0, b.time_bank_ms - over)
+        comment = wire.reply_comment(reply) if reply.comment else ""
+        which = reply.WhichOneof("choice")
+        if which == "action":
+            code_text = reply.action
+            if code_text in legal:  # the fast path
+                return legal.index(code_text), "ok", latency, "", comment
+        try:
+            chosen = wire.chosen_action(reply, legal)
+            return legal.index(chosen), "ok", latency, "", comment
+        except wire.MalformedReplyError as e:
+            outcome = "malformed_reply"
+            if which == "action":
+                try:
+                    parse_action(reply.action[:100], decl_codes)
+                    outcome = "illegal_action"  # a well-formed action, not legal now
+                except ValueError:
+                    pass
+            return 0, outcome, latency, str(e)[:300], comment
+
+    # --- A leg ----------------------------------------------------------------------------------------
+    def play_leg(self, leg: int, seats: tuple[int, int, int, int], games: list[Game],
+                 notes: dict[tuple[int, int], ActionNote]) -> None:
+        s = self.s
+        game = Game(self.ruleset, s.seed, max_deals=s.deals)
+        games.append(game)
+        names = [self.bots[b].name for b in seats]
+        self.notify("MatchStarted", seats, [
+            wire.match_start_notice(self.match_id, s.game, dict(s.options), seat, names,
+                                    deadline_ms=s.deadline_ms, time_bank_ms=s.time_bank_ms)
+            for seat in range(4)])
+        while not game.over:
+            if self.cancel is not None and self.cancel.is_set():
+                raise _Cancelled()
+            deal = game.deal
+            deal_number = len(game.deals) - 1
+            seat = deal.to_act
+            bot_index = seats[seat]
+            b = self.bots[bot_index]
+            actions = deal.legal_actions()
+            decl = deal.declaration_codes[seat]
+            legal = [deal.code(a, seat) for a in actions]
+            request = wire.decide_request(self.match_id, observe(deal, seat, game), legal,
+                                          deadline_ms=s.deadline_ms, time_bank_ms=int(b.time_bank_ms))
+            index, outcome, latency, detail, comment = self.decide(bot_index, request, legal, decl)
+            b.counts[outcome] += 1
+            b.latencies_ms.append(latency)
+            phase = _phase_of(deal.phase.value, actions[index])
+            if outcome != "ok" or comment:
+                notes[(deal_number, len(deal.history))] = ActionNote(outcome=outcome, comment=comment)
+            self.emit(DecisionEvent(leg, deal_number, seat, b.name, phase, legal[index], outcome, latency,
+                                    detail))
+            if outcome in ("crashed", "unreachable"):
+                b.note(f"deal {deal_number}: {detail}")
+                raise _Forfeit(bot_index, seat, f"bot {b.name} (seat {seat}) {outcome}: {detail}")
+            if outcome != "ok":
+                b.strikes += 1
+                b.note(f"leg {leg} deal {deal_number} seat {seat}: {outcome}: {detail}")
+                if b.strikes > s.max_strikes:
+                    raise _Forfeit(bot_index, seat, f"bot {b.name} exceeded {s.max_strikes} strikes "
+                                                    f"(last: {outcome}: {detail})")
+            game.apply(actions[index])
+            if deal.is_over:
+                assert deal.score is not None
+                self.emit(DealEvent(leg, deal_number, tuple(deal.score.written), tuple(game.scores),
+                                    deal.thrown_in))
+                notice = wire.deal_end_notice(deal, self.match_id, deal_number, game.scores)
+                self.notify("DealEnded", seats, [notice] * 4)
+
+
+def _leg_seats(first: Sequence[int], leg: int) -> tuple[int, int, int, int]:
+    """Leg 0: as given. Leg 1: every bot one seat further, so the partnerships swap sides."""
+    if leg == 0:
+        return (first[0], first[1], first[2], first[3])
+    return (first[3], first[0], first[1], first[2])
+
+
+def run_match(bots: Sequence[str | Manifest], settings: MatchSettings, match_id: str,
+              on_event: Callable[[Event], None] | None = None, *,
+              cancel: threading.Event | None = None) -> MatchOutcome:
+    """Play a match between two or four bots (endpoints or manifests); see the module docstring."""
+    if len(bots) not in (2, 4):
+        raise ValueError(f"a match needs 2 bots (each partnered with itself) or 4 (one per seat), "
+                         f"not {len(bots)}")
+    settings.validate()
+    with launch_bots(bots, settings.log_dir, startup_timeout_s=settings.startup_timeout_s) as (eps, procs):
+        labels = [bot_label(b) for b in bots]
+        runner = _Runner(eps, labels, settings, match_id, on_event, cancel)
+        try:
+            outcome = _play(runner, procs)
+        finally:
+            runner.close()
+    return outcome
+
+
+def _play(r: _Runner, procs: Sequence[Any]) -> MatchOutcome:
+    s = r.s
+    started = time.monotonic()
+    for p in procs:
+        if p.error:
+            for b in r.bots:
+                if b.endpoint == p.endpoint:
+                    b.note(p.error)
+    games: list[Game] = []
+    legs_seats: list[tuple[int, int, int, int]] = []
+    notes: dict[tuple[int, int, int], ActionNote] = {}
+    forfeit: dict[str, Any] | None = None
+    failed = r.handshake()
+    if failed:
+        teams = sorted({r.bots[i].team for i, _ in failed})
+        forfeit = {"team": teams[0] if len(teams) == 1 else None, "bot": r.bots[failed[0][0]].name,
+                   "seat": r.first_seats.index(failed[0][0]), "reason": "; ".join(w for _, w in failed)}
+    else:
+        for leg in range(2 if s.duplicate else 1):
+            seats = _leg_seats(r.first_seats, leg)
+            legs_seats.append(seats)
+            leg_notes: dict[tuple[int, int], ActionNote] = {}
+            try:
+                r.play_leg(leg, seats, games, leg_notes)
+            except _Forfeit as f:
+                forfeit = {"team": r.bots[f.bot].team, "bot": r.bots[f.bot].name, "seat": f.seat,
+                           "leg": leg, "reason": f.reason}
+            finally:
+                for (d, i), note in leg_notes.items():
+                    notes[(leg, d, i)] = note
+            if forfeit is not None:
+                break
+    return _finish(r, games, legs_seats, notes, forfeit, time.monotonic() - started)
+
+
+def _finish(r: _Runner, games: list[Game], legs_seats: list[tuple[int, int, int, int]],
+            notes: dict[tuple[int, int, int], ActionNote], forfeit: dict[str, Any] | None,
+            elapsed: float) -> MatchOutcome:
+    s = r.s
+    team_scores = [0, 0]
+    legs: list[LegResult] = []
+    records = []
+    for leg, (game, seats) in enumerate(zip(games, legs_seats, strict=False)):
+        for side in (0, 1):
+            team_scores[r.bots[seats[side]].team] += game.scores[side]
+        legs.append(LegResult(seats, (game.scores[0], game.scores[1]), game.winner, game.played_deals,
+                              game.end_reason or "stopped"))
+        leg_forfeit = forfeit if forfeit is not None and forfeit.get("leg") == leg else None
+        if leg_forfeit is not None:
+            side = next(x & 1 for x in range(4) if r.bots[seats[x]].team == leg_forfeit["team"])
+            leg_forfeit = {"side": side, "seat": leg_forfeit["seat"], "reason": leg_forfeit["reason"]}
+        extras = RecordExtras(players=[r.bots[b].name for b in seats], match_id=r.match_id,
+                              notes={(d, i): n for (lg, d, i), n in notes.items() if lg == leg},
+                              forfeit=leg_forfeit)
+        records.append(game_to_record(game, extras))
+    if forfeit is not None:
+        team = forfeit["team"]
+        winner = None if team is None else 1 - team
+        reason = f"forfeit: {forfeit['reason']}"
+    else:
+        winner = None if team_scores[0] == team_scores[1] else int(team_scores[1] > team_scores[0])
+        reason = "; ".join(f"leg {i + 1}: {lg.reason}" for i, lg in enumerate(legs))
+    result = {"winner": winner, "scores": list(team_scores), "reason": reason, "forfeit": forfeit}
+    final = (team_scores[0], team_scores[1])
+    # MatchEnded to every seat of the last seating (of the first one if no leg started), reachable bots only.
+    seats = legs_seats[-1] if legs_seats else _leg_seats(r.first_seats, 0)
+    reachable = [x for x in range(4) if r.bots[seats[x]].handshake is not None]
+    scores = [final[r.bots[seats[side]].team] for side in (0, 1)]
+    side_winner = None if winner is None else next(x & 1 for x in range(4) if r.bots[seats[x]].team == winner)
+    notice = wire.match_end_notice(r.match_id, side_winner, scores, reason)
+    r.notify("MatchEnded", [seats[x] for x in reachable], [notice] * len(reachable))
+    record = {
+        "format": MATCH_RECORD_FORMAT, "format_version": 1, "match_id": r.match_id, "game": s.game,
+        "options": dict(s.options), "seed": s.seed, "deals": s.deals, "duplicate": s.duplicate,
+        "limits": {"deadline_ms": s.deadline_ms, "time_bank_ms": s.time_bank_ms,
+                   "max_strikes": s.max_strikes},
+        "bots": [{"name": b.name, "team": b.team} for b in r.bots],
+        "legs": records, "result": result,
+    }
+    return MatchOutcome(r.match_id, winner, final, forfeit, reason, sum(lg.deals_played for lg in legs),
+                        legs, r.bots, record, elapsed)

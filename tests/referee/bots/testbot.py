@@ -1,0 +1,147 @@
+"""Test bots: real gRPC servers on loopback that behave well or badly on purpose.
+
+Run as a process (``python testbot.py --mode crash --after 5 --port N``) or in-process with ``start``.
+
+Modes:
+  first      answer the first legal action (deterministic)
+  random     a seeded random legal action (``--seed``)
+  sleep      like ``first`` but sleep ``--sleep-ms`` first (past the deadline)
+  crash      like ``first``, then ``os._exit(1)`` on decision number ``--after``
+  illegal    a well-formed action code that is not legal now
+  badindex   an index out of range
+  garbage    bytes that are not a DecideReply
+  oversized  a DecideReply of several MiB
+  noticefail answers well but fails every notice
+A spy (``spy=[]`` in-process) keeps every DecideRequest it receives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import sys
+import threading
+import time
+from concurrent import futures
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from pilotta.arena.v1 import bot_pb2
+
+SERVICE = "pilotta.arena.v1.Bot"
+CARDS = [r + s for s in "CDHS" for r in "789TJQKA"]
+
+
+class Behaviour:
+    def __init__(self, mode: str = "first", *, seed: int = 0, sleep_ms: int = 0, after: int = 0,
+                 spy: list[bot_pb2.DecideRequest] | None = None, name: str = "",
+                 games: tuple[str, ...] = ("pilotta",)) -> None:
+        self.mode, self.sleep_ms, self.after, self.spy = mode, sleep_ms, after, spy
+        self.rng = random.Random(seed)
+        self.name = name or f"test-{mode}"
+        self.games = games
+        self.decisions = 0
+        self.notices: list[str] = []
+        self.lock = threading.Lock()
+
+    def handshake(self, request: bot_pb2.HandshakeRequest, context: Any) -> bot_pb2.HandshakeReply:
+        return bot_pb2.HandshakeReply(name=self.name, version="1", author="tests", protocol_version=1,
+                                      games=list(self.games))
+
+    def decide(self, request: bot_pb2.DecideRequest, context: Any) -> Any:
+        with self.lock:
+            self.decisions += 1
+            n = self.decisions
+            if self.spy is not None:
+                clone = bot_pb2.DecideRequest()
+                clone.CopyFrom(request)
+                self.spy.append(clone)
+        legal = list(request.legal_actions)
+        mode = self.mode
+        if mode == "crash" and n >= self.after:
+            os._exit(1)
+        if mode == "sleep":
+            time.sleep(self.sleep_ms / 1000)
+        if mode == "illegal":
+            for card in CARDS:
+                if f"play {card}" not in legal:
+                    return bot_pb2.DecideReply(action=f"play {card}")
+        if mode == "badindex":
+            return bot_pb2.DecideReply(index=len(legal) + 7)
+        if mode == "garbage":
+            return b"\xff\xff\xff\xff garbage, not a protobuf message"
+        if mode == "oversized":
+            return bot_pb2.DecideReply(action=legal[0], comment="x" * (3 << 20))
+        if mode == "random":
+            with self.lock:
+                return bot_pb2.DecideReply(index=self.rng.randrange(len(legal)))
+        return bot_pb2.DecideReply(action=legal[0], comment="first")
+
+    def notice(self, kind: str) -> Any:
+        def handler(request: Any, context: Any) -> bot_pb2.Ack:
+            with self.lock:
+                self.notices.append(kind)
+            if self.mode == "noticefail":
+                context.abort(grpc.StatusCode.INTERNAL, "notices fail on purpose")
+            return bot_pb2.Ack()
+        return handler
+
+
+def _ser(message: Any) -> bytes:
+    return message if isinstance(message, bytes) else bytes(message.SerializeToString())
+
+
+def build_server(behaviour: Behaviour, port: int = 0, host: str = "127.0.0.1") -> tuple[grpc.Server, int]:
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=16),
+                         options=[("grpc.max_send_message_length", 16 << 20)])
+
+    def unary(fn: Any, req: Any) -> grpc.RpcMethodHandler:
+        return grpc.unary_unary_rpc_method_handler(fn, request_deserializer=req.FromString,
+                                                   response_serializer=_ser)
+
+    handlers = {
+        "Handshake": unary(behaviour.handshake, bot_pb2.HandshakeRequest),
+        "Decide": unary(behaviour.decide, bot_pb2.DecideRequest),
+        "MatchStarted": unary(behaviour.notice("MatchStarted"), bot_pb2.MatchStart),
+        "DealEnded": unary(behaviour.notice("DealEnded"), bot_pb2.DealEnd),
+        "MatchEnded": unary(behaviour.notice("MatchEnded"), bot_pb2.MatchEnd),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+    hs = health.HealthServicer()
+    hs.set("", health_pb2.HealthCheckResponse.SERVING)
+    health_pb2_grpc.add_HealthServicer_to_server(hs, server)
+    bound = server.add_insecure_port(f"{host}:{port}")
+    server.start()
+    return server, bound
+
+
+def start(mode: str = "first", **kw: Any) -> tuple[grpc.Server, str, Behaviour]:
+    """An in-process test bot; returns (server, endpoint, behaviour). Stop it with ``server.stop(0)``."""
+    behaviour = Behaviour(mode, **kw)
+    server, port = build_server(behaviour)
+    return server, f"127.0.0.1:{port}", behaviour
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "0")))
+    p.add_argument("--mode", default="first")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--sleep-ms", type=int, default=0)
+    p.add_argument("--after", type=int, default=0)
+    a = p.parse_args()
+    server, port = build_server(Behaviour(a.mode, seed=a.seed, sleep_ms=a.sleep_ms, after=a.after), a.port)
+    print(f"test bot {a.mode} on port {port}", file=sys.stderr, flush=True)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    signal.signal(signal.SIGINT, lambda *_: done.set())
+    done.wait()
+    server.stop(1).wait(5)
+
+
+if __name__ == "__main__":
+    main()
