@@ -246,7 +246,7 @@ class _Runner:
                     b.note(f"handshake failed: {why}")
                     failed.append((i, f"bot {b.name} is unreachable at {ep} ({why})"))
                     continue
-                if b.name.split("#")[0] == ep:  # named by its address only: its own name reads better (and is stable)
+                if b.name.split("#")[0] == ep:  # named by its address: its own name reads better
                     b.name = self._unique(str(info["name"]) or ep)
                 if self.s.game not in info["games"]:
                     b.note(f"its handshake does not list game {self.s.game!r} (lists {info['games']})")

@@ -29,7 +29,6 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-
 from pilotta.arena.v1 import bot_pb2
 
 SERVICE = "pilotta.arena.v1.Bot"
