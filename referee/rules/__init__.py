@@ -6,6 +6,7 @@ Find one by name with ``get_ruleset``; the modules below register themselves on 
 from referee.rules.registry import get_ruleset, register, ruleset_class, ruleset_names
 
 # Importing a ruleset module registers it.
-from referee.rules import pilotta  # noqa: E402,F401  isort: skip
+from referee.rules import pilotta  # noqa: F401  isort: skip
+from referee.rules import bulgarian  # noqa: F401  isort: skip
 
 __all__ = ["get_ruleset", "register", "ruleset_class", "ruleset_names"]

@@ -1,0 +1,272 @@
+"""Bulgarian Belote (source 002, main text; gaps settled as docs/rules/bulgarian.md explains).
+
+In short: five cards (3 + 2) before the auction and three after; an auction of strains only, clubs to all
+trump, with contra and recontra; the partner-winning exception in a suit contract; runs and four of a
+kind compared separately; belot per contract; the side with more points wins the deal, and equal points
+leave points hanging; every total divided by ten with 002's rounding; a game to 151.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from referee.actions import Action, Strain, action_code, bid_action, bid_strain, bid_value
+from referee.cards import PLAIN_POINTS, TRUMP_POINTS, Card, Rank
+from referee.deal import Contract, Deal, DealScore
+from referee.declarations import NATURAL_RUN_ORDER, Declaration, DeclarationKind, DeclarationScale
+from referee.errors import IllegalActionError, RulesetError
+from referee.rules.base import Ruleset, RulesetOptions
+from referee.rules.registry import register
+
+if TYPE_CHECKING:
+    from referee.game import Game
+
+VALAT_BONUS = 90  # 002: "bekommt 90 Punkte dazu"; "bei Kein Trumpf nicht verdoppelt"
+
+# 002: "vor dem Bieten fünf Karten, erst drei und dann zwei, und danach drei weitere".
+PACKETS_BEFORE_AUCTION = (3, 2)
+PACKETS_AFTER_AUCTION = (3,)
+
+
+def _run_points(length: int) -> int:
+    # 002: tierce 20, quarte 50, quinte 100; "eine Folge von sechs oder sieben Karten ist eine Quinte".
+    return 20 if length == 3 else 50 if length == 4 else 100
+
+
+def _run_parts(length: int) -> tuple[int, ...]:
+    # 002: "eine Folge aller acht ist eine Quinte und eine Terz" (the quinte taken from the top).
+    return (5, 3) if length == 8 else (length,)
+
+
+def _quad_points(rank: Rank) -> int:
+    # 002: "vier Buben 200, vier Neunen 150 und vier Asse, Zehnen, Könige oder Damen 100"; sevens and
+    # eights are no declaration.
+    return {Rank.JACK: 200, Rank.NINE: 150, Rank.ACE: 100, Rank.TEN: 100, Rank.KING: 100,
+            Rank.QUEEN: 100}.get(rank, 0)
+
+
+SCALE = DeclarationScale(NATURAL_RUN_ORDER, _run_points, _run_parts, _quad_points)
+
+
+def declaration_key(d: Declaration) -> tuple[int, int]:
+    """How 002 orders two runs (or two fours of a kind): "eine Quinte schlägt eine Quarte und eine Quarte
+    eine Terz, bei Gleichheit entscheidet die höhere oberste Karte"; fours "Buben, Neunen, dann Asse,
+    Zehnen, Könige und Damen". Points give the kind (a 6-card quinte is a quinte like a 5-card one), then
+    ``top``: the top card of a run, or the plain strength A > 10 > K > Q of a 100-point four."""
+    return (d.points, d.top)
+
+
+def round_total(points: int, strain: Strain) -> int:
+    """One total divided by ten: 002 "Im Farbspiel wird ab einer letzten Ziffer von 6 aufgerundet, bei
+    Alles Trumpf und Kein Trumpf ab 5"."""
+    up_from = 6 if strain.is_suit else 5
+    return points // 10 + (1 if points % 10 >= up_from else 0)
+
+
+def round_pair(a: int, b: int, strain: Strain) -> tuple[int, int]:
+    """Both sides' totals divided by ten. 002: "Enden beide Seiten im Farbspiel auf 6 oder bei Alles Trumpf
+    auf 4, wird die kleinere Summe auf- und die größere abgerundet, sodass 56 und 106 zu 6 und 10 werden."
+    Without this exception a suit deal split 56/106 would give 6 + 11 = 17 game points (and an all-trump
+    deal split 124/134 would give 12 + 13 = 25) where the deal is worth 16 (26). Equal totals have no
+    smaller and larger one: each is rounded by the usual rule (docs/rules/bulgarian.md)."""
+    both_end_in = 6 if strain.is_suit else 4 if strain is Strain.ALL_TRUMP else None
+    if both_end_in is not None and a != b and a % 10 == both_end_in and b % 10 == both_end_in:
+        smaller_up, larger_down = min(a, b) // 10 + 1, max(a, b) // 10
+        return (smaller_up, larger_down) if a < b else (larger_down, smaller_up)
+    return round_total(a, strain), round_total(b, strain)
+
+
+def deal_winner(score: DealScore) -> int | None:
+    """The side that won a scored deal: the one with more points (cards, valat, declarations, belots);
+    None when both have as many. 002's hanging points "gehen an die Seite, die die nächste Runde
+    gewinnt"."""
+    totals = [score.card_points[s] + score.declarations[s] + score.belote[s] for s in (0, 1)]
+    if totals[0] == totals[1]:
+        return None
+    return 0 if totals[0] > totals[1] else 1
+
+
+@register
+class Bulgarian(Ruleset):
+    name = "bulgarian"
+    title = "Bulgarian Belote"
+    version = 1
+    Options = RulesetOptions
+    default_target = 151        # 002: "gespielt wird bis 151 Punkte"
+    partner_may_win = True      # 002: "Liegt dein Partner vorn, darfst du jede Karte spielen."
+    must_undertrump = False     # 002: "höher stechen, wenn du kannst, sonst darfst du jede Karte spielen"
+    must_head_plain_suit = False  # 002: following a plain suit, "du musst nur bedienen"
+    pass_is_final = False       # 002 never takes a passed player out of the auction
+    doubling = True             # 002: "kontrieren ... rekontrieren"
+    redeal_same_dealer = False  # 002: "werden die Karten eingeworfen und der nächste Spieler gibt"
+
+    STRAINS: tuple[Strain, ...] = (Strain.CLUBS, Strain.DIAMONDS, Strain.HEARTS, Strain.SPADES,
+                                   Strain.NO_TRUMP, Strain.ALL_TRUMP)
+
+    def __init__(self, options: dict[str, object] | None = None) -> None:
+        super().__init__(options)
+        if self.target < 1:
+            raise RulesetError(f"target must be positive (002 plays to 151), not {self.target}")
+
+    # --- Dealing ------------------------------------------------------------------------------------
+    def deal_cards(self, deal: Deal) -> None:
+        """3 then 2 to each seat from the player after the dealer; the other 12 wait for the auction."""
+        used = self.deal_in_packets(deal, PACKETS_BEFORE_AUCTION)
+        deal.stock = list(deal.deck[used:])
+
+    def on_auction_won(self, deal: Deal) -> None:
+        # The last three cards each, in the same order as before ("danach drei weitere"), so that
+        # declarations are found in the full eight-card hands.
+        start = 32 - len(deal.stock)
+        self.deal_in_packets(deal, PACKETS_AFTER_AUCTION, start)
+        deal.stock = []
+        super().on_auction_won(deal)
+
+    # --- Auction ------------------------------------------------------------------------------------
+    def higher_bids(self, deal: Deal) -> list[Action]:
+        """002: "Kreuz, Karo, Herz, Pik, Kein Trumpf und Alles Trumpf, und jedes Gebot muss höher sein als
+        das vorige": the strains above the current bid's (bids carry no value)."""
+        above = -1 if deal.high_bid is None else int(bid_strain(deal.high_bid))
+        return [bid_action(0, s) for s in self.STRAINS if s > above]
+
+    def bid_error(self, deal: Deal, action: Action, current: str) -> IllegalActionError:
+        if bid_value(action) != 0:
+            return IllegalActionError(
+                f"{action_code(action)!r}: bids in {self.name} name a strain only "
+                "('bid C', 'bid D', 'bid H', 'bid S', 'bid NT', 'bid AT')", "bid-has-value")
+        return IllegalActionError(f"{action_code(action)!r} is not higher than the current bid ({current}): "
+                                  "the order is C < D < H < S < NT < AT", "bid-not-higher")
+
+    # --- Card play ----------------------------------------------------------------------------------
+    def card_points_table(self, contract: Contract) -> tuple[int, ...]:
+        if contract.strain is Strain.ALL_TRUMP:
+            # 002: "jede Farbe [rangiert und zählt] als Trumpffarbe": 4 x 62 + 10 = 258.
+            return tuple(TRUMP_POINTS[c & 7] for c in range(32))
+        if contract.strain is Strain.NO_TRUMP:
+            # 002: "bei Kein Trumpf zählen die Kartenpunkte und der letzte Stich doppelt": 2 x (120 + 10).
+            return tuple(2 * PLAIN_POINTS[c & 7] for c in range(32))
+        trump = int(contract.strain)
+        return tuple(TRUMP_POINTS[c & 7] if c >> 3 == trump else PLAIN_POINTS[c & 7] for c in range(32))
+
+    def last_trick_bonus(self, deal: Deal) -> int:
+        assert deal.contract is not None
+        return 20 if deal.contract.strain is Strain.NO_TRUMP else 10
+
+    @staticmethod
+    def _in_line(deal: Deal, card: Card) -> bool:
+        """The card leads the trick, follows the led suit, or trumps (002's three cases of belot)."""
+        if not deal.trick:
+            return True
+        return card >> 3 == deal.trick[0] >> 3 or card >> 3 == deal.trump
+
+    def may_announce_belote(self, deal: Deal, seat: int, card: Card) -> bool:
+        # 002: belot "wird angesagt, wenn du die erste der beiden Karten spielst und sie zum Stich
+        # ausgespielt wird, die ausgespielte Farbe bedient oder sticht". In a suit contract a trump always
+        # does one of these; in all trump a king or queen discarded on another suit does none.
+        return self._in_line(deal, card)
+
+    def belote_second_counts(self, deal: Deal, seat: int, card: Card) -> bool:
+        # 002: "wird eine von ihnen auf einen Stich einer anderen Farbe abgeworfen, ist er verloren".
+        return self._in_line(deal, card)
+
+    # --- Declarations -------------------------------------------------------------------------------
+    def declaration_scale(self, contract: Contract) -> DeclarationScale | None:
+        # 002: in no trump "gibt es keine Meldungen".
+        return None if contract.strain is Strain.NO_TRUMP else SCALE
+
+    def credit_declarations(self, deal: Deal) -> list[list[Declaration]]:
+        """002: "Folgen und vier gleiche Karten werden getrennt verglichen. Nur die Seite mit der besten
+        Folge bekommt ihre Folgen angerechnet, und sind die besten beider Seiten gleich, zählt keine Folge.
+        Nur die Seite mit den besten vier gleichen Karten bekommt alle ihre vier gleichen Karten
+        angerechnet." Only announced declarations take part ("eine Meldung, die du nicht ansagst, zählt
+        nicht")."""
+        credited: list[list[Declaration]] = [[], []]
+        for kind in (DeclarationKind.RUN, DeclarationKind.FOUR_OF_A_KIND):
+            mine: list[list[Declaration]] = [[], []]
+            for seat in range(4):
+                mine[seat & 1].extend(d for d in deal.announced[seat] if d.kind is kind)
+            best = [max((declaration_key(d) for d in mine[s]), default=None) for s in (0, 1)]
+            if best[0] is None and best[1] is None:
+                continue
+            if best[0] == best[1]:
+                continue  # equal best runs of both sides: no run counts (two fours are never equal)
+            winner = 1 if best[0] is None or (best[1] is not None and best[1] > best[0]) else 0
+            credited[winner].extend(mine[winner])
+        return credited
+
+    # --- Scoring ------------------------------------------------------------------------------------
+    def score_deal(self, deal: Deal) -> DealScore:
+        contract = deal.contract
+        assert contract is not None
+        strain, mult = contract.strain, contract.multiplier
+        bidders, defenders = contract.side, 1 - contract.side
+        cards = list(deal.card_points)
+        valat = next((s for s in (0, 1) if deal.tricks_won[s] == 8), None)
+        if valat is not None:
+            cards[valat] += VALAT_BONUS  # 90 in every contract: "bei Kein Trumpf nicht verdoppelt"
+        decl = [sum(d.points for d in deal.credited[s]) for s in (0, 1)]
+        belote = self.belote_points(deal)
+        total = [cards[s] + decl[s] + belote[s] for s in (0, 1)]
+        whole = total[0] + total[1]
+        written = [0, 0]
+        hanging = 0
+        notes = [f"totals: side 0 {total[0]}, side 1 {total[1]} (bidders: side {bidders})"]
+        if valat is not None:
+            notes.append(f"valat: side {valat} took every trick (+{VALAT_BONUS})")
+        if mult > 1:
+            # 002: "In einer kontrierten Runde bekommt die Seite mit mehr Punkten die ganze Runde, Meldungen
+            # und Valat eingeschlossen, mal zwei, nach Rekontra mal vier. Endet eine kontrierte Runde
+            # unentschieden, bleiben alle ihre Punkte hängen." Divided by ten first, then multiplied, so a
+            # doubled suit deal is 2 x 16 (docs/rules/bulgarian.md).
+            points = round_total(whole, strain) * mult
+            if total[0] == total[1]:
+                hanging = points
+                notes.append(f"doubled deal tied: all {points} points hang")
+            else:
+                winner = 0 if total[0] > total[1] else 1
+                written[winner] = points
+                notes.append(f"x{mult}: side {winner} has more points and takes the whole deal")
+        elif total[bidders] > total[defenders]:
+            written[0], written[1] = round_pair(total[0], total[1], strain)
+            notes.append("bidders have more points: each side writes its own")
+        elif total[bidders] < total[defenders]:
+            # 002: the bidders "sind drin: Die Gegner bekommen alle Punkte der Runde, die Meldungen der
+            # Bieter eingeschlossen, und die Bieter bekommen nichts".
+            written[defenders] = round_total(whole, strain)
+            notes.append("bidders are inside: the defenders take every point of the deal")
+        else:
+            # 002: "Sind beide Seiten gleich, schreiben die Gegner ihre eigenen Punkte, und die Punkte der
+            # Bieter bleiben hängen."
+            rounded = round_pair(total[0], total[1], strain)
+            written[defenders] = rounded[defenders]
+            hanging = rounded[bidders]
+            notes.append(f"tie: the defenders write their own, the bidders' {hanging} points hang")
+        return DealScore(cards, decl, belote, valat, total[bidders] > total[defenders], mult, written,
+                         hanging=hanging, notes=notes)
+
+    def write_score(self, game: Game, deal: Deal) -> None:
+        """Write a deal; points hanging from earlier deals go to this deal's winner (002: "Sie gehen an die
+        Seite, die die nächste Runde gewinnt"), and are added to its ``written`` so that the written
+        points of all deals always sum to the game's totals. A deal without a winner (a tie) passes the
+        old hanging points on, with its own added."""
+        score = deal.score
+        assert score is not None
+        winner = deal_winner(score)
+        if game.hanging and winner is not None:
+            score.written[winner] += game.hanging
+            score.notes.append(f"side {winner} wins the deal and takes {game.hanging} hanging points")
+            game.hanging = 0
+        game.hanging += score.hanging
+        if game.hanging:
+            score.notes.append(f"{game.hanging} points hang for the winner of the next deal")
+        for side in (0, 1):
+            game.scores[side] += score.written[side]
+
+    def game_winner(self, game: Game, deal: Deal) -> int | None:
+        """002: the game ends after a deal in which a side reaches 151, the higher total winning when both
+        do, playing on when equal; but "Eine Runde mit Valat oder eine, nach der Punkte hängen bleiben,
+        kann das Spiel nicht beenden"."""
+        assert deal.score is not None
+        if deal.score.capot is not None or game.hanging:
+            return None
+        return super().game_winner(game, deal)
