@@ -21,8 +21,9 @@ import math
 import os
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from arena.model import BotStats, LatencySummary, MatchResult, MatchSpec
 
@@ -93,3 +94,15 @@ def make_spec(match_id: str, bots: tuple[str, ...] = ("b-a", "b-b"), ladder: str
               **kw: object) -> MatchSpec:  # fmt: skip
     params: dict[str, object] = {"variant": "cypriot", "deals": 4, "created": 1_700_000_000.0, **kw}
     return MatchSpec(match_id=match_id, ladder=ladder, seed=seed, bots=bots, **params)  # type: ignore[arg-type]
+
+
+def wait_until(pred: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:
+    """Poll ``pred`` until truthy; fail the test (never hang) after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)

@@ -12,10 +12,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
@@ -24,18 +22,6 @@ from arena.redis_server import EmbeddedRedis, connect, find_redis_server
 
 REPO = Path(__file__).resolve().parents[2]
 RUNNERS = Path(__file__).resolve().parent / "arena_testkit.py"
-
-
-def wait_until(pred: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:
-    """Poll ``pred`` until truthy; fail the test (not hang) after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        v = pred()
-        if v:
-            return v
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
 
 
 @pytest.fixture(scope="session")

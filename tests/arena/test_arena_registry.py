@@ -16,6 +16,7 @@ from arena.model import (
 from arena.registry import Registry
 
 MANIFEST = {"name": "greedy", "language": "python", "command": ["python", "bot.py"], "port_env": "PORT"}
+NO_PORT = {k: v for k, v in MANIFEST.items() if k != "port_env"}
 
 
 def keyspace(r):
@@ -48,7 +49,7 @@ def test_register_update_retire_keeps_every_version(r, reg):
 
 def test_admin_token_can_update_but_wrong_token_cannot(r, reg):
     admin = reg.set_admin_token()
-    bot, token = reg.register("beta", "bob", endpoint="10.0.0.2:9000")
+    bot, _token = reg.register("beta", "bob", endpoint="10.0.0.2:9000")
     other, other_token = reg.register("gamma", "gus", endpoint="[::1]:9000")
     before = keyspace(r)
     for bad in ("nope", other_token, ""):
@@ -118,10 +119,10 @@ def test_bad_registration_input_changes_nothing(r, reg, kwargs, error, message):
         ({**MANIFEST, "command": []}, "'command' must be a non-empty list"),
         ({**MANIFEST, "command": ["python", 3]}, "'command' must be a non-empty list"),
         ({**MANIFEST, "language": ""}, "'language' must be a non-empty string"),
-        ({k: v for k, v in MANIFEST.items() if k != "port_env"}, "exactly one of 'port_env'"),
+        (NO_PORT, "exactly one of 'port_env'"),
         ({**MANIFEST, "port_arg": "--port"}, "exactly one of 'port_env'"),
         ({**MANIFEST, "port_env": "1PORT"}, "'port_env' must be an env var name"),
-        ({**{k: v for k, v in MANIFEST.items() if k != "port_env"}, "port_arg": "port"}, "'port_arg' must look"),
+        ({**NO_PORT, "port_arg": "port"}, "'port_arg' must look"),
         ({**MANIFEST, "cmd": ["x"]}, "unknown key 'cmd'"),
         ({**MANIFEST, "env": {"A": 1}}, "'env' must map"),
         ({**MANIFEST, "startup_timeout_s": 0}, "'startup_timeout_s'"),
