@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import random
 import sys
@@ -143,12 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_bench)
 
-    try:
-        from referee import service  # the gRPC service; absent only in a broken install
-    except ImportError:
-        service = None  # type: ignore[assignment]
-    if service is not None and hasattr(service, "add_serve_parser"):
-        service.add_serve_parser(sub)
+    # The gRPC service is imported lazily: the engine's commands need no gRPC.
+    service = importlib.import_module("referee.service")
+    service.add_serve_parser(sub)
     return parser
 
 

@@ -176,7 +176,8 @@ class Deal:
         self.trick_best = -1       # index in ``trick`` of the card winning so far
         self.power: tuple[int, ...] = ()  # each card's strength within its suit under this contract
         self._legal_at, self._legal_mask = -1, 0  # the legal cards computed at history length _legal_at
-        self._auction_at, self._auction_actions = -1, []  # the same for auction actions
+        self._auction_at = -1  # the same for auction actions
+        self._auction_actions: list[Action] = []
         self.tricks: list[Trick] = []
         self.card_points = [0, 0]
         self.tricks_won = [0, 0]
@@ -279,7 +280,7 @@ class Deal:
         other = card ^ (Rank.KING ^ Rank.QUEEN)  # the king's queen or the queen's king
         if not self.hands[seat] >> other & 1:
             return False  # only the first card of the pair announces it, while the other is still held
-        return self.ruleset.may_announce_belote(self, seat, card)
+        return self.ruleset.may_announce_belote(self, seat, Card(card))
 
     # --- Moving the state -------------------------------------------------------------------------
     def apply(self, action: Action) -> None:
