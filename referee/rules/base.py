@@ -154,7 +154,7 @@ class Ruleset:
         if action == PASS:
             deal.passed[seat] = deal.passed[seat] or self.pass_is_final
             deal.passes_in_row += 1
-        elif action == CONTRA or action == SURCONTRA:
+        elif action in (CONTRA, SURCONTRA):
             deal.multiplier *= 2
             deal.passes_in_row = 0
         else:
