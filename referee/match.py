@@ -57,6 +57,7 @@ class MatchSettings:
     max_message_bytes: int = 1 << 20  # a bigger reply is malformed
     log_dir: str | None = None        # where manifest bots' stderr goes (a temporary directory if None)
     startup_timeout_s: float = 15.0   # for manifest bots to serve
+    max_total_deals: int = 1000       # a bound on deals thrown in (all passed): a match always ends
 
     def validate(self) -> None:
         for name in ("deadline_ms", "time_bank_ms", "max_strikes", "notice_deadline_ms",
@@ -106,6 +107,7 @@ class BotStats:
     strikes: int = 0
     notices_sent: int = 0
     notice_failures: int = 0
+    notice_failures_by_kind: dict[str, int] = field(default_factory=dict)
     time_bank_ms: float = 0.0  # what is left
     latencies_ms: list[float] = field(default_factory=list)
     handshake: dict[str, Any] | None = None
@@ -124,7 +126,9 @@ class BotStats:
         return {
             "name": self.name, "endpoint": self.endpoint, "team": self.team, "decisions": len(lat),
             "counts": dict(self.counts), "strikes": self.strikes, "notices_sent": self.notices_sent,
-            "notice_failures": self.notice_failures, "time_bank_left_ms": round(self.time_bank_ms, 3),
+            "notice_failures": self.notice_failures,
+            "notice_failures_by_kind": dict(self.notice_failures_by_kind),
+            "time_bank_left_ms": round(self.time_bank_ms, 3),
             "latency_ms": {"p50": pick(0.50), "p99": pick(0.99), "max": round(lat[-1], 3) if lat else 0.0,
                            "mean": round(sum(lat) / len(lat), 3) if lat else 0.0},
             "handshake": self.handshake, "errors": list(self.errors),
@@ -265,6 +269,8 @@ class _Runner:
                 fut.result()
             except grpc.RpcError as e:
                 self.bots[bot].notice_failures += 1
+                by_kind = self.bots[bot].notice_failures_by_kind
+                by_kind[rpc] = by_kind.get(rpc, 0) + 1
                 self.bots[bot].note(f"{rpc} notice failed: {e.code().name}")
 
     # --- Decisions ------------------------------------------------------------------------------------
@@ -320,7 +326,7 @@ class _Runner:
     def play_leg(self, leg: int, seats: tuple[int, int, int, int], games: list[Game],
                  notes: dict[tuple[int, int], ActionNote]) -> None:
         s = self.s
-        game = Game(self.ruleset, s.seed, max_deals=s.deals)
+        game = Game(self.ruleset, s.seed, max_deals=s.deals, max_total_deals=s.max_total_deals)
         games.append(game)
         names = [self.bots[b].name for b in seats]
         self.notify("MatchStarted", seats, [
