@@ -104,6 +104,7 @@ class _Heartbeat(threading.Thread):
             log.warning("%s: heartbeat failed: %s", self.w.worker_id, e)
 
     def run(self) -> None:
+        self.beat()  # announce the worker at once, not one interval later
         while not self.stop_event.wait(self.w.keepalive_interval_s):
             self.beat()
 
