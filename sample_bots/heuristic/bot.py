@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pilotta_bot
 from pilotta_bot import cards as C
 
-GAMES = ("pilotta", "bulgarian", "coinche", "belote", "bela")
+GAMES = ("pilotta", "bulgarian", "coinche", "french", "bela")
 
 # Expected points from a partner's hand we cannot see: a quarter of the deal's 162, give or take.
 PARTNER_SHARE = 30

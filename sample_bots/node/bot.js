@@ -21,7 +21,7 @@ const BOT_PROTO = 'pilotta/arena/v1/bot.proto';
 
 const NAME = 'node-simple';
 const VERSION = '1.0.0';
-const GAMES = ['pilotta', 'bulgarian', 'coinche', 'belote', 'bela'];
+const GAMES = ['pilotta', 'bulgarian', 'coinche', 'french', 'bela'];
 
 // Card codes: rank 7 8 9 T J Q K A then suit C D H S ("JH"). Strength within a suit, higher wins.
 const TRUMP_STRENGTH = { J: 7, 9: 6, A: 5, T: 4, K: 3, Q: 2, 8: 1, 7: 0 };

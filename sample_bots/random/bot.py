@@ -6,7 +6,7 @@ import random
 
 import pilotta_bot
 
-GAMES = ("pilotta", "bulgarian", "coinche", "belote", "bela")
+GAMES = ("pilotta", "bulgarian", "coinche", "french", "bela")
 
 
 class RandomBot:

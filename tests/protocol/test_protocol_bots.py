@@ -1,0 +1,120 @@
+"""The sample bots over real gRPC answer legal codes in many game states, and the heuristic beats random."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+from pathlib import Path
+
+import grpc
+import pilotta_bot
+import pytest
+from conftest import free_port, start_process, stop_process
+from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
+from protocol_duel import duel, play_deal
+
+from referee import wire
+from referee.game import Game
+from referee.observation import observe
+from referee.rules import get_ruleset, ruleset_names
+from sample_bots.heuristic import HeuristicBot
+from sample_bots.random import RandomBot
+
+
+def ask_through_games(stub: bot_pb2_grpc.BotStub, seed: int, games: int, game_name: str = "pilotta") -> int:
+    """Play games where the bot over gRPC chooses every action; return how many decisions it made."""
+    rng = random.Random(seed)
+    decisions = 0
+    for g in range(games):
+        game = Game(get_ruleset(game_name), seed * 1000 + g, max_deals=2)
+        while not game.over:
+            deal = game.deal
+            seat = deal.to_act
+            legal = wire.legal_codes(deal)
+            request = wire.decide_request(f"m-{g}", observe(deal, seat, game), legal, deadline_ms=1000,
+                                          time_bank_ms=10_000)
+            reply = stub.Decide(request, timeout=5)
+            chosen = wire.chosen_action(reply, legal)  # raises when not legal
+            # Also wander off the bot's own line sometimes, to reach states it would not choose.
+            if rng.random() < 0.2:
+                chosen = rng.choice(legal)
+            game.apply(deal.legal_actions()[legal.index(chosen)])
+            decisions += 1
+    return decisions
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("bot", ["random", "heuristic"])
+def test_sample_bots_answer_legal_codes_over_grpc(sample_bot_addresses: dict[str, str], bot: str) -> None:
+    with grpc.insecure_channel(sample_bot_addresses[bot]) as channel:
+        stub = bot_pb2_grpc.BotStub(channel)
+        hello = stub.Handshake(wire.handshake_request("tests"), timeout=5)
+        assert hello.protocol_version == wire.PROTOCOL_VERSION and "pilotta" in hello.games
+        # Random bids wildly, so its games can end early on the target: count decisions, not deals.
+        assert ask_through_games(stub, seed=3, games=6) > 200
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("game_name", ruleset_names())
+def test_heuristic_answers_legal_codes_in_every_registered_game(game_name: str) -> None:
+    # In-process (the SDK's decoder included): every ruleset's bids, declarations and belote codes.
+    rng = random.Random(4)
+    ruleset = get_ruleset(game_name)
+    bots = [HeuristicBot(), RandomBot(1), HeuristicBot(), RandomBot(2)]
+    for _ in range(25):
+        cards = list(range(32))
+        rng.shuffle(cards)
+        play_deal(ruleset.new_deal(rng.randrange(4), tuple(cards)), bots)  # type: ignore[arg-type]
+
+
+@pytest.mark.timeout(120)
+def test_heuristic_beats_random_clearly_on_duplicate_deals() -> None:
+    result = duel(HeuristicBot(), RandomBot(9), decks=40, seed=2024)
+    heuristic, rand = result.points
+    print(f"heuristic {heuristic} vs random {rand} over {result.deals} deals; contracts made "
+          f"{result.contracts_made} of {result.contracts_played}")
+    assert result.deals == 80
+    assert heuristic > 3 * max(rand, 1) and heuristic - rand > 80 * 100
+
+
+class CardsAtRandom(HeuristicBot):
+    """The heuristic's bidding with random card play: isolates the value of the heuristic's play."""
+
+    def __init__(self) -> None:
+        self.rng = random.Random(5)
+
+    def play(self, obs: pilotta_bot.Observation, legal: list[str]) -> str:
+        return self.rng.choice(legal)
+
+
+@pytest.mark.timeout(120)
+def test_heuristic_card_play_beats_random_card_play() -> None:
+    result = duel(HeuristicBot(), CardsAtRandom(), decks=40, seed=7)
+    heuristic, other = result.points
+    print(f"heuristic {heuristic} vs random play {other} over {result.deals} deals")
+    assert heuristic > 1.2 * other
+
+
+@pytest.mark.timeout(180)
+def test_node_bot_handshake_and_decisions_over_grpc(node_bot_dir: Path) -> None:
+    port = free_port()
+    process = start_process(["node", "bot.js", "--port", str(port)], node_bot_dir, port)
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = bot_pb2_grpc.BotStub(channel)
+            hello = stub.Handshake(wire.handshake_request("tests"), timeout=5)
+            assert hello.name == "node-simple" and hello.protocol_version == 1 and "pilotta" in hello.games
+            stub.MatchStarted(bot_pb2.MatchStart(match_id="n", game="pilotta", seat=bot_pb2.SOUTH,
+                                                 bots=["node"] * 4), timeout=5)
+            assert ask_through_games(stub, seed=8, games=2) > 100
+            stub.DealEnded(bot_pb2.DealEnd(match_id="n"), timeout=5)
+            stub.MatchEnded(bot_pb2.MatchEnd(match_id="n", scores=[1, 2]), timeout=5)
+    finally:
+        assert stop_process(process) == 0
+
+
+def test_node_bot_refuses_a_missing_port(node_bot_dir: Path) -> None:
+    result = subprocess.run(["node", "bot.js"], cwd=node_bot_dir, capture_output=True, text=True, timeout=30,
+                            env={"PATH": os.environ["PATH"]})
+    assert result.returncode == 2 and "--port" in result.stderr
