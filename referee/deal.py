@@ -414,8 +414,10 @@ class Deal:
         allowed = " ".join(card_name(c) for c in cards_in(legal))
         if self.hands[self.to_act] & SUIT_MASKS[led] and card >> 3 != led:
             return f"{name} does not follow the led suit though the hand holds it (legal: {allowed})"
-        if card >> 3 == led:
+        if card >> 3 == led and led != self.trump:
             return f"{name} is too low: a higher card of the led suit must be played (legal: {allowed})"
+        if card >> 3 == led:  # a led trump: the duty to overtrump applies to it too
+            return f"{name} is too low: a higher trump must be played when one is held (legal: {allowed})"
         if self.trump is not None and card >> 3 != self.trump:
             return f"{name} is not a trump, and a player who cannot follow must trump (legal: {allowed})"
         return f"{name} is too low: a higher trump must be played when one is held (legal: {allowed})"
@@ -425,7 +427,8 @@ class Deal:
         if self.hands[self.to_act] & SUIT_MASKS[led] and card >> 3 != led:
             return "must-follow-suit"
         if card >> 3 == led:
-            return "must-go-higher"
+            # Following a led trump too low breaks the overtrump duty (000 Spielablauf 3), not a plain-suit one.
+            return "must-overtrump" if led == self.trump else "must-go-higher"
         if self.trump is not None and card >> 3 != self.trump:
             return "must-trump"
         return "must-overtrump"
