@@ -155,10 +155,9 @@ class HeuristicBot:
             value = estimate(hand, bid.strain)
             if bid.strain in partner_strains:
                 value += 15  # partner has shown strength there
-            if bid.value:
-                needed = bid.value
-            else:
-                needed = VALUELESS_BID_THRESHOLD[bid.strain if bid.strain in ("NT", "AT") else "suit"]
+            # A bid's value is what must be made; a bid without one needs a hand of a certain strength.
+            kind = bid.strain if bid.strain in ("NT", "AT") else "suit"
+            needed = bid.value or VALUELESS_BID_THRESHOLD[kind]
             if partner_holds:
                 needed += 15  # don't take the contract over from partner for a few points
             margin = value - needed
