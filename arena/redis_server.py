@@ -20,6 +20,8 @@ from pathlib import Path
 from types import TracebackType
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 DEFAULT_SOCKET_TIMEOUT_S = 5.0
 
@@ -110,10 +112,12 @@ class EmbeddedRedis:
         if self.proc is not None and self.proc.poll() is None:
             raise RuntimeError(f"redis already running on port {self.port}")
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        attempts = 1 if self._fixed_port else 3  # a random port may be stolen between probe and bind
+        # A restart reuses the port of the previous start, so clients' URLs stay valid.
+        fixed = self._fixed_port or self.port or None
+        attempts = 1 if fixed else 3  # a random port may be stolen between probe and bind
         last_error = ""
         for _ in range(attempts):
-            self.port = self._fixed_port or free_port()
+            self.port = fixed or free_port()
             self.proc = subprocess.Popen(
                 self._args(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
             )
@@ -134,10 +138,16 @@ class EmbeddedRedis:
                 if self.proc.poll() is not None:
                     raise RuntimeError(f"exited with {self.proc.returncode}: {self._log_tail()}")
                 try:
-                    # PING answers while the AOF is still loading (other commands
-                    # get LOADING errors); wait until loading is done.
-                    if client.ping() and int(client.info("persistence").get("loading", 0)) == 0:
-                        return
+                    # The answer must come from OUR process: if the port was taken,
+                    # another server answers while ours is failing to bind.
+                    # PING also answers while the AOF is still loading (other
+                    # commands get LOADING errors); wait until loading is done.
+                    if client.ping():
+                        pid = int(client.info("server").get("process_id", -1))
+                        if pid != self.proc.pid:
+                            raise RuntimeError(f"port {self.port} is served by another process (pid {pid})")
+                        if int(client.info("persistence").get("loading", 0)) == 0:
+                            return
                 except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError):
                     pass
                 time.sleep(0.02)
@@ -155,9 +165,12 @@ class EmbeddedRedis:
         if self.proc is None:
             return
         if self.proc.poll() is None:
+            # No retries: the dropped connection IS the success signal, and
+            # redis-py's default retry/backoff would add seconds of reconnecting.
             client = redis.Redis(
-                host="127.0.0.1", port=self.port, socket_timeout=2.0, socket_connect_timeout=2.0
-            )
+                host="127.0.0.1", port=self.port, socket_timeout=2.0, socket_connect_timeout=2.0,
+                retry=Retry(NoBackoff(), 0),
+            )  # fmt: skip
             with contextlib.suppress(redis.RedisError, OSError):
                 client.shutdown()  # the connection drops as the server exits
             client.close()
@@ -170,6 +183,11 @@ class EmbeddedRedis:
                 except subprocess.TimeoutExpired:
                     self._kill()
         self._close()
+
+    def restart(self) -> None:
+        """SHUTDOWN and start again on the same port and data dir (replays the AOF)."""
+        self.stop()
+        self.start()
 
     def kill(self) -> None:
         """SIGKILL, as a crash would (up to ~1 s of AOF writes may be lost)."""

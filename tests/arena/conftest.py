@@ -62,7 +62,8 @@ def own_redis(tmp_path: Path) -> Iterator[EmbeddedRedis]:
 class Procs:
     """Worker subprocesses (``python -m arena.worker``), all killed at teardown."""
 
-    def __init__(self) -> None:
+    def __init__(self, log_dir: Path) -> None:
+        self.log_dir = log_dir
         self.procs: list[subprocess.Popen[str]] = []
 
     def worker(
@@ -77,16 +78,16 @@ class Procs:
             "--log-level", "WARNING",
             *extra,
         ]  # fmt: skip
-        p = subprocess.Popen(
-            cmd,
-            cwd=REPO,
-            env={**os.environ, **(env or {})},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        # Output goes to files, not pipes: a chatty worker must never block on a full pipe.
+        with open(self.log_dir / f"{worker_id}.out", "w") as out, open(self.log_dir / f"{worker_id}.err", "w") as err:
+            p = subprocess.Popen(
+                cmd, cwd=REPO, env={**os.environ, **(env or {})}, stdout=out, stderr=err, text=True
+            )
         self.procs.append(p)
         return p
+
+    def output(self, worker_id: str) -> str:
+        return (self.log_dir / f"{worker_id}.out").read_text() + (self.log_dir / f"{worker_id}.err").read_text()
 
     def close(self) -> None:
         for p in self.procs:
@@ -95,12 +96,13 @@ class Procs:
                     p.send_signal(signal.SIGCONT)  # in case a test stopped it
                     p.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
-                p.communicate(timeout=10)
+                p.wait(timeout=10)
 
 
 @pytest.fixture
-def procs() -> Iterator[Procs]:
-    ps = Procs()
+def procs(tmp_path: Path) -> Iterator[Procs]:
+    (tmp_path / "logs").mkdir()
+    ps = Procs(tmp_path / "logs")
     try:
         yield ps
     finally:
