@@ -8,5 +8,8 @@ from referee.rules.registry import get_ruleset, register, ruleset_class, ruleset
 # Importing a ruleset module registers it.
 from referee.rules import pilotta  # noqa: F401  isort: skip
 from referee.rules import bulgarian  # noqa: F401  isort: skip
+from referee.rules import coinche  # noqa: F401  isort: skip
+from referee.rules import french  # noqa: F401  isort: skip
+from referee.rules import bela  # noqa: F401  isort: skip
 
 __all__ = ["get_ruleset", "register", "ruleset_class", "ruleset_names"]

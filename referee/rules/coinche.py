@@ -1,0 +1,217 @@
+"""Coinche (belote coinchée): source 002's answers; gaps settled as docs/rules/coinche.md explains."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from referee.actions import (
+    CONTRA,
+    PASS,
+    SURCONTRA,
+    Action,
+    Strain,
+    action_code,
+    bid_action,
+    bid_strain,
+    bid_value,
+)
+from referee.deal import Contract, Deal, DealScore
+from referee.declarations import Declaration, DeclarationScale
+from referee.errors import IllegalActionError, RulesetError
+from referee.rules.base import Ruleset, RulesetOptions
+from referee.rules.belote_family import STANDARD_SCALE, capot_side, credit_best_single, suit_points_table
+from referee.rules.registry import register
+
+# The capot bid ("générale"): the bid to take all eight tricks, above every point bid. It is written
+# "bid 250 H" because 002 values it so: "ein Capot-Gebot [ist] 500 wert" = 250 for the cards + 250 bid.
+CAPOT_BID = 250
+SUIT_STRAINS = (Strain.CLUBS, Strain.DIAMONDS, Strain.HEARTS, Strain.SPADES)
+# Modern no-trump / all-trump card values (house rules): each suit is worth 38, so a deal stays 162.
+NO_TRUMP_POINTS: tuple[int, ...] = (0, 0, 0, 10, 2, 3, 4, 19)    # 7 8 9 10 J Q K A
+ALL_TRUMP_POINTS: tuple[int, ...] = (0, 0, 9, 5, 14, 1, 3, 6)
+
+
+@dataclass(frozen=True)
+class CoincheOptions(RulesetOptions):
+    target: int = 1000                 # 002: "Coinche bis 1000"
+    max_bid: int = 160                 # the highest point bid below capot (usual 160; some play to 180)
+    no_trump_bids: bool = False        # house rule: "sans atout" bids
+    all_trump_bids: bool = False       # house rule: "tout atout" bids
+    coinche_ends_auction: bool = True  # standard: after a coinche only the bidders may surcoinche
+    multiply: str = "all"              # "all": the winner's whole score x2/x4; "bid": only the bid is
+    round_fives: str = "up"            # a side's points ending in 5 round "up" or "down" to the ten
+    failed_declarations: str = "all"   # a failed contract: defenders take "all" credited declarations or
+                                       # only their "own"
+    partner_exception: bool = True     # unable to follow while partner wins the trick: any card
+    must_undertrump: bool = True       # unable to overtrump an opponent's trump: still play a trump
+
+    def validate(self) -> None:
+        if self.target < 1:
+            raise RulesetError(f"target must be positive (usual: 1000), not {self.target}")
+        if not 80 <= self.max_bid < CAPOT_BID or self.max_bid % 10:
+            raise RulesetError(f"max_bid must be a multiple of 10 from 80 to 240 (250 is the capot bid), "
+                               f"not {self.max_bid}")
+        if self.multiply not in ("all", "bid"):
+            raise RulesetError(f"multiply must be 'all' or 'bid', not {self.multiply!r}")
+        if self.round_fives not in ("up", "down"):
+            raise RulesetError(f"round_fives must be 'up' or 'down', not {self.round_fives!r}")
+        if self.failed_declarations not in ("all", "own"):
+            raise RulesetError(f"failed_declarations must be 'all' or 'own', not {self.failed_declarations!r}")
+
+
+@register
+class Coinche(Ruleset):
+    name = "coinche"
+    title = "Coinche (belote coinchée)"
+    version = 1
+    Options = CoincheOptions
+    default_target = 1000
+    pass_is_final = False  # standard: a player who passed may bid later in the same auction
+    options: CoincheOptions
+
+    def __init__(self, options: dict[str, object] | None = None) -> None:
+        super().__init__(options)
+        self.partner_may_win = self.options.partner_exception
+        self.must_undertrump = self.options.must_undertrump
+        strains = list(SUIT_STRAINS)
+        if self.options.no_trump_bids:
+            strains.append(Strain.NO_TRUMP)
+        if self.options.all_trump_bids:
+            strains.append(Strain.ALL_TRUMP)
+        self.strains = tuple(strains)
+
+    # deal_cards: the base deals all eight cards 3-2-3 before the auction (002: "bei Coinche alle acht vorab").
+
+    # --- Auction ------------------------------------------------------------------------------------
+    def higher_bids(self, deal: Deal) -> list[Action]:
+        current = 0 if deal.high_bid is None else bid_value(deal.high_bid)
+        bids = self.point_bid_ladder(deal, 80, self.options.max_bid, 10, self.strains)
+        if current < CAPOT_BID:
+            bids.extend(bid_action(CAPOT_BID, s) for s in self.strains)
+        return bids
+
+    def _closed_by_coinche(self, deal: Deal) -> bool:
+        return self.options.coinche_ends_auction and deal.multiplier > 1
+
+    def auction_actions(self, deal: Deal) -> list[Action]:
+        if self._closed_by_coinche(deal):
+            # Only the bidders act now (the defenders are skipped): surcoinche or pass.
+            return [PASS, SURCONTRA] if deal.multiplier == 2 else [PASS]
+        return super().auction_actions(deal)
+
+    def apply_auction(self, deal: Deal, action: Action) -> None:
+        if not self.options.coinche_ends_auction:
+            super().apply_auction(deal, action)
+            return
+        if action not in self.auction_actions(deal):
+            raise self.auction_error(deal, action)
+        seat = deal.to_act
+        if action == CONTRA:
+            # The coinche closes the auction; the bidders, in turn, may still surcoinche.
+            deal.auction.append((seat, action))
+            deal.multiplier = 2
+            deal.passes_in_row = 0
+            deal.to_act = (seat + 1) % 4
+            return
+        if self._closed_by_coinche(deal):
+            deal.auction.append((seat, action))
+            if action == SURCONTRA:
+                deal.multiplier = 4
+                self.on_auction_won(deal)
+                return
+            deal.passes_in_row += 1
+            if deal.passes_in_row == 2:  # both bidders let the coinche stand
+                self.on_auction_won(deal)
+            else:
+                deal.to_act = (seat + 2) % 4  # skip the defender in between
+            return
+        super().apply_auction(deal, action)
+
+    def bid_error(self, deal: Deal, action: Action, current: str) -> IllegalActionError:
+        value, strain = bid_value(action), bid_strain(action)
+        if strain not in self.strains:
+            return IllegalActionError(f"{strain.code} bids are not allowed by these options "
+                                      f"(strains: {' '.join(s.code for s in self.strains)})", "strain-not-allowed")
+        if self._closed_by_coinche(deal):
+            return IllegalActionError("the auction is closed by the coinche: only pass or surcoinche",
+                                      "auction-closed-by-coinche")
+        if value != CAPOT_BID and (value > self.options.max_bid or value < 80 or value % 10):
+            return IllegalActionError(f"bid {value} is not a bid: bids go from 80 to {self.options.max_bid} in "
+                                      f"steps of 10, and 'bid {CAPOT_BID} <strain>' is capot", "bid-not-on-ladder")
+        return IllegalActionError(f"{action_code(action)!r} is not higher than the current bid ({current})",
+                                  "bid-not-higher")
+
+    # --- Card play ----------------------------------------------------------------------------------
+    def card_points_table(self, contract: Contract) -> tuple[int, ...]:
+        if contract.strain is Strain.NO_TRUMP:
+            return tuple(NO_TRUMP_POINTS[c & 7] for c in range(32))
+        if contract.strain is Strain.ALL_TRUMP:
+            return tuple(ALL_TRUMP_POINTS[c & 7] for c in range(32))
+        return suit_points_table(contract.trump)
+
+    # --- Declarations -------------------------------------------------------------------------------
+    def declaration_scale(self, contract: Contract) -> DeclarationScale | None:
+        # As 002 says of no trump in its main text: no declarations (and no belote, see belote_suits).
+        return None if contract.strain is Strain.NO_TRUMP else STANDARD_SCALE
+
+    def credit_declarations(self, deal: Deal) -> list[list[Declaration]]:
+        # 002: "Bei French Belote und Coinche entscheidet die beste einzelne Meldung am Tisch".
+        return credit_best_single(deal)
+
+    # --- Scoring ------------------------------------------------------------------------------------
+    def round_ten(self, points: int) -> int:
+        """002: "Coinche rundet die Punkte jeder Seite auf den nächsten Zehner"; a 5 goes by round_fives."""
+        low = points - points % 10
+        rest = points % 10
+        if rest > 5 or (rest == 5 and self.options.round_fives == "up"):
+            return low + 10
+        return low
+
+    def score_deal(self, deal: Deal) -> DealScore:
+        contract = deal.contract
+        assert contract is not None
+        bidders, defenders = contract.side, 1 - contract.side
+        capot = capot_side(deal)
+        cards = list(deal.card_points)
+        if capot is not None:
+            # 002: "Eine Seite, die alle Stiche macht, zählt für ihre Karten 250" (in place of 162).
+            cards[capot] = 250
+        decl = [sum(d.points for d in deal.credited[s]) for s in (0, 1)]
+        belote = self.belote_points(deal)
+        capot_bid = contract.value == CAPOT_BID
+        total = cards[bidders] + decl[bidders] + belote[bidders]
+        if capot_bid:
+            made = capot == bidders
+            notes = [f"capot bid: the bidders took {deal.tricks_won[bidders]} of 8 tricks"]
+        else:
+            # 002: at least 82 card points AND card points + declarations + belote reach the bid.
+            made = cards[bidders] >= 82 and total >= contract.value
+            notes = [f"bidders: {cards[bidders]} card points (82 needed), total {total} "
+                     f"against the bid {contract.value}"]
+        mult = contract.multiplier
+        winner = bidders if made else defenders
+        written = [0, 0]
+        if mult == 1 and made:
+            # 002: the bidders write their points plus the bid, the defenders their own, each rounded.
+            written[bidders] = self.round_ten(total) + contract.value
+            written[defenders] = self.round_ten(cards[defenders] + decl[defenders] + belote[defenders])
+        else:
+            # Failed (002: defenders 160 + the bid + the credited declarations; the bidders keep only their
+            # belote), or coinched (002: one sum for the side that won the deal, x2 or x4). The whole deal is
+            # 160 rounded, 250 when the winner took every trick or a capot bid was at stake (002: "ein
+            # Capot-Gebot [ist] 500 wert, ob erfüllt oder nicht").
+            deal_value = 250 if capot_bid or capot == winner else 160
+            own_only = not made and self.options.failed_declarations == "own"
+            won_decl = decl[defenders] if own_only else decl[0] + decl[1]
+            if self.options.multiply == "all":
+                written[winner] = (deal_value + contract.value + won_decl) * mult
+            else:
+                written[winner] = deal_value + contract.value * mult + won_decl
+            # The belote is never lost nor multiplied: it stays with the side that held it (002: "die
+            # Bieter behalten nur ihre Belote").
+            written[0] += belote[0]
+            written[1] += belote[1]
+            notes.append("contract made" if made else "contract failed: the defenders score the deal")
+            if mult > 1:
+                notes.append(f"{'coinche' if mult == 2 else 'surcoinche'}: the winning side's score x{mult}")
+        return DealScore(cards, decl, belote, capot, made, mult, written, notes=notes)
