@@ -6,80 +6,20 @@ started here is stopped at teardown (SIGTERM, then SIGKILL after a bound).
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
 import pilotta_bot
 import pytest
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 from pilotta.arena.v1 import bot_pb2_grpc
+from protocol_helpers import NODE_DIR, REPO, free_port, start_process, stop_process
 
 from sample_bots.heuristic import HeuristicBot
 from sample_bots.random import RandomBot
-
-REPO = Path(__file__).resolve().parents[2]
-NODE_DIR = REPO / "sample_bots" / "node"
-CALL_TIMEOUT = 5.0  # seconds: the deadline of every call the tests make
-
-
-def free_port() -> int:
-    # The OS picks a free port; a process started right after binds it (a small race, fine on loopback).
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_serving(address: str, timeout: float = 20.0, process: subprocess.Popen[bytes] | None = None) -> None:
-    """Wait until the gRPC health service at ``address`` says SERVING (or fail, naming why)."""
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    with grpc.insecure_channel(address) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        while time.monotonic() < deadline:
-            if process is not None and process.poll() is not None:
-                out = process.stdout.read().decode(errors="replace") if process.stdout else ""
-                raise AssertionError(f"bot process exited with {process.returncode} before serving:\n{out}")
-            try:
-                reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1.0)
-                if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    return
-            except grpc.RpcError as error:
-                last = error
-            time.sleep(0.1)
-    raise AssertionError(f"no SERVING health from {address} within {timeout}s (last error: {last})")
-
-
-def start_process(command: list[str], cwd: Path, port: int,
-                  env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               env={**os.environ, **(env or {})})
-    try:
-        wait_serving(f"127.0.0.1:{port}", process=process)
-    except BaseException:
-        stop_process(process)
-        raise
-    return process
-
-
-def stop_process(process: subprocess.Popen[bytes], timeout: float = 10.0) -> int:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout)
-    if process.stdout:
-        process.stdout.close()
-    return int(process.returncode)
 
 
 @pytest.fixture
@@ -134,7 +74,7 @@ def node_bot_dir() -> Path:
         result = subprocess.run(command, cwd=NODE_DIR, capture_output=True, text=True, timeout=300)
         if result.returncode != 0:
             pytest.fail(f"{' '.join(command)} failed in {NODE_DIR}:\n{result.stdout}\n{result.stderr}")
-    return NODE_DIR
+    return Path(NODE_DIR)
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from pathlib import Path
 import grpc
 import pilotta_bot
 import pytest
-from conftest import free_port, start_process, stop_process
 from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
 from protocol_duel import duel, play_deal
+from protocol_helpers import free_port, start_process, stop_process
 
 from referee import wire
 from referee.game import Game

@@ -10,9 +10,9 @@ from collections.abc import Callable
 import grpc
 import pilotta_bot
 import pytest
-from conftest import REPO, free_port, start_process, stop_process, wait_serving
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
+from protocol_helpers import REPO, free_port, start_process, stop_process, wait_serving
 
 from sample_bots.random import RandomBot
 
