@@ -139,7 +139,11 @@ def test_redis_restart_mid_ladder_loses_no_result(own_redis, procs):
     wait_until(lambda: q.results_count() >= 8, 60, "some results before the restart")
     before = set(recorded_ids(r))
 
-    own_redis.restart()  # SHUTDOWN (AOF flushed), start again on the same dir and port
+    # SHUTDOWN (flushes the AOF), stay down a moment so the workers see connection
+    # errors and back off, then start again on the same data dir and port.
+    own_redis.stop()
+    time.sleep(1.0)
+    own_redis.start()
     r2 = connect(own_redis.url)
     assert before <= set(recorded_ids(r2))  # nothing recorded before the restart was lost
 
