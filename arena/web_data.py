@@ -1,0 +1,262 @@
+"""What the web pages read from Redis: every read bounded in count and size, and cached where immutable.
+
+Bounds: the client is expected to come from ``redis_server.connect`` (every call times out); lists are
+capped (``MAX_ROWS`` leaderboard rows, ``HISTORY_POINTS`` per plot line, ``SCAN_CAP`` results looked at for
+one match list page), so no request can make Redis send an unbounded reply.
+
+A stored result (``pa:result:<id>``) holds the whole game record, tens of kilobytes per match.  A match list
+only needs who played and the score, so ``_SUMMARY_LUA`` decodes results inside Redis and returns them
+without ``record`` and ``stats``.  Results are written once (SET NX) and never change, so summaries, replays
+and bot names (a bot's name is fixed at registration) are cached here without any invalidation.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any, Generic, TypeVar
+
+import redis
+
+from arena import keys, stats
+from arena.model import ID_RE, MatchResult, UnknownBotError
+from arena.ratings import Ratings
+from arena.registry import Registry
+from arena.web_replay import replay_payload
+
+MAX_ROWS = 100  # leaderboard rows per ladder
+PLOT_BOTS = 10  # bots drawn in a ladder's rating plot
+HISTORY_POINTS = 300  # points per plotted rating line (the latest ones)
+PAGE_MAX = 200  # matches per match list page
+SCAN_CHUNK = 100  # results stream entries read per XREVRANGE
+SCAN_CAP = 2000  # results stream entries looked at for one match list page
+STREAM_ID_RE = re.compile(r"^\d{1,20}-\d{1,20}$")
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class LRU(Generic[K, V]):
+    """A small thread-safe LRU map (the server is threaded)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._d: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, k: K) -> V | None:
+        with self._lock:
+            v = self._d.get(k)
+            if v is not None:
+                self._d.move_to_end(k)
+            return v
+
+    def put(self, k: K, v: V) -> None:
+        with self._lock:
+            self._d[k] = v
+            self._d.move_to_end(k)
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)
+
+
+class WebData:
+    def __init__(self, r: redis.Redis) -> None:
+        self.r: Any = r  # replies are str (decode_responses=True); the stubs cannot know
+        self.registry = Registry(r)
+        self._ratings: Ratings | None = None
+        self._ratings_lock = threading.Lock()
+        self._summary = r.register_script(_SUMMARY_LUA)
+        self._names: LRU[str, str] = LRU(10_000)
+        self._summaries: LRU[str, dict[str, Any]] = LRU(20_000)
+        self._replays: LRU[str, dict[str, Any]] = LRU(32)
+
+    @property
+    def ratings(self) -> Ratings:
+        # Built on first use, not at start: Ratings() creates its consumer group, and the web server may
+        # start before Redis is up (``arena up`` starts them together).
+        with self._ratings_lock:
+            if self._ratings is None:
+                self._ratings = Ratings(self.r)
+            return self._ratings
+
+    def ping(self) -> bool:
+        return bool(self.r.ping())
+
+    # ladders and bots ------------------------------------------------------------------
+
+    def ladders(self) -> dict[str, dict[str, Any] | None]:
+        """Ladder id -> its settings; also ladders only seen in recent results (settings None)."""
+        out: dict[str, dict[str, Any] | None] = {}
+        for lid, raw in sorted(self.r.hgetall(keys.LADDERS).items())[:MAX_ROWS]:
+            try:
+                out[lid] = json.loads(raw)
+            except ValueError:
+                out[lid] = None
+        for _eid, f in self.r.xrevrange(keys.RESULTS_STREAM, count=200):
+            lid = f.get("ladder")
+            if lid and ID_RE.match(lid):
+                out.setdefault(lid, None)
+        return dict(sorted(out.items()))
+
+    def names(self, bot_ids: Iterable[str]) -> dict[str, str]:
+        """Bot id -> name (the id itself for an unknown id)."""
+        ids = list(dict.fromkeys(bot_ids))
+        out = {b: n for b in ids if (n := self._names.get(b)) is not None}
+        missing = [b for b in ids if b not in out]
+        if missing:
+            with self.r.pipeline(transaction=False) as p:
+                for b in missing:
+                    p.hget(keys.bot(b), "name")
+                for b, name in zip(missing, p.execute(), strict=True):
+                    if name:
+                        self._names.put(b, name)
+                    out[b] = name or b
+        return out
+
+    def bot_id_by_name(self, name: str) -> str:
+        """Raises UnknownBotError.  The name is looked up as given: no normalisation, no id fallback."""
+        if not name or len(name) > 256:
+            raise UnknownBotError(f"unknown bot name {name!r}")
+        bot_id = self.r.hget(keys.BOT_NAMES, name)
+        if bot_id is None:
+            raise UnknownBotError(f"unknown bot name {name!r}")
+        return str(bot_id)
+
+    # ratings ------------------------------------------------------------------------------
+
+    def leaderboard(self, ladder: str, limit: int = MAX_ROWS) -> list[dict[str, Any]]:
+        rows = self.ratings.leaderboard(ladder, limit=min(limit, MAX_ROWS))
+        names = self.names(r.bot_id for r in rows)
+        return [{"rank": i + 1, "name": names[r.bot_id], **r.to_dict()} for i, r in enumerate(rows)]
+
+    def history(self, ladder: str, bot_id: str, limit: int = HISTORY_POINTS) -> list[dict[str, Any]]:
+        return [
+            {"ts": p.ts, "match_id": p.match_id, "mu": p.mu, "sigma": p.sigma, "conservative": p.mu - 3 * p.sigma}
+            for p in self.ratings.history(ladder, bot_id, limit=min(limit, HISTORY_POINTS))
+        ]
+
+    def plot_history(self, ladder: str, bot_id: str) -> list[dict[str, Any]]:
+        """``history`` for a plot: led by the prior rating when the history is complete, so the first match's
+        change is drawn too.  (A capped history starts mid-way; its first stored point leads then.)"""
+        pts = self.history(ladder, bot_id)
+        if pts and len(pts) < HISTORY_POINTS and pts[0]["match_id"]:
+            mu, sigma = float(self.ratings.model.mu), float(self.ratings.model.sigma)
+            pts.insert(0, {"ts": pts[0]["ts"], "match_id": "", "mu": mu, "sigma": sigma,
+                           "conservative": mu - 3 * sigma})
+        return pts
+
+    def bot_ladders(self, bot_id: str) -> list[dict[str, Any]]:
+        """The ladders the bot has a rating on: rank, rating and statistics on each."""
+        lids = list(self.ladders())
+        with self.r.pipeline(transaction=False) as p:
+            for lid in lids:
+                p.zrevrank(keys.leaderboard(lid), bot_id)
+            ranks = p.execute()
+        out = []
+        for lid, rank in zip(lids, ranks, strict=True):
+            if rank is None:
+                continue
+            out.append({
+                "ladder": lid,
+                "rank": int(rank) + 1,
+                "rating": self.ratings.get(lid, bot_id).to_dict(),
+                "stats": stats.bot_stats(self.r, lid, bot_id).to_dict(),
+            })
+        return out
+
+    # matches ------------------------------------------------------------------------------
+
+    def summaries(self, match_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Match id -> result without record and stats (see the module docstring)."""
+        out = {m: s for m in match_ids if (s := self._summaries.get(m)) is not None}
+        missing = [m for m in dict.fromkeys(match_ids) if m not in out and ID_RE.match(m)]
+        for i in range(0, len(missing), SCAN_CHUNK):
+            chunk = missing[i : i + SCAN_CHUNK]
+            for m, raw in zip(chunk, self._summary(keys=[keys.result(m) for m in chunk]), strict=True):
+                if not raw:
+                    continue
+                try:
+                    s = json.loads(raw)
+                except ValueError:
+                    continue
+                if not (isinstance(s, dict) and isinstance(s.get("seats"), list) and len(s["seats"]) == 4):
+                    continue  # not a result this arena wrote; leave it out of lists
+                self._summaries.put(m, s)
+                out[m] = s
+        return out
+
+    def matches(
+        self, ladder: str | None = None, bot_id: str | None = None, limit: int = 50, before: str | None = None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """The latest recorded matches (newest first), optionally of one ladder and/or one bot.
+
+        Returns the page and a cursor for the next (older) page, or None when there is nothing older.
+        Looks at no more than ``SCAN_CAP`` results per call: a bot that rarely plays may get a short page
+        with a cursor to continue from.
+        """
+        limit = max(1, min(limit, PAGE_MAX))
+        hi = "+" if before is None else f"({before}"
+        out: list[dict[str, Any]] = []
+        scanned = 0
+        while scanned < SCAN_CAP:
+            entries = self.r.xrevrange(keys.RESULTS_STREAM, max=hi, min="-", count=SCAN_CHUNK)
+            if not entries:
+                return out, None
+            scanned += len(entries)
+            wanted = [(eid, f["match_id"]) for eid, f in entries
+                      if "match_id" in f and (ladder is None or f.get("ladder") == ladder)]  # fmt: skip
+            found = self.summaries([m for _e, m in wanted])
+            for eid, mid in wanted:
+                s = found.get(mid)
+                if s is None or (bot_id is not None and bot_id not in s["seats"]):
+                    continue
+                out.append(s)
+                if len(out) == limit:
+                    return out, eid
+            hi = f"({entries[-1][0]}"
+        return out, hi[1:]
+
+    def with_names(self, matches: list[dict[str, Any]]) -> dict[str, str]:
+        return self.names(b for m in matches for b in m["seats"])
+
+    def replay(self, match_id: str) -> dict[str, Any] | None:
+        """The replay payload of a match (``web_replay``), or None if no such result."""
+        if not ID_RE.match(match_id):
+            return None
+        cached = self._replays.get(match_id)
+        if cached is not None:
+            return cached
+        raw = self.r.get(keys.result(match_id))
+        if raw is None:
+            return None
+        result = MatchResult.from_json(raw)
+        try:
+            record = json.loads(result.record)
+        except ValueError:
+            record = None
+        payload = replay_payload(result.to_dict(), record, self.names(result.seats))
+        self._replays.put(match_id, payload)
+        return payload
+
+
+# KEYS: result keys.  Returns, per key, the result JSON without "record" and "stats", or false.
+# cjson decodes the record as one string (it is JSON inside JSON), so this is a fast scan, not a parse
+# of the whole game.
+_SUMMARY_LUA = """
+local out = {}
+for i, k in ipairs(KEYS) do
+  local raw = redis.call('GET', k)
+  out[i] = false
+  if raw then
+    local ok, d = pcall(cjson.decode, raw)
+    if ok and type(d) == 'table' then
+      d['record'] = nil
+      d['stats'] = nil
+      out[i] = cjson.encode(d)
+    end
+  end
+end
+return out
+"""
