@@ -112,7 +112,7 @@ class Bela(Ruleset):
     def _declaration_key(self, deal: Deal, seat: int, d: Declaration) -> tuple[int, ...]:
         # 002: the better declaration wins; at equality the side whose player comes first from the
         # dealer's right. Under "cards", equal points go first to the longer, then the higher declaration.
-        priority = 4 - (seat - deal.dealer) % 4  # dealer + 1 -> 3, ..., the dealer -> 0
+        priority = 3 - (seat - deal.dealer - 1) % 4  # dealer + 1 -> 3, ..., the dealer -> 0
         if self.options.declaration_tiebreak == "cards":
             return (d.points, d.length, d.top, priority)
         return (d.points, priority)
