@@ -63,17 +63,24 @@ def round_total(points: int, strain: Strain) -> int:
     return points // 10 + (1 if points % 10 >= up_from else 0)
 
 
-def round_pair(a: int, b: int, strain: Strain) -> tuple[int, int]:
+def round_pair(a: int, b: int, strain: Strain, usual_if_equal: int = 0) -> tuple[int, int]:
     """Both sides' totals divided by ten. 002: "Enden beide Seiten im Farbspiel auf 6 oder bei Alles Trumpf
     auf 4, wird die kleinere Summe auf- und die größere abgerundet, sodass 56 und 106 zu 6 und 10 werden."
     Without this exception a suit deal split 56/106 would give 6 + 11 = 17 game points (and an all-trump
-    deal split 124/134 would give 12 + 13 = 25) where the deal is worth 16 (26). Equal totals have no
-    smaller and larger one: each is rounded by the usual rule (docs/rules/bulgarian.md)."""
+    deal split 124/134 would give 12 + 13 = 25) where the deal is worth 16 (26).
+
+    Equal totals ending so (a suit tie 106/106, possible with a quarte) have no smaller and larger one:
+    the total at index ``usual_if_equal`` is rounded by the usual rule and the other the other way, so that
+    the deal keeps its value as the exception intends (docs/rules/bulgarian.md)."""
     both_end_in = 6 if strain.is_suit else 4 if strain is Strain.ALL_TRUMP else None
-    if both_end_in is not None and a != b and a % 10 == both_end_in and b % 10 == both_end_in:
+    if both_end_in is None or a % 10 != both_end_in or b % 10 != both_end_in:
+        return round_total(a, strain), round_total(b, strain)
+    if a != b:
         smaller_up, larger_down = min(a, b) // 10 + 1, max(a, b) // 10
         return (smaller_up, larger_down) if a < b else (larger_down, smaller_up)
-    return round_total(a, strain), round_total(b, strain)
+    usual = round_total(a, strain)
+    other = a // 10 + (0 if usual > a // 10 else 1)
+    return (usual, other) if usual_if_equal == 0 else (other, usual)
 
 
 def deal_winner(score: DealScore) -> int | None:
@@ -237,7 +244,9 @@ class Bulgarian(Ruleset):
         else:
             # 002: "Sind beide Seiten gleich, schreiben die Gegner ihre eigenen Punkte, und die Punkte der
             # Bieter bleiben hängen."
-            rounded = round_pair(total[0], total[1], strain)
+            # The defenders' points are written now by the usual rule; the hanging ones absorb the
+            # rounding exception if both totals end in 6 (suit) or 4 (all trump).
+            rounded = round_pair(total[0], total[1], strain, usual_if_equal=defenders)
             written[defenders] = rounded[defenders]
             hanging = rounded[bidders]
             notes.append(f"tie: the defenders write their own, the bidders' {hanging} points hang")
