@@ -29,8 +29,9 @@ import grpc
 from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
 
 from referee import wire
-from referee.actions import ActionKind, action_kind, parse_action
+from referee.actions import ActionKind, action_code, action_kind, parse_action
 from referee.bots import Manifest, bot_label, launch_bots
+from referee.deal import Deal
 from referee.game import Game
 from referee.observation import observe
 from referee.record import ActionNote, RecordExtras, game_to_record
@@ -176,13 +177,28 @@ class _Cancelled(Exception):
     pass
 
 
+_CODES: dict[int, str] = {}
+
+
+def _code(action: int, declaration_codes: tuple[str, ...]) -> str:
+    """An action's code; all but declarations (whose codes depend on the hand) are cached."""
+    code = _CODES.get(action)
+    if code is None:
+        code = action_code(action, declaration_codes)
+        if action_kind(action) is not ActionKind.DECLARE:
+            _CODES[action] = code
+    return code
+
+
 def _phase_of(deal_phase: str, action: int) -> str:
     if deal_phase == "auction":
         return "auction"
     return "declare" if action_kind(action) is ActionKind.DECLARE else "play"
 
 
-class _Runner:
+class MatchRunner:
+    """The machinery of ``run_match`` over open channels (the bench drives ``step`` directly)."""
+
     def __init__(self, endpoints: Sequence[str], labels: Sequence[str], settings: MatchSettings,
                  match_id: str, on_event: Callable[[Event], None] | None,
                  cancel: threading.Event | None) -> None:
@@ -336,40 +352,50 @@ class _Runner:
         while not game.over:
             if self.cancel is not None and self.cancel.is_set():
                 raise _Cancelled()
-            deal = game.deal
-            deal_number = len(game.deals) - 1
-            seat = deal.to_act
-            bot_index = seats[seat]
-            b = self.bots[bot_index]
-            actions = deal.legal_actions()
-            decl = deal.declaration_codes[seat]
-            legal = [deal.code(a, seat) for a in actions]
-            request = wire.decide_request(self.match_id, observe(deal, seat, game), legal,
-                                          deadline_ms=s.deadline_ms, time_bank_ms=int(b.time_bank_ms))
-            index, outcome, latency, detail, comment = self.decide(bot_index, request, legal, decl)
-            b.counts[outcome] += 1
-            b.latencies_ms.append(latency)
-            phase = _phase_of(deal.phase.value, actions[index])
-            if outcome != "ok" or comment:
-                notes[(deal_number, len(deal.history))] = ActionNote(outcome=outcome, comment=comment)
-            self.emit(DecisionEvent(leg, deal_number, seat, b.name, phase, legal[index], outcome, latency,
-                                    detail))
-            if outcome in ("crashed", "unreachable"):
-                b.note(f"deal {deal_number}: {detail}")
-                raise _Forfeit(bot_index, seat, f"bot {b.name} (seat {seat}) {outcome}: {detail}")
-            if outcome != "ok":
-                b.strikes += 1
-                b.note(f"leg {leg} deal {deal_number} seat {seat}: {outcome}: {detail}")
-                if b.strikes > s.max_strikes:
-                    raise _Forfeit(bot_index, seat, f"bot {b.name} exceeded {s.max_strikes} strikes "
-                                                    f"(last: {outcome}: {detail})")
-            game.apply(actions[index])
-            if deal.is_over:
+            ended = self.step(leg, game, seats, notes)
+            if ended is not None:
+                deal_number, deal = ended
                 assert deal.score is not None
                 self.emit(DealEvent(leg, deal_number, tuple(deal.score.written), tuple(game.scores),
                                     deal.thrown_in))
                 notice = wire.deal_end_notice(deal, self.match_id, deal_number, game.scores)
                 self.notify("DealEnded", seats, [notice] * 4)
+
+    def step(self, leg: int, game: Game, seats: Sequence[int],
+             notes: dict[tuple[int, int], ActionNote]) -> tuple[int, Deal] | None:
+        """One decision: observation -> proto -> Decide -> parse -> apply. Returns (number, deal) when
+        the deal ended with it. Raises _Forfeit when the bot's team forfeits."""
+        s = self.s
+        deal = game.deal
+        deal_number = len(game.deals) - 1
+        seat = deal.to_act
+        bot_index = seats[seat]
+        b = self.bots[bot_index]
+        actions = deal.legal_actions()
+        decl = deal.declaration_codes[seat]
+        legal = [_code(a, decl) for a in actions]
+        request = wire.decide_request(self.match_id, observe(deal, seat, game), legal,
+                                      deadline_ms=s.deadline_ms, time_bank_ms=int(b.time_bank_ms))
+        index, outcome, latency, detail, comment = self.decide(bot_index, request, legal, decl)
+        b.counts[outcome] += 1
+        b.latencies_ms.append(latency)
+        if outcome != "ok" or comment:
+            notes[(deal_number, len(deal.history))] = ActionNote(outcome=outcome, comment=comment)
+        if self.on_event is not None:
+            phase = _phase_of(deal.phase.value, actions[index])
+            self.on_event(DecisionEvent(leg, deal_number, seat, b.name, phase, legal[index], outcome,
+                                        latency, detail))
+        if outcome in ("crashed", "unreachable"):
+            b.note(f"deal {deal_number}: {detail}")
+            raise _Forfeit(bot_index, seat, f"bot {b.name} (seat {seat}) {outcome}: {detail}")
+        if outcome != "ok":
+            b.strikes += 1
+            b.note(f"leg {leg} deal {deal_number} seat {seat}: {outcome}: {detail}")
+            if b.strikes > s.max_strikes:
+                raise _Forfeit(bot_index, seat, f"bot {b.name} exceeded {s.max_strikes} strikes "
+                                                f"(last: {outcome}: {detail})")
+        game.apply(actions[index])
+        return (deal_number, deal) if deal.is_over else None
 
 
 def _leg_seats(first: Sequence[int], leg: int) -> tuple[int, int, int, int]:
@@ -389,7 +415,7 @@ def run_match(bots: Sequence[str | Manifest], settings: MatchSettings, match_id:
     settings.validate()
     with launch_bots(bots, settings.log_dir, startup_timeout_s=settings.startup_timeout_s) as (eps, procs):
         labels = [bot_label(b) for b in bots]
-        runner = _Runner(eps, labels, settings, match_id, on_event, cancel)
+        runner = MatchRunner(eps, labels, settings, match_id, on_event, cancel)
         try:
             outcome = _play(runner, procs)
         finally:
@@ -397,7 +423,7 @@ def run_match(bots: Sequence[str | Manifest], settings: MatchSettings, match_id:
     return outcome
 
 
-def _play(r: _Runner, procs: Sequence[Any]) -> MatchOutcome:
+def _play(r: MatchRunner, procs: Sequence[Any]) -> MatchOutcome:
     s = r.s
     started = time.monotonic()
     for p in procs:
@@ -432,7 +458,7 @@ def _play(r: _Runner, procs: Sequence[Any]) -> MatchOutcome:
     return _finish(r, games, legs_seats, notes, forfeit, time.monotonic() - started)
 
 
-def _finish(r: _Runner, games: list[Game], legs_seats: list[tuple[int, int, int, int]],
+def _finish(r: MatchRunner, games: list[Game], legs_seats: list[tuple[int, int, int, int]],
             notes: dict[tuple[int, int, int], ActionNote], forfeit: dict[str, Any] | None,
             elapsed: float) -> MatchOutcome:
     s = r.s

@@ -1,0 +1,199 @@
+"""Benchmarks of the referee over real gRPC on loopback (about a minute in all).
+
+1. The cost of one decision through the match runner (observation -> proto -> gRPC Decide -> parse ->
+   apply, notices included) against a raw gRPC round trip of the very same request bytes to the same
+   bot server, measured in the same run; the overhead ratio's target is at most +15 %.
+2. Deals per second of a match between two Python random sample bots.
+3. Matches per second with 1, 4 and 16 matches running at once in this process (threads).
+
+    python bench/bench_referee.py [--quick] [--json-only]
+
+The bench's own bot (``--serve-bot PORT``) deserialises each DecideRequest and answers a seeded random
+legal index; both the referee and the raw round trip talk to it, so the difference is the referee's work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+import threading
+import time
+from concurrent import futures
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import grpc  # noqa: E402
+from pilotta.arena.v1 import bot_pb2  # noqa: E402
+
+from referee import wire  # noqa: E402
+from referee.bots import free_port, launch_bots, load_manifest, wait_serving  # noqa: E402
+from referee.game import Game  # noqa: E402
+from referee.match import MatchRunner, MatchSettings, run_match  # noqa: E402
+from referee.observation import observe  # noqa: E402
+
+DECIDE = "/pilotta.arena.v1.Bot/Decide"
+BIG_TARGET = {"target": 1_000_000}  # so that a match plays exactly its number of deals
+
+
+# --- The bench bot: a minimal server (also used as the raw round trip's peer) ---------------------------
+def serve_bot(port: int) -> None:
+    from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+    rng = random.Random(1)
+    lock = threading.Lock()
+
+    def decide(raw: bytes, context: Any) -> bytes:
+        request = bot_pb2.DecideRequest.FromString(raw)
+        with lock:
+            index = rng.randrange(len(request.legal_actions))
+        return bytes(bot_pb2.DecideReply(index=index).SerializeToString())
+
+    def handshake(raw: bytes, context: Any) -> bytes:
+        reply = bot_pb2.HandshakeReply(name="bench", version="1", protocol_version=1, games=["pilotta"])
+        return bytes(reply.SerializeToString())
+
+    def ack(raw: bytes, context: Any) -> bytes:
+        return b""
+
+    def h(fn: Any) -> grpc.RpcMethodHandler:
+        return grpc.unary_unary_rpc_method_handler(fn)  # bytes in, bytes out
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("pilotta.arena.v1.Bot", {
+        "Decide": h(decide), "Handshake": h(handshake), "MatchStarted": h(ack), "DealEnded": h(ack),
+        "MatchEnded": h(ack)}),))
+    hs = health.HealthServicer()
+    hs.set("", health_pb2.HealthCheckResponse.SERVING)
+    health_pb2_grpc.add_HealthServicer_to_server(hs, server)
+    server.add_insecure_port(f"127.0.0.1:{port}")
+    server.start()
+    server.wait_for_termination()
+
+
+def bench_decision(endpoint: str, decisions: int) -> dict[str, Any]:
+    """Interleave, decision by decision, the runner's real per-decision step (``MatchRunner.step``) with a
+    raw gRPC call of the same request bytes (no protobuf work on the client), so both see the same
+    machine at the same moment. Also the cost per decision of whole matches (notices included)."""
+    settings = MatchSettings(options=BIG_TARGET, seed=7)
+    runner = MatchRunner([endpoint, endpoint], ["a", "b"], settings, "bench", None, None)
+    assert not runner.handshake()
+    referee_ns = raw_ns = n = 0
+    rpc_ms = 0.0
+    notes: dict[Any, Any] = {}
+    seats = (0, 1, 0, 1)
+    call = runner.channels[endpoint].unary_unary(DECIDE)  # the same channel, raw bytes both ways
+    game = Game(runner.ruleset, 1)
+    while n < decisions:
+        if game.over:
+            game = Game(runner.ruleset, n)
+        deal, seat = game.deal, game.deal.to_act
+        legal = [deal.code(a, seat) for a in deal.legal_actions()]
+        raw = wire.decide_request("bench", observe(deal, seat, game), legal, deadline_ms=1000,
+                                  time_bank_ms=10_000).SerializeToString()
+        t0 = time.perf_counter_ns()
+        runner.step(0, game, seats, notes)
+        t1 = time.perf_counter_ns()
+        call(raw, timeout=5.0)
+        t2 = time.perf_counter_ns()
+        if n >= 200:  # after a warm-up
+            referee_ns += t1 - t0
+            raw_ns += t2 - t1
+            rpc_ms += runner.bots[seats[seat]].latencies_ms[-1]
+        n += 1
+    runner.close()
+    counted = n - 200
+    ref, base = referee_ns / counted / 1000, raw_ns / counted / 1000
+    t0 = time.perf_counter()
+    out = run_match([endpoint, endpoint], MatchSettings(options=BIG_TARGET, deals=20, seed=3), "bench-whole")
+    whole = (time.perf_counter() - t0) / sum(b.counts["ok"] for b in out.bots) * 1e6
+    return {"referee_decision_us": round(ref, 1), "raw_grpc_round_trip_us": round(base, 1),
+            "overhead_ratio": round(ref / base - 1, 3), "decisions": counted,
+            "referee_work_us": round(ref - rpc_ms * 1000 / counted, 1),  # the step outside its Decide call
+            "whole_match_us_per_decision": round(whole, 1)}
+
+
+def bench_deals(endpoints: list[str], seconds: float) -> dict[str, Any]:
+    deals, played, t0, seed = 20, 0, time.perf_counter(), 0
+    while time.perf_counter() - t0 < seconds:
+        seed += 1
+        out = run_match(endpoints, MatchSettings(options=BIG_TARGET, deals=deals, seed=seed), f"deals-{seed}")
+        assert out.forfeit is None, out.forfeit_reason
+        played += out.deals_played
+    elapsed = time.perf_counter() - t0
+    return {"deals_per_s": round(played / elapsed, 1), "deals": played, "seconds": round(elapsed, 2)}
+
+
+def bench_concurrency(endpoints: list[str], levels: list[int], seconds: float) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for n in levels:
+        done = [0] * n
+        stop = time.perf_counter() + seconds
+
+        def worker(i: int, stop: float = stop, done: list[int] = done) -> None:
+            while time.perf_counter() < stop:
+                out = run_match(endpoints, MatchSettings(deals=4, seed=i * 10_000 + done[i]), f"c{i}-{done[i]}")
+                assert out.forfeit is None, out.forfeit_reason
+                done[i] += 1
+
+        t0 = time.perf_counter()
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=seconds + 60)
+        elapsed = time.perf_counter() - t0
+        results[str(n)] = {"matches_per_s": round(sum(done) / elapsed, 2), "matches": sum(done)}
+    return results
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--serve-bot", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--quick", action="store_true", help="shorter runs (about 25 s)")
+    p.add_argument("--json-only", action="store_true")
+    a = p.parse_args()
+    if a.serve_bot:
+        serve_bot(a.serve_bot)
+        return
+    quick = a.quick
+    port = free_port()
+    bench_bot = subprocess.Popen([sys.executable, __file__, "--serve-bot", str(port)], cwd=REPO)
+    figures: dict[str, Any] = {}
+    try:
+        endpoint = f"127.0.0.1:{port}"
+        why = wait_serving(endpoint, 20.0, bench_bot)
+        if why:
+            raise SystemExit(f"the bench bot did not start: {why}")
+        figures["decision"] = bench_decision(endpoint, 3000 if quick else 12_000)
+    finally:
+        bench_bot.terminate()
+        bench_bot.wait(timeout=10)
+    random_bots = [load_manifest(REPO / "sample_bots" / "random") for _ in range(2)]  # two processes
+    with launch_bots(random_bots) as (eps, procs):
+        errors = [p.error for p in procs if p.error]
+        if errors:
+            raise SystemExit("; ".join(errors))
+        figures["random_vs_random"] = bench_deals(eps, 4.0 if quick else 10.0)
+        figures["concurrent_matches"] = bench_concurrency(eps, [1, 4, 16], 3.0 if quick else 10.0)
+    d = figures["decision"]
+    if not a.json_only:
+        print(f"one decision through the referee: {d['referee_decision_us']} us; raw gRPC round trip of the "
+              f"same request bytes: {d['raw_grpc_round_trip_us']} us; overhead {d['overhead_ratio'] * 100:+.1f} % "
+              f"(target at most +15 %)")
+        print(f"  the referee's own work per decision (outside the Decide call): {d['referee_work_us']} us; "
+              f"whole matches, notices included: {d['whole_match_us_per_decision']} us per decision")
+        r = figures["random_vs_random"]
+        print(f"random vs random over gRPC: {r['deals_per_s']} deals/s ({r['deals']} deals in {r['seconds']} s)")
+        for n, c in figures["concurrent_matches"].items():
+            print(f"{n:>2} concurrent matches: {c['matches_per_s']} matches/s ({c['matches']} matches)")
+    print(json.dumps(figures, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()
