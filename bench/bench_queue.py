@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 # Runnable as a plain script from anywhere: make the repo importable.
@@ -48,7 +49,7 @@ def trivial(s: MatchSpec) -> MatchResult:
                        points=(100, 62), deals_played=8, duplicate=s.duplicate)  # fmt: skip
 
 
-def wait_until(pred, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
+def wait_until(pred: Callable[[], object], timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not pred():
         if time.monotonic() > deadline:
