@@ -274,9 +274,8 @@ class Deal:
         return actions
 
     def _may_announce_belote(self, seat: int, card: int) -> bool:
-        rank = card & 7
-        if rank != Rank.KING and rank != Rank.QUEEN:
-            return False
+        if not self.belote_mask >> card & 1:
+            return False  # not a king or queen of a belote suit (trump) in this contract
         other = card ^ (Rank.KING ^ Rank.QUEEN)  # the king's queen or the queen's king
         if not self.hands[seat] >> other & 1:
             return False  # only the first card of the pair announces it, while the other is still held
