@@ -173,8 +173,8 @@ class _Forfeit(Exception):
         self.bot, self.seat, self.reason = bot, seat, reason
 
 
-class _Cancelled(Exception):
-    pass
+class MatchCancelled(Exception):
+    """``run_match`` was cancelled through its ``cancel`` event (e.g. the RunMatch caller went away)."""
 
 
 _CODES: dict[int, str] = {}
@@ -313,7 +313,7 @@ class MatchRunner:
                 if code == grpc.StatusCode.UNAVAILABLE:
                     return 0, "crashed", latency, f"connection lost: {e.details()}", ""
                 if code == grpc.StatusCode.CANCELLED and self.cancel is not None and self.cancel.is_set():
-                    raise _Cancelled() from None
+                    raise MatchCancelled() from None
                 return 0, "malformed_reply", latency, f"{code.name}: {e.details()}"[:300], ""
         latency = (time.perf_counter() - start) * 1000
         over = latency - self.s.deadline_ms
@@ -351,7 +351,7 @@ class MatchRunner:
             for seat in range(4)])
         while not game.over:
             if self.cancel is not None and self.cancel.is_set():
-                raise _Cancelled()
+                raise MatchCancelled()
             ended = self.step(leg, game, seats, notes)
             if ended is not None:
                 deal_number, deal = ended

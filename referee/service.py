@@ -30,7 +30,15 @@ from pilotta.arena.v1 import referee_pb2, referee_pb2_grpc
 
 from referee.bots import is_endpoint
 from referee.errors import RulesetError
-from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
+from referee.match import (
+    DealEvent,
+    DecisionEvent,
+    Event,
+    MatchCancelled,
+    MatchOutcome,
+    MatchSettings,
+    run_match,
+)
 from referee.rules import get_ruleset
 
 log = logging.getLogger("referee.service")
@@ -103,6 +111,8 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         def work() -> None:
             try:
                 events.put(run_match(endpoints, settings, match_id, events.put, cancel=cancel))
+            except MatchCancelled:
+                log.info("match %s cancelled by its caller", match_id)
             except Exception as e:  # reported to the client below
                 log.exception("match %s failed", match_id)
                 events.put(e)

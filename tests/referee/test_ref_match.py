@@ -11,6 +11,7 @@ from conftest import BOTS_DIR
 
 from referee.bots import free_port, load_manifest
 from referee.match import DealEvent, DecisionEvent, MatchSettings, run_match
+from referee.record import verify_record
 
 StartBot = Callable[..., tuple[str, Any]]
 
@@ -77,6 +78,7 @@ def test_bad_answers_play_the_default_and_strike(start_bot: StartBot, mode: str,
     # The record marks the penalised decisions; the first three were replaced by the first legal action.
     marked = [a for d in out.record["legs"][0]["deals"] for a in d["actions"] if a.get("outcome")]
     assert len(marked) == 3 and all(a["outcome"] == outcome for a in marked)
+    verify_record(out.record["legs"][0])  # a forfeited game's record still replays
 
 
 @pytest.mark.timeout(60)

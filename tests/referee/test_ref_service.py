@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -82,3 +84,18 @@ def test_health_and_reflection(referee: str) -> None:
                                             timeout=5)
         names = {s.name for r in replies for s in r.list_services_response.service}
     assert SERVICE_NAME in names
+
+
+@pytest.mark.timeout(60)
+def test_a_cancelled_call_stops_its_match(referee: str, start_bot: Callable[..., tuple[str, Any]]) -> None:
+    slow, _ = start_bot("sleep", sleep_ms=50)
+    request = referee_pb2.MatchRequest(match_id="gone", endpoints=[slow, slow],
+                                       settings=referee_pb2.MatchSettings(seed=1, deals=50))
+    with grpc.insecure_channel(referee) as channel:
+        call = referee_pb2_grpc.RefereeStub(channel).RunMatch(request, timeout=30)
+        next(call)
+        call.cancel()
+    deadline = time.monotonic() + 10
+    while any(t.name == "match-gone" for t in threading.enumerate()):
+        assert time.monotonic() < deadline, "the match went on after its caller left"
+        time.sleep(0.05)
