@@ -12,7 +12,7 @@ from referee.deal import Phase
 from referee.errors import RulesetError
 from referee.rules import get_ruleset
 from rules.belote_family_checks import play_random_deals, replay_is_identical
-from rules.helpers import expect_illegal, legal_codes, new_deal, play, play_tricks
+from rules.helpers import auto_declare, expect_illegal, legal_codes, new_deal, play, play_trick, play_tricks
 
 # Deal A: two cards of each suit per seat; seat 2 holds KH QH (belote for side 0). No runs, no quads.
 DEAL_A = {
@@ -300,3 +300,37 @@ def test_same_seed_and_actions_replay_the_same_game(seed: int) -> None:
     game = replay_is_identical("coinche", seed)
     if game.end_reason == "target reached":
         assert game.winner is not None and game.scores[game.winner] >= 1000  # 002: Coinche to 1000
+
+
+@pytest.mark.parametrize(("exception", "expected"), [
+    (True, ["play AC", "play 7D", "play 8D", "play 9D", "play QD", "play AD", "play JS", "play QS"]),
+    (False, ["play AC"]),
+])
+def test_partner_exception_option(exception: bool, expected: list[str]) -> None:
+    # Declarations deal, clubs trump: seat 0 leads AH, seat 1 follows 7H. Seat 2 has no heart and its
+    # partner wins: with the exception (default) any card, without it the trump AC.
+    deal = new_deal("coinche", DEAL_DECL, dealer=3, options={"partner_exception": exception})
+    play(deal, "bid 80 C", "pass", "pass", "pass")
+    play_trick(deal, "AH 7H")
+    auto_declare(deal)
+    assert deal.to_act == 2 and legal_codes(deal) == expected
+
+
+@pytest.mark.parametrize(("undertrump", "expected"), [
+    (True, ["play 7H", "play 8H"]),
+    (False, ["play 7D", "play 8D", "play 9D", "play 7H", "play 8H", "play 9S", "play TS", "play JS"]),
+])
+def test_must_undertrump_option(undertrump: bool, expected: list[str]) -> None:
+    # Hearts trump. Seat 0 leads AC; seat 1 has no club and trumps with JH (it must: an opponent wins).
+    # Seat 2 has no club and only 7H 8H in trump, which cannot beat the jack: by default it must still
+    # trump; under must_undertrump false any card.
+    hands = {0: "AC KC QC JC AH TH AD KD", 1: "JH 9H QD JD TD AS KS QS",
+             2: "7H 8H 9D 8D 7D JS TS 9S", 3: "TC 9C 8C 7C KH QH 8S 7S"}
+    deal = new_deal("coinche", hands, dealer=3, options={"must_undertrump": undertrump})
+    play(deal, "bid 80 H", "pass", "pass", "pass")
+    play_trick(deal, "AC")
+    auto_declare(deal)
+    assert legal_codes(deal) == ["play 9H", "play JH"]  # seat 1 must trump over an opponent either way
+    play_trick(deal, "JH")
+    auto_declare(deal)
+    assert deal.to_act == 2 and legal_codes(deal) == expected

@@ -16,7 +16,17 @@ from referee.game import Game
 from referee.observation import observe
 from referee.rules import get_ruleset
 from rules.belote_family_checks import play_random_deals, replay_is_identical
-from rules.helpers import expect_illegal, hand_text, legal_codes, mask, new_deal, play, play_tricks
+from rules.helpers import (
+    auto_declare,
+    expect_illegal,
+    hand_text,
+    legal_codes,
+    mask,
+    new_deal,
+    play,
+    play_trick,
+    play_tricks,
+)
 
 
 def french_deal(five: dict[int, str], rest: str, options: dict[str, object] | None = None) -> Deal:
@@ -196,3 +206,18 @@ def test_same_seed_and_actions_replay_the_same_game(seed: int) -> None:
     game = replay_is_identical("french", seed)
     if game.end_reason == "target reached":
         assert game.winner is not None and game.scores[game.winner] >= 501
+
+
+@pytest.mark.parametrize(("exception", "expected"), [
+    (True, ["play AC", "play 7D", "play 8D", "play 9D", "play QD", "play AD", "play JS", "play QS"]),
+    (False, ["play AC"]),
+])
+def test_partner_exception_option(exception: bool, expected: list[str]) -> None:
+    # The four-kings deal, clubs trump: seat 0 leads AH, seat 1 follows 7H; seat 2 has no heart and its
+    # partner wins: any card with the exception (default), else its only trump AC.
+    five = {0: "7C 8C 9C TC AH", 1: "KC KD KH KS QC", 2: "7D 8D 9D AC QD", 3: "TD JD 8H 9H JH"}
+    deal = french_deal(five, "JC TH 7S 8S 9S 7H AD JS QS QH TS AS", {"partner_exception": exception})
+    play(deal, "bid C")
+    play_trick(deal, "AH 7H")
+    auto_declare(deal)
+    assert deal.to_act == 2 and legal_codes(deal) == expected
