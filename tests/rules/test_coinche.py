@@ -334,3 +334,18 @@ def test_must_undertrump_option(undertrump: bool, expected: list[str]) -> None:
     play_trick(deal, "JH")
     auto_declare(deal)
     assert deal.to_act == 2 and legal_codes(deal) == expected
+
+
+@pytest.mark.parametrize(("option", "expected"), [("all", [600, 0]), ("own", [500, 0])])
+def test_failed_contract_declarations_option(option: str, expected: list[int]) -> None:
+    # Declarations deal: seat 1 bids capot in clubs; side 1's four kings (100) are credited. Seat 0 wins
+    # the first trick with AH, so the capot fails whatever follows (played out with the first legal card,
+    # no belote announced). Defenders: 250 + 250 (002: a capot bid is worth 500 either way) + the bidders'
+    # credited 100 under "all" (002: "jede angerechnete Meldung") = 600; only their own (none) under "own".
+    deal = new_deal("coinche", DEAL_DECL, dealer=3, options={"failed_declarations": option})
+    play(deal, "pass", "bid 250 C", "pass", "pass", "pass")
+    play_tricks(deal, "AH 7H JS 8H", declare="all")
+    assert [[d.points for d in side] for side in deal.credited] == [[], [100]]
+    while not deal.is_over:
+        deal.apply(deal.legal_actions()[0])  # a card without the belote flag: cards come first
+    assert deal.score is not None and deal.score.contract_made is False and deal.score.written == expected
