@@ -48,7 +48,7 @@ def layout(title: str, body: str, active: str = "") -> str:
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{esc(title)} · pilotta-arena</title>"
-        '<link rel="stylesheet" href="/static/style.css"></head><body>'
+        '<link rel="icon" href="data:,"><link rel="stylesheet" href="/static/style.css"></head><body>'
         '<header><span class="logo">♠♥ pilotta-arena</span><nav>'
         + nav("/", "Leaderboard", "leaderboard")
         + nav("/matches", "Matches", "matches")

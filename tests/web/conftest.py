@@ -34,6 +34,7 @@ from referee.rules import get_ruleset
 
 EVIL = "<script>alert(1)</script>"
 T0 = 1_700_000_000.0
+NO_REPLAY = "m-web-norecord"
 
 
 @dataclass
@@ -131,6 +132,13 @@ def populate(r: redis.Redis, arena: Arena) -> None:
         assert queue.record_result(result)
         arena.results[mid] = result
         arena.records[mid] = record
+    # A result whose record is no game record (what test runners store): listed, but with nothing to replay.
+    a, b = arena.bots["alpha"], arena.bots["beta"]
+    junk = {"seed": 1, "actions": []}
+    res = MatchResult(match_id=NO_REPLAY, ladder=arena.ladders["pilotta"], seats=(a, b, a, b), winner=0,
+                      points=(10, 0), deals_played=1, record=json.dumps(junk), finished=T0 + 3600 * len(pairs))
+    assert queue.record_result(res)
+    arena.results[NO_REPLAY], arena.records[NO_REPLAY] = res, junk
     deadline = time.monotonic() + 30
     while ratings.process("web-tests", count=100) and time.monotonic() < deadline:
         pass
