@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import BOTS_DIR
+from testbot import BOTS_DIR
 
 from referee.bots import (
     ManifestError,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from conftest import BOTS_DIR
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from testbot import BOTS_DIR
 
 from arena.cli import main as arena_main
 from referee.bots import free_port, load_manifest, wait_serving

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BOTS_DIR
+from testbot import BOTS_DIR
 
 from referee.bots import free_port, load_manifest
 from referee.match import DealEvent, DecisionEvent, MatchSettings, run_match

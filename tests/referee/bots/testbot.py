@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 from concurrent import futures
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -32,6 +33,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from pilotta.arena.v1 import bot_pb2
 
 SERVICE = "pilotta.arena.v1.Bot"
+BOTS_DIR = Path(__file__).resolve().parent  # the test bots' manifests live in its subdirectories
 CARDS = [r + s for s in "CDHS" for r in "789TJQKA"]
 
 
