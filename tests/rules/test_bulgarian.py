@@ -604,6 +604,40 @@ def test_score_contra_and_recontra_whole_deal_to_the_side_with_more() -> None:
     assert theirs.score is not None and theirs.score.written == [0, 32]
 
 
+# ALL_TRUMP_SPLIT: all trump, everyone follows; each seat holds one low (7 8 Q K) and one high (J 9 A 10)
+# card of each suit. In all trump each player must go higher when possible, so a low trick is played 7, 8,
+# Q, K in turn and won by the king. Points (every suit as trump: J20 9 14 A11 10 10 K4 Q3):
+#   1 (0) 7C 8C QC KC   side 1   7        5 (0) 9C AC JC TC   side 0  55
+#   2 (3) 7D 8D QD KD   side 0   7        6 (2) AD TD JD 9D   side 0  55
+#   3 (2) 7S 8S QS KS   side 1   7        7 (0) AS JS TS 9S   side 1  55
+#   4 (1) 7H 8H QH KH   side 0   7        8 (1) AH 9H JH TH   side 1  55 + 10 last trick
+# Side 0: 7+7+55+55 = 124; side 1: 7+7+55+65 = 134; 258 in all.
+ALL_TRUMP_SPLIT = {
+    0: "7C 9C 8D JD QS AS KH TH",
+    1: "8C AC QD 9D KS JS 7H AH",
+    2: "QC JC KD AD 7S TS 8H 9H",
+    3: "KC TC 7D TD 8S 9S QH JH",
+}
+ALL_TRUMP_TRICKS = ("7C 8C QC KC", "7D 8D QD KD", "7S 8S QS KS", "7H 8H QH KH", "9C AC JC TC", "AD TD JD 9D",
+                    "AS JS TS 9S", "AH 9H JH TH")
+
+
+def test_score_all_trump_both_end_in_four() -> None:
+    # Seat 1 bids all trump: bidders 134 > 124, each side writes its own. Both end in 4 in all trump: 002
+    # "wird die kleinere Summe auf- und die größere abgerundet": 124 -> 13, 134 -> 13 (26 in all; the usual
+    # rule, up from 5, would give 12 + 13 = 25 for a 258-point deal).
+    deal = bulgarian_deal(ALL_TRUMP_SPLIT)
+    play(deal, "pass", "bid AT", "pass", "pass", "pass")
+    play_tricks(deal, *ALL_TRUMP_TRICKS)
+    assert deal.score is not None and deal.card_points == [124, 134]
+    assert deal.score.written == [13, 13]
+    # Seat 0 bids it instead: 124 < 134, inside: side 1 writes 258 -> 26 (last digit 8, up from 5).
+    deal = bulgarian_deal(ALL_TRUMP_SPLIT)
+    play(deal, "bid AT", "pass", "pass", "pass")
+    play_tricks(deal, *ALL_TRUMP_TRICKS)
+    assert deal.score is not None and deal.score.written == [0, 26]
+
+
 # TIE: hearts trump, everyone follows. Tricks and points:
 #   1 (0) 8C AC 9C QC   side 1  11+3         = 14
 #   2 (1) AS 7S TS 8S   side 1  11+10        = 21
