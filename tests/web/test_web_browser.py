@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -24,7 +24,7 @@ SUIT = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 STRAIN = {**SUIT, "NT": "no trump", "AT": "all trump"}
 
 
-def _missing(reason: str) -> None:
+def _missing(reason: str) -> NoReturn:
     if os.environ.get("CI") == "true":
         pytest.fail(f"CI=true but {reason}: the browser test cannot run")
     pytest.skip(reason)
@@ -41,8 +41,6 @@ def driver() -> Iterator[Any]:
     chromedriver = shutil.which("chromedriver")
     if not chromium or not chromedriver:
         _missing("chromium or chromedriver is not installed (apt-get install chromium chromium-driver)")
-    # Selenium must not look for a driver online nor report usage: the machine may have no internet.
-    os.environ["SE_AVOID_STATS"] = "true"
     profile = tempfile.mkdtemp(prefix="web-chromium-")
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
@@ -51,7 +49,10 @@ def driver() -> Iterator[Any]:
                 f"--user-data-dir={profile}", "--window-size=1280,900", "--lang=en-US"):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(service=Service(executable_path=chromedriver, log_output=os.devnull), options=opts)
+    # The driver's path is given, so Selenium Manager never looks for one online; and no usage reports.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SE_AVOID_STATS", "true")
+        drv = webdriver.Chrome(service=Service(executable_path=chromedriver, log_output=os.devnull), options=opts)
     try:
         drv.set_page_load_timeout(30)
         drv.set_script_timeout(10)
