@@ -178,7 +178,7 @@ def test_three_passes_after_a_bid_end_the_auction() -> None:
     # the bid's suit is trump, its number the contract. Dealer 0: 1 bids 80 H; 2 and 3 pass: not over yet.
     deal = new_deal("pilotta", PLAIN, dealer=0)
     play(deal, "bid 80 H", "pass", "pass")
-    assert deal.phase is Phase.AUCTION and deal.to_act == 0
+    assert deal.phase.value == "auction" and deal.to_act == 0
     play(deal, "pass")
     assert deal.phase is Phase.PLAY
     assert deal.contract is not None
@@ -193,7 +193,7 @@ def test_last_seat_may_bid_after_three_passes_and_wins_at_once() -> None:
     # Once 0 bids, the three others are already out: three passes follow at once and 0 declares.
     deal = new_deal("pilotta", PLAIN, dealer=0)
     play(deal, "pass", "pass", "pass")
-    assert deal.phase is Phase.AUCTION and deal.to_act == 0
+    assert deal.phase.value == "auction" and deal.to_act == 0
     play(deal, "bid 80 D")
     assert deal.phase is Phase.PLAY
     assert deal.contract is not None and deal.contract.bidder == 0

@@ -23,16 +23,16 @@ def with_hand(hand: str) -> dict[int, str]:
     return {0: hand, 1: " ".join(rest[0::3]), 2: " ".join(rest[1::3]), 3: " ".join(rest[2::3])}
 
 
-def to_play(hands: dict[int, str], trump: str = "C", **options: object) -> Deal:
+def to_play(hands: dict[int, str], trump: str = "C", options: dict[str, object] | None = None) -> Deal:
     """Dealer 3; seat 0 buys the contract at 80 in ``trump``; the deal is ready for the first card."""
-    deal = new_deal("pilotta", hands, dealer=3, options=options or None)
+    deal = new_deal("pilotta", hands, dealer=3, options=options)
     play(deal, f"bid 80 {trump}", "pass", "pass", "pass")
     assert deal.phase is Phase.PLAY
     return deal
 
 
 def found(hand: str, **options: object) -> list[tuple[str, int]]:
-    deal = to_play(with_hand(hand), **options)
+    deal = to_play(with_hand(hand), options=options or None)
     return sorted((d.code, d.points) for d in deal.declarations[0])
 
 
