@@ -113,9 +113,9 @@ def test_auction_ends_after_three_passes_following_a_bid() -> None:
     assert deal.phase is Phase.AUCTION and deal.to_act == 0
     assert "bid S" in legal_codes(deal)
     play(deal, "bid S", "pass", "pass")
-    assert deal.phase is Phase.AUCTION
+    assert deal.contract is None and deal.to_act == 3  # two passes after the bid: seat 3 still speaks
     play(deal, "pass")
-    assert deal.phase is Phase.PLAY and deal.contract is not None
+    assert deal.contract is not None and deal.to_act == 0  # play: seat 0 leads
     assert (deal.contract.bidder, deal.contract.strain, deal.contract.multiplier) == (0, Strain.SPADES, 1)
 
 
@@ -769,7 +769,8 @@ def test_rounding_rules_by_contract() -> None:
 # --- The game: hanging points and its end ---------------------------------------------------------------------
 def _deck_rotated(hands: Mapping[int, str], dealer: int, by: int) -> tuple[Card, ...]:
     """The deck giving design seat s's hand to seat s + by."""
-    return deck_for_hands({(s + by) % 4: h for s, h in hands.items()}, dealer, (3, 2, 3))
+    deck: tuple[Card, ...] = deck_for_hands({(s + by) % 4: h for s, h in hands.items()}, dealer, (3, 2, 3))
+    return deck
 
 
 def _game(decks: list[tuple[Card, ...]], scores: tuple[int, int] = (0, 0)) -> Game:
