@@ -12,7 +12,8 @@ Conventions (those of ``referee.deal``):
   a hand or a trick is such cards separated by spaces: ``"JH 9H AH 7C"``.
 
 ``tests/rules`` is a package (it has ``__init__.py``) and pytest puts ``tests/`` on the path, so a test
-file in this folder imports ``from rules.helpers import new_deal, play, legal_codes``.
+file in this folder imports ``from rules.helpers import new_deal, play, legal_codes`` (for mypy, run it
+with ``MYPYPATH=tests``).
 
 Typical use::
 

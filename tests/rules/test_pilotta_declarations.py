@@ -11,7 +11,9 @@ import pytest
 
 from referee.cards import ALL_CARDS, card_name
 from referee.deal import Deal, Phase
+from referee.errors import RulesetError
 from referee.observation import observe
+from referee.rules import get_ruleset
 from rules.helpers import cards, expect_illegal, legal_codes, new_deal, play, play_tricks
 
 
@@ -195,6 +197,22 @@ def test_equal_points_four_of_a_kind_beats_a_run() -> None:
     assert credited(deal) == [["KC-KD-KH-KS"], []]
 
 
+# ACES: seat 0 four aces, seat 1 four kings (100 each).
+ACES = {
+    0: "AC AD AH AS 7C 9C 7H 9H",
+    1: "KC KD KH KS 8C TC 8H TH",
+    2: "JC 7D 9D JD QH 7S 9S JS",
+    3: "QC 8D TD QD JH 8S TS QS",
+}
+
+
+def test_equal_four_of_a_kind_the_higher_rank_wins() -> None:
+    # 000 Meldungen: at equal points "der höhere Kartenwert" decides: four aces over four kings.
+    deal = to_play(ACES)
+    first_trick(deal, {0: "all", 1: "all"})
+    assert credited(deal) == [["AC-AD-AH-AS"], []]
+
+
 @pytest.mark.parametrize(("trump", "s0", "s1", "winner"), [
     # Equal points and length: the higher top card (ace over jack), even against a run in trump.
     ("H", "9D-TD-JD", "QS-KS-AS", 1),
@@ -306,3 +324,13 @@ def test_no_belote_in_no_trump_nor_outside_trump() -> None:
     expect_illegal(deal, "play KD belote", "belote-not-allowed")
     play(deal, "play KD", "play KH", "play KS")
     assert deal.belotes == []
+
+
+@pytest.mark.parametrize(("options", "word"), [
+    ({"run_order": "diagonal"}, "run_order"),
+    ({"run_orders": "plain"}, "no option"),
+    ({"partner_exception": 1}, "true or false"),
+])
+def test_bad_options_are_refused_by_name(options: dict[str, object], word: str) -> None:
+    with pytest.raises(RulesetError, match=word):
+        get_ruleset("pilotta", options)
