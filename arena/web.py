@@ -19,6 +19,7 @@ import contextlib
 import json
 import logging
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
@@ -128,6 +129,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Referrer-Policy", "no-referrer")
         self.send_header("Cache-Control", "max-age=3600" if parts[:1] == ["static"] else "no-cache")
+        # One request per connection: an idle keep-alive connection would hold a thread and one of the
+        # MAX_CONCURRENT slots for REQUEST_TIMEOUT_S; a page is only three requests.
+        self.send_header("Connection", "close")
+        self.close_connection = True
         self.end_headers()
         if not head:
             self.wfile.write(body)
@@ -281,7 +286,9 @@ def run_web(redis_url: str, host: str = "0.0.0.0", port: int = 8080) -> int:
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.set())
-    log.info("web: serving on http://%s:%s/", *server.server_address[:2])
+    # Printed, not logged: whoever runs `arena web` should see where to point a browser.
+    bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
+    print(f"web: serving on http://{bound_host}:{bound_port}/", file=sys.stderr, flush=True)
     try:
         while not stop.wait(0.5) and thread.is_alive():
             pass

@@ -259,7 +259,7 @@ def bot_page(bot: Mapping[str, Any], ladders: Sequence[Mapping[str, Any]], histo
         parts.append("</tbody></table>")
         pts = histories.get(lid, [])
         series = [("μ", [(p["ts"], p["mu"]) for p in pts]), ("μ−3σ", [(p["ts"], p["conservative"]) for p in pts])]
-        parts.append(f'<div><h3>Rating over time</h3>{svg_plot(series, f"Rating of {name} on {lid}", 560, 280)}'
+        parts.append(f'<div><h3>Rating over time</h3>{svg_plot(series, f"Rating of {name} on {lid}", 500, 260)}'
                      "</div></div></section>")
     parts.append(f'<h2>Recent matches</h2>{matches_table(matches, names)}'
                  f'<p><a href="/matches?{esc(urlencode({"bot": name}))}">All matches of {esc(name)} →</a></p>')
