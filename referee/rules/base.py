@@ -71,7 +71,7 @@ class Ruleset:
     redeal_same_dealer: bool = False   # after a thrown-in deal the same dealer deals again
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
-        self.options = self._parse_options(options or {})
+        self.options: RulesetOptions = self._parse_options(options or {})
         self.target = self.options.target or self.default_target
 
     @classmethod

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from referee.actions import PASS, Action, ActionKind, action_code, action_kind, bid_action, bid_strain
 from referee.deal import Contract, Deal, DealScore
@@ -12,7 +12,6 @@ from referee.errors import IllegalActionError, RulesetError
 from referee.rules.base import Ruleset, RulesetOptions
 from referee.rules.belote_family import STANDARD_SCALE, suit_points_table
 from referee.rules.french import TIE_RULES, score_taker_game, write_with_hanging
-from referee.rules.registry import register
 
 if TYPE_CHECKING:
     from referee.game import Game
@@ -38,21 +37,24 @@ class BelaOptions(RulesetOptions):
                                f"{self.declaration_tiebreak!r}")
 
 
-@register
 class Bela(Ruleset):
     name = "bela"
     title = "Bela (Croatian Belot)"
     version = 1
     Options = BelaOptions
+
+    @property
+    def opts(self) -> BelaOptions:
+        """This ruleset's options, typed (``options`` is declared once, in the base class)."""
+        return cast(BelaOptions, self.options)
     default_target = 1001
     doubling = False         # 002: "French Belote und Bela kennen kein Kontra"
     partner_may_win = False  # standard Bela: trump (and overtrump) even when partner wins the trick
     must_undertrump = True   # standard Bela: unable to overtrump, still play a trump
-    options: BelaOptions
 
     def __init__(self, options: dict[str, object] | None = None) -> None:
         super().__init__(options)
-        self.must_head_plain_suit = self.options.must_beat
+        self.must_head_plain_suit = self.opts.must_beat
 
     # --- Dealing: six cards (3 + 3) in hand and two face down each (the "talon") ----------------------
     def deal_cards(self, deal: Deal) -> None:
@@ -113,7 +115,7 @@ class Bela(Ruleset):
         # 002: the better declaration wins; at equality the side whose player comes first from the
         # dealer's right. Under "cards", equal points go first to the longer, then the higher declaration.
         priority = 3 - (seat - deal.dealer - 1) % 4  # dealer + 1 -> 3, ..., the dealer -> 0
-        if self.options.declaration_tiebreak == "cards":
+        if self.opts.declaration_tiebreak == "cards":
             return (d.points, d.length, d.top, priority)
         return (d.points, priority)
 
@@ -143,7 +145,7 @@ class Bela(Ruleset):
     # --- Scoring ------------------------------------------------------------------------------------
     def score_deal(self, deal: Deal) -> DealScore:
         # 002: every point kept, capot 90; the taker falls with not more than half (standard Bela).
-        return score_taker_game(deal, self.options.tie, self.options.fall_takes_belas, 90)
+        return score_taker_game(deal, self.opts.tie, self.opts.fall_takes_belas, 90)
 
     def write_score(self, game: Game, deal: Deal) -> None:
         write_with_hanging(game, deal)

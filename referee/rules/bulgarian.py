@@ -16,7 +16,6 @@ from referee.deal import Contract, Deal, DealScore
 from referee.declarations import NATURAL_RUN_ORDER, Declaration, DeclarationKind, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
 from referee.rules.base import Ruleset, RulesetOptions
-from referee.rules.registry import register
 
 if TYPE_CHECKING:
     from referee.game import Game
@@ -93,7 +92,6 @@ def deal_winner(score: DealScore) -> int | None:
     return 0 if totals[0] > totals[1] else 1
 
 
-@register
 class Bulgarian(Ruleset):
     name = "bulgarian"
     title = "Bulgarian Belote"

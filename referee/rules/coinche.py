@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 from referee.actions import (
     CONTRA,
@@ -20,7 +21,6 @@ from referee.declarations import Declaration, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
 from referee.rules.base import Ruleset, RulesetOptions
 from referee.rules.belote_family import STANDARD_SCALE, capot_side, credit_best_single, suit_points_table
-from referee.rules.registry import register
 
 # The capot bid ("générale"): the bid to take all eight tricks, above every point bid. It is written
 # "bid 250 H" because 002 values it so: "ein Capot-Gebot [ist] 500 wert" = 250 for the cards + 250 bid.
@@ -59,24 +59,27 @@ class CoincheOptions(RulesetOptions):
             raise RulesetError(f"failed_declarations must be 'all' or 'own', not {self.failed_declarations!r}")
 
 
-@register
 class Coinche(Ruleset):
     name = "coinche"
     title = "Coinche (belote coinchée)"
     version = 1
     Options = CoincheOptions
+
+    @property
+    def opts(self) -> CoincheOptions:
+        """This ruleset's options, typed (``options`` is declared once, in the base class)."""
+        return cast(CoincheOptions, self.options)
     default_target = 1000
     pass_is_final = False  # standard: a player who passed may bid later in the same auction
-    options: CoincheOptions
 
     def __init__(self, options: dict[str, object] | None = None) -> None:
         super().__init__(options)
-        self.partner_may_win = self.options.partner_exception
-        self.must_undertrump = self.options.must_undertrump
+        self.partner_may_win = self.opts.partner_exception
+        self.must_undertrump = self.opts.must_undertrump
         strains = list(SUIT_STRAINS)
-        if self.options.no_trump_bids:
+        if self.opts.no_trump_bids:
             strains.append(Strain.NO_TRUMP)
-        if self.options.all_trump_bids:
+        if self.opts.all_trump_bids:
             strains.append(Strain.ALL_TRUMP)
         self.strains = tuple(strains)
 
@@ -85,13 +88,13 @@ class Coinche(Ruleset):
     # --- Auction ------------------------------------------------------------------------------------
     def higher_bids(self, deal: Deal) -> list[Action]:
         current = 0 if deal.high_bid is None else bid_value(deal.high_bid)
-        bids = self.point_bid_ladder(deal, 80, self.options.max_bid, 10, self.strains)
+        bids = self.point_bid_ladder(deal, 80, self.opts.max_bid, 10, self.strains)
         if current < CAPOT_BID:
             bids.extend(bid_action(CAPOT_BID, s) for s in self.strains)
         return bids
 
     def _closed_by_coinche(self, deal: Deal) -> bool:
-        return self.options.coinche_ends_auction and deal.multiplier > 1
+        return self.opts.coinche_ends_auction and deal.multiplier > 1
 
     def auction_actions(self, deal: Deal) -> list[Action]:
         if self._closed_by_coinche(deal):
@@ -100,7 +103,7 @@ class Coinche(Ruleset):
         return super().auction_actions(deal)
 
     def apply_auction(self, deal: Deal, action: Action) -> None:
-        if not self.options.coinche_ends_auction:
+        if not self.opts.coinche_ends_auction:
             super().apply_auction(deal, action)
             return
         if action not in self.auction_actions(deal):
@@ -135,8 +138,8 @@ class Coinche(Ruleset):
         if self._closed_by_coinche(deal):
             return IllegalActionError("the auction is closed by the coinche: only pass or surcoinche",
                                       "auction-closed-by-coinche")
-        if value != CAPOT_BID and (value > self.options.max_bid or value < 80 or value % 10):
-            return IllegalActionError(f"bid {value} is not a bid: bids go from 80 to {self.options.max_bid} in "
+        if value != CAPOT_BID and (value > self.opts.max_bid or value < 80 or value % 10):
+            return IllegalActionError(f"bid {value} is not a bid: bids go from 80 to {self.opts.max_bid} in "
                                       f"steps of 10, and 'bid {CAPOT_BID} <strain>' is capot", "bid-not-on-ladder")
         return IllegalActionError(f"{action_code(action)!r} is not higher than the current bid ({current})",
                                   "bid-not-higher")
@@ -163,7 +166,7 @@ class Coinche(Ruleset):
         """002: "Coinche rundet die Punkte jeder Seite auf den nächsten Zehner"; a 5 goes by round_fives."""
         low = points - points % 10
         rest = points % 10
-        if rest > 5 or (rest == 5 and self.options.round_fives == "up"):
+        if rest > 5 or (rest == 5 and self.opts.round_fives == "up"):
             return low + 10
         return low
 
@@ -201,9 +204,9 @@ class Coinche(Ruleset):
             # 160 rounded, 250 when the winner took every trick or a capot bid was at stake (002: "ein
             # Capot-Gebot [ist] 500 wert, ob erfüllt oder nicht").
             deal_value = 250 if capot_bid or capot == winner else 160
-            own_only = not made and self.options.failed_declarations == "own"
+            own_only = not made and self.opts.failed_declarations == "own"
             won_decl = decl[defenders] if own_only else decl[0] + decl[1]
-            if self.options.multiply == "all":
+            if self.opts.multiply == "all":
                 written[winner] = (deal_value + contract.value + won_decl) * mult
             else:
                 written[winner] = deal_value + contract.value * mult + won_decl

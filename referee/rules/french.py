@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from referee.actions import PASS, Action, ActionKind, Strain, action_code, action_kind, bid_action, bid_strain
 from referee.cards import Card
@@ -12,7 +12,6 @@ from referee.declarations import Declaration, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
 from referee.rules.base import Ruleset, RulesetOptions
 from referee.rules.belote_family import STANDARD_SCALE, capot_side, credit_best_single, suit_points_table
-from referee.rules.registry import register
 
 if TYPE_CHECKING:
     from referee.game import Game
@@ -95,20 +94,23 @@ def score_taker_game(deal: Deal, tie: str, fall_takes_belote: bool, capot_bonus:
     return DealScore(cards, decl, belote, capot, made, 1, written, hanging=hanging, notes=notes)
 
 
-@register
 class FrenchBelote(Ruleset):
     name = "french"
     title = "French Belote (belote classique)"
     version = 1
     Options = FrenchOptions
+
+    @property
+    def opts(self) -> FrenchOptions:
+        """This ruleset's options, typed (``options`` is declared once, in the base class)."""
+        return cast(FrenchOptions, self.options)
     default_target = 501
     doubling = False  # 002: "French Belote und Bela kennen kein Kontra"
-    options: FrenchOptions
 
     def __init__(self, options: dict[str, object] | None = None) -> None:
         super().__init__(options)
-        self.partner_may_win = self.options.partner_exception
-        self.must_undertrump = self.options.must_undertrump
+        self.partner_may_win = self.opts.partner_exception
+        self.must_undertrump = self.opts.must_undertrump
 
     # --- Dealing: five cards (3 + 2), then a card turned up; the rest after the taking ----------------
     def deal_cards(self, deal: Deal) -> None:
@@ -187,7 +189,7 @@ class FrenchBelote(Ruleset):
     # --- Scoring ------------------------------------------------------------------------------------
     def score_deal(self, deal: Deal) -> DealScore:
         # 002: every point kept, capot 90; the taker must make more than half (standard French Belote).
-        return score_taker_game(deal, self.options.tie, self.options.dedans_takes_belote, 90)
+        return score_taker_game(deal, self.opts.tie, self.opts.dedans_takes_belote, 90)
 
     def write_score(self, game: Game, deal: Deal) -> None:
         write_with_hanging(game, deal)

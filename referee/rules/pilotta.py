@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import cast
 
 from referee.actions import Action, Strain, action_code
 from referee.cards import PLAIN_POINTS, TRUMP_POINTS, Card, Rank
@@ -17,7 +18,6 @@ from referee.declarations import (
 )
 from referee.errors import IllegalActionError, RulesetError
 from referee.rules.base import Ruleset, RulesetOptions
-from referee.rules.registry import register
 
 USUAL_TARGETS = (151, 251, 351, 401)
 
@@ -56,34 +56,37 @@ def _quad_points(rank: Rank) -> int:
 NO_TRUMP_POINTS: tuple[int, ...] = (0, 0, 0, 10, 2, 3, 4, 19)  # 000: "aces 19" so a deal is worth 162
 
 
-@register
 class Pilotta(Ruleset):
     name = "pilotta"
     title = "Pilotta (Cyprus)"
     version = 1
     Options = PilottaOptions
+
+    @property
+    def opts(self) -> PilottaOptions:
+        """This ruleset's options, typed (``options`` is declared once, in the base class)."""
+        return cast(PilottaOptions, self.options)
     default_target = 351
     pass_is_final = True       # 000: "Wenn ein Spieler passt, scheidet er aus der Reizung aus."
     redeal_same_dealer = True  # 000: all four pass: the same dealer deals again
     must_undertrump = True     # settled: holding trump, a player who cannot overtrump still trumps
-    options: PilottaOptions
 
     def __init__(self, options: dict[str, object] | None = None) -> None:
         super().__init__(options)
-        self.partner_may_win = self.options.partner_exception
+        self.partner_may_win = self.opts.partner_exception
         strains = [Strain.CLUBS, Strain.DIAMONDS, Strain.HEARTS, Strain.SPADES]
-        if self.options.no_trump_bids:
+        if self.opts.no_trump_bids:
             strains.append(Strain.NO_TRUMP)
-        if self.options.all_trump_bids:
+        if self.opts.all_trump_bids:
             strains.append(Strain.ALL_TRUMP)
         self.strains = tuple(strains)
-        order = NATURAL_RUN_ORDER if self.options.run_order == "natural" else PLAIN_RUN_ORDER
+        order = NATURAL_RUN_ORDER if self.opts.run_order == "natural" else PLAIN_RUN_ORDER
         self._scale = DeclarationScale(order, _run_points, lambda n: (n,), _quad_points)
         self._points_tables: dict[Strain, tuple[int, ...]] = {}
 
     # --- Auction ------------------------------------------------------------------------------------
     def higher_bids(self, deal: Deal) -> list[Action]:
-        return self.point_bid_ladder(deal, 80, self.options.max_bid, 10, self.strains)
+        return self.point_bid_ladder(deal, 80, self.opts.max_bid, 10, self.strains)
 
     def bid_error(self, deal: Deal, action: Action, current: str) -> IllegalActionError:
         from referee.actions import bid_strain, bid_value
@@ -91,8 +94,8 @@ class Pilotta(Ruleset):
         if strain not in self.strains:
             return IllegalActionError(f"{strain.code} bids are not allowed by these options "
                                       f"(strains: {' '.join(s.code for s in self.strains)})", "strain-not-allowed")
-        if value > self.options.max_bid:
-            return IllegalActionError(f"bid {value} is above the highest bid allowed ({self.options.max_bid})",
+        if value > self.opts.max_bid:
+            return IllegalActionError(f"bid {value} is above the highest bid allowed ({self.opts.max_bid})",
                                       "bid-above-maximum")
         if value < 80 or value % 10:
             return IllegalActionError(f"bid {value} is not a bid: bids go from 80 in steps of 10",
@@ -120,12 +123,12 @@ class Pilotta(Ruleset):
     def on_card_between_belote(self, deal: Deal, index: int, card: Card) -> None:
         # 000's variant: after announcing belote the holder plays another trump before the second card
         # of the pair; with the penalty option that belote is lost and costs 20.
-        if self.options.failed_belote_penalty:
+        if self.opts.failed_belote_penalty:
             deal.belotes[index] = dataclasses.replace(deal.belotes[index], lost=True)
 
     def belote_points(self, deal: Deal) -> list[int]:
         points = super().belote_points(deal)
-        if self.options.failed_belote_penalty:
+        if self.opts.failed_belote_penalty:
             for call in deal.belotes:
                 if call.lost:
                     points[call.seat & 1] -= 20
@@ -169,7 +172,7 @@ class Pilotta(Ruleset):
         deal_value = sum(self.card_points_table(contract)) + 10
         capot = next((s for s in (0, 1) if deal.tricks_won[s] == 8), None)
         if capot is not None:
-            cards[capot] += self.options.capot_bonus
+            cards[capot] += self.opts.capot_bonus
         decl = [sum(d.points for d in deal.credited[s]) for s in (0, 1)]
         belote = self.belote_points(deal)
         mult = contract.multiplier
@@ -181,7 +184,7 @@ class Pilotta(Ruleset):
             for s in (0, 1):
                 written[s] = (cards[s] + decl[s]) * mult + belote[s]
         else:
-            full = deal_value + (self.options.capot_bonus if capot == defenders else 0)
+            full = deal_value + (self.opts.capot_bonus if capot == defenders else 0)
             positive_belote = sum(max(b, 0) for b in belote)
             written[defenders] = (full + decl[defenders]) * mult + positive_belote + min(belote[defenders], 0)
             written[bidders] = min(belote[bidders], 0)
