@@ -1,0 +1,240 @@
+"""Keeping ladders fed: started ladders, their match budgets, and the feeder loop.
+
+``arena ladder start --variant pilotta [--deals N] [--matches N]`` creates the ladder (``Scheduler``; the
+same settings always give the same ladder id), enrols every active bot that plays the variant, and marks
+the ladder *started*, optionally with a budget of N more matches.  The ``LadderFeeder`` thread (run by the
+API process, one per arena) then keeps the match queue topped up: every tick, for each started ladder, it
+enrols bots registered since, and schedules just enough matches to keep about two per live worker waiting,
+never more than the budget.  Keeping the queue short (instead of enqueueing the whole budget at once)
+lets each pick use the latest ratings and spreads bots fairly.
+
+Redis keys (beside ``arena/keys.py``'s; same prefix):
+
+* ``pa:ladder_runs`` hash: ladder id -> JSON {"started": ts, "budget": total matches or null,
+  "max_in_flight": k}
+* ``pa:ladder_runs:scheduled`` hash: ladder id -> matches scheduled since the ladder was first started
+
+``LadderCounts`` counts results and dead letters per ladder by reading the results and dead-letter
+streams incrementally (each entry once per process), for ``LadderStatus`` and the demo's progress bar.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from arena import keys
+from arena.model import UnknownLadderError, ValidationError
+from arena.registry import Registry
+from arena.runner import referee_manifest
+from arena.scheduler import LadderConfig, Scheduler
+
+log = logging.getLogger(__name__)
+
+RUNS = keys.PREFIX + "ladder_runs"
+RUNS_SCHEDULED = keys.PREFIX + "ladder_runs:scheduled"
+DEFAULT_MAX_IN_FLIGHT = 4
+# How far the feeder looks at worker heartbeats (the worker's heartbeat TTL is 30 s).
+_WORKER_FRESH_S = 30.0
+
+
+@dataclass(frozen=True)
+class LadderRun:
+    ladder_id: str
+    config: LadderConfig
+    started: float
+    budget: int | None  # total matches to schedule; None: no end
+    scheduled: int
+    max_in_flight: int
+
+    @property
+    def remaining(self) -> float:
+        return math.inf if self.budget is None else max(0, self.budget - self.scheduled)
+
+
+def plays(registry: Registry, bot_id: str, variant: str) -> bool:
+    """Whether a bot may join a ladder of ``variant``: a manifest bot must list it; an endpoint bot is
+    taken at its word (its handshake is checked in every match)."""
+    v = registry.get(bot_id).current
+    return v.manifest is None or variant in referee_manifest(v).games
+
+
+def enrol(scheduler: Scheduler, ladder_id: str, variant: str) -> int:
+    """Every active bot that plays the variant joins the ladder; returns how many are members."""
+    members = 0
+    for bot in scheduler.registry.list_bots():
+        if plays(scheduler.registry, bot.bot_id, variant):
+            scheduler.join(ladder_id, bot.bot_id)
+            members += 1
+    return members
+
+
+def start_ladder(
+    scheduler: Scheduler, config: LadderConfig, matches: int | None = None, max_in_flight: int | None = None
+) -> LadderRun:
+    """Create/enrol/start a ladder.  ``matches``: schedule that many more matches, then stop feeding it."""
+    if matches is not None and matches < 1:
+        raise ValidationError(f"--matches must be at least 1, not {matches}")
+    if max_in_flight is not None and max_in_flight < 1:
+        raise ValidationError(f"max_in_flight must be at least 1, not {max_in_flight}")
+    r: Any = scheduler.r
+    ladder_id = scheduler.create_ladder(config)
+    enrol(scheduler, ladder_id, config.variant)
+    scheduled = int(r.hget(RUNS_SCHEDULED, ladder_id) or 0)
+    old = r.hget(RUNS, ladder_id)
+    prev = json.loads(old) if old else {}
+    run = {
+        "started": time.time(),
+        "budget": None if matches is None else scheduled + matches,
+        "max_in_flight": max_in_flight or prev.get("max_in_flight") or DEFAULT_MAX_IN_FLIGHT,
+    }
+    r.hset(RUNS, ladder_id, json.dumps(run))
+    return get_run(scheduler, ladder_id)
+
+
+def stop_ladder(scheduler: Scheduler, ladder_id: str) -> None:
+    """Stop feeding the ladder (queued matches are still played; ratings stay)."""
+    scheduler.ladder(ladder_id)  # UnknownLadderError if there is no such ladder
+    r: Any = scheduler.r
+    r.hdel(RUNS, ladder_id)
+
+
+def get_run(scheduler: Scheduler, ladder_id: str) -> LadderRun:
+    r: Any = scheduler.r
+    raw = r.hget(RUNS, ladder_id)
+    if raw is None:
+        raise UnknownLadderError(f"ladder {ladder_id!r} is not started")
+    d = json.loads(raw)
+    return LadderRun(ladder_id, scheduler.ladder(ladder_id), float(d["started"]), d.get("budget"),
+                     int(r.hget(RUNS_SCHEDULED, ladder_id) or 0), int(d["max_in_flight"]))  # fmt: skip
+
+
+def started_runs(scheduler: Scheduler) -> list[LadderRun]:
+    """Started ladders, most recently started first."""
+    r: Any = scheduler.r
+    runs = []
+    for ladder_id in r.hkeys(RUNS):
+        with contextlib.suppress(UnknownLadderError, ValueError, KeyError):
+            runs.append(get_run(scheduler, ladder_id))
+    return sorted(runs, key=lambda x: -x.started)
+
+
+# KEYS: scheduled hash.  ARGV: ladder id, wanted, budget (-1: none).  Reserves up to ``wanted`` matches of
+# the budget atomically, so two feeders (e.g. during a rolling restart) never overshoot it.
+_RESERVE_LUA = """
+local done = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+local n = tonumber(ARGV[2])
+local budget = tonumber(ARGV[3])
+if budget >= 0 then n = math.min(n, budget - done) end
+if n <= 0 then return 0 end
+redis.call('HINCRBY', KEYS[1], ARGV[1], n)
+return n
+"""
+
+
+class LadderFeeder(threading.Thread):
+    """Tops the queue up for every started ladder, every ``interval_s``, until ``stop()``."""
+
+    def __init__(self, scheduler: Scheduler, interval_s: float = 0.5, per_worker: int = 2) -> None:
+        super().__init__(name="ladder-feeder", daemon=True)
+        self.scheduler = scheduler
+        self.r: Any = scheduler.r
+        self.interval_s = interval_s
+        self.per_worker = per_worker
+        self._stop_event = threading.Event()
+        self._reserve = scheduler.r.register_script(_RESERVE_LUA)
+        self.scheduled = 0
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        self._stop_event.set()
+        if self.is_alive():
+            self.join(timeout_s)
+
+    def run(self) -> None:
+        backoff = self.interval_s
+        while not self._stop_event.wait(backoff):
+            try:
+                self.tick()
+                backoff = self.interval_s
+            except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as e:
+                log.warning("ladder feeder: redis unavailable (%s); retrying", e)
+                backoff = min(backoff * 2, 5.0)
+            except Exception:  # keep feeding the other ladders; the error is logged with its traceback
+                log.exception("ladder feeder: tick failed")
+                backoff = min(backoff * 2, 5.0)
+
+    def _workers_alive(self) -> int:
+        return int(self.r.zcount(keys.WORKERS, time.time() - _WORKER_FRESH_S, "+inf"))
+
+    def tick(self) -> int:
+        """One round; returns the number of matches enqueued."""
+        runs = [run for run in started_runs(self.scheduler) if run.remaining > 0]
+        if not runs:
+            return 0
+        # The queue is shared by all ladders: keep ~per_worker matches per live worker waiting in all.
+        target = self.per_worker * max(1, self._workers_alive())
+        waiting = int(self.r.xlen(keys.MATCH_STREAM))
+        total = 0
+        for run in runs:
+            if waiting >= target:
+                break
+            enrol(self.scheduler, run.ladder_id, run.config.variant)
+            wanted = min(target - waiting, run.remaining)
+            n = int(self._reserve(keys=[RUNS_SCHEDULED], args=[run.ladder_id, int(wanted),
+                                                               -1 if run.budget is None else run.budget]))
+            if n <= 0:
+                continue
+            specs = self.scheduler.schedule(run.ladder_id, n, max_in_flight=run.max_in_flight)
+            if len(specs) < n:  # not enough free bots now: give the rest of the reservation back
+                self.r.hincrby(RUNS_SCHEDULED, run.ladder_id, len(specs) - n)
+            waiting += len(specs)
+            total += len(specs)
+        self.scheduled += total
+        return total
+
+
+class LadderCounts:
+    """Results and dead letters per ladder, read incrementally from the streams (thread-safe)."""
+
+    def __init__(self, r: redis.Redis, chunk: int = 1000) -> None:
+        self.r: Any = r
+        self.chunk = chunk
+        self._lock = threading.Lock()
+        self._last = {keys.RESULTS_STREAM: "0-0", keys.DEAD_STREAM: "0-0"}
+        self.completed: dict[str, int] = {}
+        self.dead: dict[str, int] = {}
+
+    def refresh(self, max_entries: int = 100_000) -> None:
+        """Read entries added since the last call (at most ``max_entries`` per stream per call)."""
+        with self._lock:
+            self._read(keys.RESULTS_STREAM, self.completed, lambda f: f.get("ladder"), max_entries)
+            self._read(keys.DEAD_STREAM, self.dead, _dead_ladder, max_entries)
+
+    def _read(self, stream: str, into: dict[str, int], ladder_of: Any, max_entries: int) -> None:
+        seen = 0
+        while seen < max_entries:
+            entries = self.r.xrange(stream, min=f"({self._last[stream]}", max="+", count=self.chunk)
+            if not entries:
+                return
+            for entry_id, fields in entries:
+                ladder = ladder_of(fields)
+                if ladder:
+                    into[ladder] = into.get(ladder, 0) + 1
+                self._last[stream] = entry_id
+            seen += len(entries)
+
+
+def _dead_ladder(fields: dict[str, str]) -> str | None:
+    try:
+        spec = json.loads(fields.get("spec", ""))
+        return str(spec["ladder"]) if isinstance(spec, dict) and "ladder" in spec else None
+    except ValueError:
+        return None

@@ -1,0 +1,381 @@
+"""The real match runner of the workers: ``MatchSpec`` -> referee match over gRPC -> ``MatchResult``.
+
+``ArenaRunner(registry)`` is the ``runner`` a ``Worker`` calls.  For each spec it
+
+1. resolves every bot id in the Registry: an endpoint is used as is; a manifest bot (manifest +
+   manifest_dir) is launched as a child process of the worker;
+2. plays ``referee.match.run_match`` (two legs with sides swapped when ``spec.duplicate``), reporting each
+   decision's latency and each bot error to ``arena.metrics`` as the events arrive (labels: registered
+   bot names, phases, the variant: bounded sets, never a match id);
+3. turns the outcome into a ``MatchResult``: winner and points per side, per-bot ``BotStats`` (contracts
+   bid and made, points, capots, declarations, timeouts, illegal actions, transport errors, latency
+   histogram) and the match record JSON.
+
+A bot that misbehaves (times out, crashes, cannot even be started) makes its side forfeit: that is a
+*result*, and the record says why.  Anything else that goes wrong (Redis unreachable while resolving the
+bots, a bug) raises, so the queue retries the match elsewhere and dead-letters it after a few tries.
+
+Warm bots: starting a Python bot costs about a second of CPU, several times the cost of a short match.
+By default the runner keeps each manifest bot (per bot version) running between matches in a bounded
+pool, checks it is alive and SERVING before every match, and restarts it when it is not.  Bot processes
+get ``PR_SET_PDEATHSIG``, so a worker killed with SIGKILL does not leave orphaned bots behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from arena import metrics
+from arena.model import BotStats, BotVersion, LatencySummary, MatchResult, MatchSpec
+from arena.registry import Registry
+from referee.bots import BotProcess, BotStartError, Manifest, free_port, parse_manifest, wait_serving
+from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
+from referee.rules import ruleset_names
+
+log = logging.getLogger(__name__)
+
+# Outcomes of a decision that count as transport errors in BotStats.errors (timeouts and illegal actions
+# have their own counters).
+_TRANSPORT_ERRORS = ("malformed_reply", "unreachable", "crashed")
+
+
+# ------------------------------------------------------------------------- manifests
+#
+# Bots ship a manifest in the referee's format (docs/protocol.md: name, version, author, language,
+# command, port {arg|env}, games).  The Registry validates a flatter schema (port_arg/port_env, and an
+# optional free-text description).  The registry form keeps version, author and games as JSON in
+# ``description``, so the referee manifest round-trips exactly.
+
+
+def registry_manifest(manifest: Manifest) -> dict[str, Any]:
+    """The Registry's form of a (validated) referee manifest."""
+    out: dict[str, Any] = {"name": manifest.name, "language": manifest.language, "command": list(manifest.command)}
+    if manifest.port_arg is not None:
+        out["port_arg"] = manifest.port_arg
+    else:
+        out["port_env"] = manifest.port_env
+    out["description"] = json.dumps(
+        {"version": manifest.version, "author": manifest.author, "games": list(manifest.games)}, sort_keys=True
+    )
+    return out
+
+
+def manifest_from_json(text: str, directory: str, source: str = "manifest_json") -> Manifest:
+    """Parse and validate a referee-format manifest given as JSON text (raises ``ValueError``)."""
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"{source}: not valid JSON: {e}") from None
+    return parse_manifest(data, Path(directory), source)
+
+
+def referee_manifest(version: BotVersion) -> Manifest:
+    """The launchable manifest of a registered manifest bot version."""
+    d = version.manifest
+    if d is None:
+        raise ValueError(f"bot {version.bot_id} v{version.version} has an endpoint, not a manifest")
+    extra: dict[str, Any] = {}
+    with contextlib.suppress(ValueError, TypeError):
+        parsed = json.loads(str(d.get("description", "")))
+        if isinstance(parsed, dict):
+            extra = parsed
+    games = extra.get("games")
+    return Manifest(
+        name=str(d["name"]),
+        version=str(extra.get("version", "?")),
+        author=str(extra.get("author", "?")),
+        language=str(d["language"]),
+        command=tuple(d["command"]),
+        games=tuple(games) if isinstance(games, list) else tuple(ruleset_names()),
+        directory=Path(version.manifest_dir or "."),
+        port_arg=d.get("port_arg"),
+        port_env=d.get("port_env"),
+        source=f"bot {version.bot_id} v{version.version}",
+    )
+
+
+# ---------------------------------------------------------------------- warm bot pool
+
+_PR_SET_PDEATHSIG = 1
+_SIGKILL = 9
+try:  # Linux only; elsewhere bots of a SIGKILLed worker simply outlive it
+    _LIBC: Any = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
+except OSError:  # pragma: no cover
+    _LIBC = None
+
+
+def _die_with_parent() -> None:
+    """Runs in the child between fork and exec: the kernel kills it when the worker dies."""
+    if _LIBC is not None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
+
+
+def spawn_bot(manifest: Manifest, log_dir: Path, startup_timeout_s: float = 15.0) -> BotProcess:
+    """``referee.bots.start_bot`` plus PR_SET_PDEATHSIG (see the module docstring).
+
+    Like ``start_bot`` it returns a ``BotProcess`` whose ``error`` says why a bot did not come up, and
+    raises ``BotStartError`` only when the command cannot be run at all.
+    """
+    log_dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", manifest.name)
+    fd, name = tempfile.mkstemp(prefix=f"{safe}-{port}-", suffix=".stderr.log", dir=log_dir)
+    stderr = os.fdopen(fd, "wb")
+    argv = manifest.argv(port)
+    try:
+        process = subprocess.Popen(
+            argv, cwd=manifest.directory, env=manifest.env(port), stdin=subprocess.DEVNULL,
+            stdout=stderr, stderr=stderr, start_new_session=True, preexec_fn=_die_with_parent,
+        )  # fmt: skip
+    except OSError as e:
+        stderr.close()
+        raise BotStartError(f"bot {manifest.name!r} ({manifest.source}): cannot run {argv[0]!r}: {e}") from None
+    bot = BotProcess(manifest, port, process, Path(name), stderr)
+    why = wait_serving(bot.endpoint, startup_timeout_s, process)
+    if why is not None:
+        bot.error = f"bot {manifest.name!r} did not start: {why} (its output: {name})"
+    return bot
+
+
+class BotPool:
+    """Manifest bots kept running between matches, at most ``size`` of them (least recently used out)."""
+
+    def __init__(self, log_dir: Path, size: int = 16, startup_timeout_s: float = 15.0) -> None:
+        self.log_dir = log_dir
+        self.size = size
+        self.startup_timeout_s = startup_timeout_s
+        self._bots: OrderedDict[tuple[str, int], BotProcess] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def endpoint(self, version: BotVersion) -> tuple[str | None, str | None]:
+        """(endpoint, None) of a serving process for this bot version, or (None, why it cannot start)."""
+        key = (version.bot_id, version.version)
+        with self._lock:
+            bot = self._bots.pop(key, None)
+            if bot is not None:
+                # A crashed or wedged bot from an earlier match is replaced, not blamed twice.
+                alive = bot.process.poll() is None and bot.error is None
+                if alive and wait_serving(bot.endpoint, 2.0, bot.process) is None:
+                    self._bots[key] = bot
+                    return bot.endpoint, None
+                log.warning("bot %s v%d is not serving any more; restarting it", *key)
+                bot.stop()
+            try:
+                bot = spawn_bot(referee_manifest(version), self.log_dir, self.startup_timeout_s)
+            except BotStartError as e:
+                return None, str(e)
+            if bot.error is not None:
+                bot.stop()
+                return None, bot.error
+            self._bots[key] = bot
+            while len(self._bots) > self.size:
+                _key, old = self._bots.popitem(last=False)
+                old.stop()
+            return bot.endpoint, None
+
+    def close(self) -> None:
+        with self._lock:
+            while self._bots:
+                _key, bot = self._bots.popitem()
+                bot.stop()
+
+
+def _closed_endpoint() -> str:
+    """An address nothing listens on: a bot that could not be started is unreachable there, so the match
+    machinery makes its side forfeit like any other unreachable bot."""
+    return f"127.0.0.1:{free_port()}"
+
+
+# ----------------------------------------------------------------------------- runner
+
+
+class ArenaRunner:
+    """``Callable[[MatchSpec], MatchResult]`` for ``arena.worker.Worker``."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        *,
+        log_dir: str | os.PathLike[str] | None = None,
+        warm_bots: bool = True,
+        deadline_ms: int = 1000,
+        time_bank_ms: int = 10_000,
+        max_strikes: int = 3,
+        startup_timeout_s: float = 15.0,
+    ) -> None:
+        self.registry = registry
+        self.log_dir = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="arena-bots-"))
+        self.pool = BotPool(self.log_dir, startup_timeout_s=startup_timeout_s) if warm_bots else None
+        self.limits: dict[str, float] = {"deadline_ms": deadline_ms, "time_bank_ms": time_bank_ms,
+                                         "max_strikes": max_strikes, "startup_timeout_s": startup_timeout_s}
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+
+    def __call__(self, spec: MatchSpec) -> MatchResult:
+        # Registry reads may raise redis errors: a runner failure, retried by the queue.
+        bots = {b: self.registry.get(b) for b in spec.distinct_bots()}
+        names = {b: bot.name for b, bot in bots.items()}
+        # Without warm bots, a pool for this match only: launched now, stopped after the match.
+        pool = self.pool or BotPool(self.log_dir, startup_timeout_s=self.limits["startup_timeout_s"])
+        try:
+            targets: dict[str, str] = {}
+            start_errors: dict[str, str] = {}
+            for bot_id, bot in bots.items():
+                v = bot.current
+                if v.endpoint is not None:
+                    targets[bot_id] = v.endpoint
+                    continue
+                ep, why = pool.endpoint(v)
+                targets[bot_id] = ep or _closed_endpoint()
+                if why:
+                    start_errors[bot_id] = why
+            options = dict(spec.options)
+            if spec.target is not None:
+                options["target"] = spec.target
+            settings = MatchSettings(
+                game=spec.variant, options=options, seed=spec.seed, deals=spec.deals, duplicate=spec.duplicate,
+                log_dir=str(self.log_dir), deadline_ms=int(self.limits["deadline_ms"]),
+                time_bank_ms=int(self.limits["time_bank_ms"]), max_strikes=int(self.limits["max_strikes"]),
+            )  # fmt: skip
+            endpoints: list[str | Manifest] = [targets[b] for b in spec.bots]
+            outcome = run_match(endpoints, settings, spec.match_id, _metrics_reporter(spec, names))
+        finally:
+            if pool is not self.pool:
+                pool.close()
+        if start_errors:
+            _explain_start_errors(outcome, start_errors, names)
+        result = to_result(spec, outcome)
+        metrics.record_match(spec.variant, _outcome_label(result))
+        return result
+
+
+def _explain_start_errors(outcome: MatchOutcome, errors: Mapping[str, str], names: Mapping[str, str]) -> None:
+    """Put the launch error in the forfeit reason (the match only saw an unreachable address)."""
+    why = "; ".join(f"bot {names[b]} could not be started: {e}" for b, e in errors.items())
+    if outcome.forfeit is not None:
+        outcome.forfeit["reason"] = f"{why}; {outcome.forfeit['reason']}"
+        outcome.reason = f"forfeit: {outcome.forfeit['reason']}"
+        outcome.record["result"]["forfeit"] = outcome.forfeit
+        outcome.record["result"]["reason"] = outcome.reason
+
+
+def _outcome_label(result: MatchResult) -> metrics.Outcome:
+    if result.forfeit:
+        return "forfeit"
+    return "draw" if result.winner is None else "win"
+
+
+def _seat_bots(spec: MatchSpec, leg: int) -> tuple[str, ...]:
+    """Bot id in each seat of a leg: leg 1 moves every bot one seat on (referee.match._leg_seats)."""
+    s = spec.seats()
+    return s if leg == 0 else (s[3], s[0], s[1], s[2])
+
+
+def _metrics_reporter(spec: MatchSpec, names: Mapping[str, str]) -> Any:
+    legs = [_seat_bots(spec, 0), _seat_bots(spec, 1)]
+
+    def on_event(event: Event) -> None:
+        try:
+            if isinstance(event, DecisionEvent):
+                bot = names[legs[event.leg][event.seat]]
+                metrics.observe_decision(event.phase, bot, max(0.0, event.latency_ms) / 1000)
+                if event.outcome != "ok":
+                    metrics.record_bot_error(bot, event.outcome)  # type: ignore[arg-type]
+            elif isinstance(event, DealEvent):
+                metrics.record_deals(spec.variant)
+        except ValueError as e:  # a label that is not a short name: never let metrics break a match
+            log.debug("metrics: %s", e)
+
+    return on_event
+
+
+# ----------------------------------------------------------------------------- results
+
+
+def to_result(spec: MatchSpec, outcome: MatchOutcome) -> MatchResult:
+    """The arena's result of a played match (see ``MatchResult``): team 0 of the referee is side 0 of the
+    spec's first table, so winner and points carry over directly."""
+    seats = spec.seats()
+    # The referee keeps one BotStats per (endpoint, side) in seat order of the first leg; map each of
+    # them back to the bot ids sitting there (legs may be empty when a handshake failed).
+    index_of: dict[tuple[str, int], int] = {}
+    bots_of: dict[int, list[str]] = {}
+    for seat, bot_id in enumerate(seats):
+        key = (bot_id, seat & 1)
+        if key not in index_of:
+            index_of[key] = len(index_of)
+        bots_of.setdefault(index_of[key], [])
+        if bot_id not in bots_of[index_of[key]]:
+            bots_of[index_of[key]].append(bot_id)
+    counters: dict[str, dict[str, int]] = {
+        b: {"contracts_bid": 0, "contracts_made": 0, "capots": 0, "declarations": 0} for b in set(seats)
+    }
+    for leg, rec in enumerate(outcome.record.get("legs", [])):
+        _count_record(rec, _seat_bots(spec, leg), counters)
+    stats: dict[str, BotStats] = {}
+    for i, rb in enumerate(outcome.bots):
+        for bot_id in bots_of.get(i, []):
+            side = 0 if bot_id in seats[0::2] else 1
+            c = counters[bot_id]
+            stats[bot_id] = BotStats(
+                deals=outcome.deals_played,
+                points=outcome.scores[side],
+                contracts_bid=c["contracts_bid"],
+                contracts_made=min(c["contracts_made"], c["contracts_bid"]),
+                capots=c["capots"],
+                declarations=c["declarations"],
+                timeouts=rb.counts.get("timeout", 0),
+                illegal_actions=rb.counts.get("illegal_action", 0),
+                errors=sum(rb.counts.get(k, 0) for k in _TRANSPORT_ERRORS),
+                latency=LatencySummary.from_samples(rb.latencies_ms),
+            )
+    return MatchResult(
+        match_id=spec.match_id,
+        ladder=spec.ladder,
+        seats=seats,
+        winner=outcome.winner,
+        points=(int(outcome.scores[0]), int(outcome.scores[1])),
+        deals_played=outcome.deals_played,
+        stats=stats,
+        forfeit=outcome.forfeit_reason or None,
+        record=json.dumps(outcome.record, separators=(",", ":")),
+        duplicate=spec.duplicate,
+        finished=time.time(),
+    )
+
+
+def _count_record(rec: Mapping[str, Any], seat_bots: Sequence[str], counters: dict[str, dict[str, int]]) -> None:
+    """Contracts, capots and declarations of one leg's game record, credited to the bots by seat."""
+    for deal in rec.get("deals", []):
+        contract = deal.get("contract")
+        score = deal.get("score") or {}
+        if contract is not None:
+            bidder = seat_bots[int(contract["bidder"])]
+            counters[bidder]["contracts_bid"] += 1
+            if score.get("contract_made"):
+                counters[bidder]["contracts_made"] += 1
+        capot = score.get("capot")
+        if capot is not None:
+            # A capot is the side's achievement: credited to each distinct bot of that side.
+            for bot in dict.fromkeys(seat_bots[int(capot)::2]):
+                counters[bot]["capots"] += 1
+        for decl in deal.get("declarations", []):
+            counters[seat_bots[int(decl["seat"])]]["declarations"] += len(decl.get("announced", []))
+        for belote in deal.get("belotes", []):
+            counters[seat_bots[int(belote["seat"])]]["declarations"] += 1
