@@ -41,8 +41,9 @@ bench: $(STAMP) node-deps
 	$(VENV)/bin/referee bench --variant pilotta --json
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
-demo: $(STAMP)
-	$(VENV)/bin/referee play --variant pilotta --seed 2026 --option target=151
+# The arena end to end: embedded Redis, API, workers, the sample bots on a ladder, the leaderboard.
+demo: $(STAMP) node-deps
+	$(VENV)/bin/arena demo
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache var

@@ -118,10 +118,15 @@ except OSError:  # pragma: no cover
     _LIBC = None
 
 
-def _die_with_parent() -> None:
-    """Runs in the child between fork and exec: the kernel kills it when the worker dies."""
-    if _LIBC is not None:
-        _LIBC.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
+def die_with_parent(sig: int = _SIGKILL) -> Any:
+    """A ``preexec_fn``: between fork and exec, ask the kernel to send ``sig`` to the child when the
+    thread that started it (the worker's main thread) dies, however it dies."""
+
+    def preexec() -> None:
+        if _LIBC is not None:
+            _LIBC.prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
+
+    return preexec
 
 
 def spawn_bot(manifest: Manifest, log_dir: Path, startup_timeout_s: float = 15.0) -> BotProcess:
@@ -139,7 +144,7 @@ def spawn_bot(manifest: Manifest, log_dir: Path, startup_timeout_s: float = 15.0
     try:
         process = subprocess.Popen(
             argv, cwd=manifest.directory, env=manifest.env(port), stdin=subprocess.DEVNULL,
-            stdout=stderr, stderr=stderr, start_new_session=True, preexec_fn=_die_with_parent,
+            stdout=stderr, stderr=stderr, start_new_session=True, preexec_fn=die_with_parent(),
         )  # fmt: skip
     except OSError as e:
         stderr.close()

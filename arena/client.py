@@ -1,0 +1,347 @@
+"""Client commands of ``arena``: ``bot``, ``ladder``, ``leaderboard``, ``matches``, ``replay``.
+
+They talk to the API over gRPC (``--api HOST:PORT``; default: ``$ARENA_API``, else the address in
+``arena up``'s state file in ``--data-dir``, else 127.0.0.1:50051), with a deadline on every call.
+``arena ladder start``/``stop`` are operator commands: the API has no call for them, so they write the
+ladder's settings to Redis directly (``--redis URL``; default: ``$ARENA_REDIS_URL`` or the state file),
+and the API's ladder feeder picks them up.
+
+Exit codes: 0 ok, 1 the arena refused (the message says why), 2 bad arguments, 3 arena unreachable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import grpc
+import redis
+from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
+
+from arena import ladder as ladders
+from arena.local import _options
+from arena.model import ArenaError
+from arena.queue import MatchQueue
+from arena.ratings import Ratings
+from arena.redis_server import connect
+from arena.registry import Registry
+from arena.scheduler import LadderConfig, Scheduler
+from arena.up import DEFAULT_API, DEFAULT_DATA_DIR, read_state
+from referee.bots import ManifestError, load_manifest
+from referee.errors import RecordError, RulesetError
+from referee.record import dumps, verify_record
+from referee.rules import get_ruleset
+from referee.text import SEAT_NAMES, game_text
+
+
+class CommandError(Exception):
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--api", default=None, help="arena API host:port (default: from `arena up`, or 127.0.0.1:50051)")
+    p.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help=f"arena up's data dir (default {DEFAULT_DATA_DIR})")
+    p.add_argument("--timeout", type=float, default=10.0, help="deadline of each API call in s (default 10)")
+
+
+def api_address(args: argparse.Namespace) -> str:
+    if args.api:
+        return str(args.api)
+    if os.environ.get("ARENA_API"):
+        return os.environ["ARENA_API"]
+    state = read_state(args.data_dir)
+    return str(state["api"]) if state and state.get("api") else DEFAULT_API
+
+
+def redis_url(args: argparse.Namespace) -> str:
+    if getattr(args, "redis", None):
+        return str(args.redis)
+    if os.environ.get("ARENA_REDIS_URL"):
+        return os.environ["ARENA_REDIS_URL"]
+    state = read_state(args.data_dir)
+    if state and state.get("redis"):
+        return str(state["redis"])
+    raise CommandError(f"no --redis given and no running `arena up` found in {args.data_dir}", 2)
+
+
+def call(args: argparse.Namespace, method: str, request: Any) -> Any:
+    """One API call with a deadline; gRPC errors become CommandError with the server's message."""
+    address = api_address(args)
+    with grpc.insecure_channel(address) as channel:
+        stub = arena_pb2_grpc.ArenaStub(channel)
+        try:
+            return getattr(stub, method)(request, timeout=args.timeout)
+        except grpc.RpcError as e:
+            code = e.code()
+            if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                raise CommandError(f"cannot reach the arena API at {address} ({code.name}: {e.details()}); "
+                                   "is `arena up` running? (--api HOST:PORT)", 3) from None  # fmt: skip
+            raise CommandError(f"{code.name}: {e.details()}", 1) from None
+
+
+def _run(fn: Any) -> Any:
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            return int(fn(args))
+        except CommandError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return e.code
+
+    return wrapped
+
+
+# -------------------------------------------------------------------------------- bot
+
+
+def _source(args: argparse.Namespace) -> arena_pb2.BotSource:
+    if args.endpoint:
+        return arena_pb2.BotSource(endpoint=args.endpoint)
+    try:
+        m = load_manifest(args.manifest)
+    except ManifestError as e:
+        raise CommandError(str(e), 2) from None
+    path = Path(args.manifest)
+    file = path / "manifest.json" if path.is_dir() else path
+    return arena_pb2.BotSource(manifest_json=file.read_text(encoding="utf-8"), manifest_dir=str(m.directory))
+
+
+def _source_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--endpoint", help="host:port of a running bot")
+    g.add_argument("--manifest", help="a bot directory (with manifest.json) the workers start the bot from")
+
+
+def cmd_bot_register(args: argparse.Namespace) -> int:
+    owner = args.owner or os.environ.get("USER") or "anonymous"
+    reply = call(args, "RegisterBot", arena_pb2.RegisterBotRequest(name=args.name, owner=owner,
+                                                                   source=_source(args)))  # fmt: skip
+    print(f"registered {reply.bot.name} (version {reply.bot.version}, owner {reply.bot.owner})")
+    print(f"owner token (shown once; needed to update or retire the bot): {reply.owner_token}")
+    return 0
+
+
+def cmd_bot_update(args: argparse.Namespace) -> int:
+    info = call(args, "UpdateBot", arena_pb2.UpdateBotRequest(name=args.name, token=args.token,
+                                                              source=_source(args)))  # fmt: skip
+    print(f"updated {info.name}: now version {info.version}")
+    return 0
+
+
+def cmd_bot_list(args: argparse.Namespace) -> int:
+    reply = call(args, "ListBots", arena_pb2.ListBotsRequest(include_retired=args.all))
+    if not reply.bots:
+        print("no bots registered yet: arena bot register NAME --manifest DIR | --endpoint HOST:PORT")
+        return 0
+    print(f"{'name':<20} {'ver':>3}  {'owner':<14} {'status':<8} source")
+    for b in reply.bots:
+        source = b.endpoint or "manifest: " + " ".join(json.loads(b.manifest_json).get("command", []))
+        print(f"{b.name:<20} {b.version:>3}  {b.owner[:14]:<14} {'retired' if b.retired else 'active':<8} "
+              f"{source}")
+    return 0
+
+
+def cmd_bot_retire(args: argparse.Namespace) -> int:
+    info = call(args, "RetireBot", arena_pb2.RetireBotRequest(name=args.name, token=args.token))
+    print(f"retired {info.name}: it keeps its history and is never scheduled again")
+    return 0
+
+
+def add_bot_parser(sub: Any) -> None:
+    p = sub.add_parser("bot", help="register, list, update and retire bots (through the API)")
+    bsub = p.add_subparsers(dest="bot_command", required=True, metavar="ACTION")
+    reg = bsub.add_parser("register", help="register a bot; prints its owner token once")
+    reg.add_argument("name")
+    _source_args(reg)
+    reg.add_argument("--owner", default=None, help="who answers for the bot (default: $USER)")
+    _common(reg)
+    reg.set_defaults(func=_run(cmd_bot_register))
+    upd = bsub.add_parser("update", help="point a bot at a new endpoint or manifest (a new version)")
+    upd.add_argument("name")
+    _source_args(upd)
+    upd.add_argument("--token", required=True, help="the owner token, or the admin token")
+    _common(upd)
+    upd.set_defaults(func=_run(cmd_bot_update))
+    ls = bsub.add_parser("list", help="list registered bots")
+    ls.add_argument("--all", action="store_true", help="include retired bots")
+    _common(ls)
+    ls.set_defaults(func=_run(cmd_bot_list))
+    ret = bsub.add_parser("retire", help="retire a bot (kept for history, never scheduled again)")
+    ret.add_argument("name")
+    ret.add_argument("--token", required=True, help="the owner token, or the admin token")
+    _common(ret)
+    ret.set_defaults(func=_run(cmd_bot_retire))
+
+
+# ----------------------------------------------------------------------------- ladder
+
+
+def _scheduler(args: argparse.Namespace) -> Scheduler:
+    r = connect(redis_url(args))
+    try:
+        r.ping()
+    except redis.RedisError as e:
+        raise CommandError(f"cannot reach Redis at {redis_url(args)}: {e}", 3) from None
+    registry = Registry(r)
+    return Scheduler(r, registry, Ratings(r), MatchQueue(r))
+
+
+def cmd_ladder_start(args: argparse.Namespace) -> int:
+    try:
+        options = _options(args.option)
+        if args.deals and args.target:
+            raise ValueError("give --deals or --target, not both")
+        # Without either, each leg is a whole game to the ruleset's usual target.
+        target = None if args.deals else args.target or get_ruleset(args.variant, options).target
+        get_ruleset(args.variant, {**options, **({"target": target} if target else {})})
+        config = LadderConfig(args.variant, options, deals=args.deals, target=target, duplicate=not args.single)
+        run = ladders.start_ladder(_scheduler(args), config, args.matches, args.max_in_flight)
+    except (ArenaError, RulesetError, ValueError) as e:
+        raise CommandError(str(e), 2) from None
+    members = len(_scheduler(args).candidates(run.ladder_id))
+    budget = "no end" if run.budget is None else f"{run.remaining:g} more matches"
+    length = f"{config.deals} deals" if config.deals else f"to {config.target} points"
+    print(f"ladder {run.ladder_id} started: {config.variant}, {length}, "
+          f"{'duplicate' if config.duplicate else 'single'} matches, {members} bots, {budget}")
+    return 0
+
+
+def cmd_ladder_stop(args: argparse.Namespace) -> int:
+    try:
+        ladders.stop_ladder(_scheduler(args), args.ladder)
+    except ArenaError as e:
+        raise CommandError(str(e), 1) from None
+    print(f"ladder {args.ladder} stopped: no new matches (queued ones are still played)")
+    return 0
+
+
+def cmd_ladder_status(args: argparse.Namespace) -> int:
+    s = call(args, "LadderStatus", arena_pb2.LadderStatusRequest(ladder=args.ladder or ""))
+    print(f"ladder {s.ladder} ({s.game}): {s.completed} played, {s.queued} waiting, {s.pending} being played, "
+          f"{s.dead_lettered} dead-lettered; oldest waiting {s.oldest_pending_age_seconds:.1f} s; "
+          f"workers alive: {len(s.workers_alive)}")
+    return 0
+
+
+def add_ladder_parser(sub: Any) -> None:
+    p = sub.add_parser("ladder", help="start, stop and watch ladders")
+    lsub = p.add_subparsers(dest="ladder_command", required=True, metavar="ACTION")
+    st = lsub.add_parser("start", help="start (or resume) a ladder and keep its matches queued")
+    st.add_argument("--variant", default="pilotta", help="ruleset (pilotta, bulgarian, coinche, french, bela)")
+    st.add_argument("--deals", type=int, default=None, help="deals per leg (ends sooner at the target)")
+    st.add_argument("--target", type=int, default=None, help="play each leg to this many points")
+    st.add_argument("--matches", type=int, default=None, help="schedule this many more matches, then stop")
+    st.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="ruleset option")
+    st.add_argument("--single", action="store_true", help="one leg per match instead of a duplicate pair")
+    st.add_argument("--max-in-flight", type=int, default=None, help="matches per bot queued or playing (4)")
+    st.add_argument("--redis", default=None, help="Redis URL (default: from `arena up`)")
+    st.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
+    st.set_defaults(func=_run(cmd_ladder_start))
+    sp = lsub.add_parser("stop", help="stop scheduling matches on a ladder")
+    sp.add_argument("ladder")
+    sp.add_argument("--redis", default=None)
+    sp.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
+    sp.set_defaults(func=_run(cmd_ladder_stop))
+    ss = lsub.add_parser("status", help="matches played, queued and dead-lettered; live workers")
+    ss.add_argument("--ladder", default=None, help="ladder id or variant (default: the latest started)")
+    _common(ss)
+    ss.set_defaults(func=_run(cmd_ladder_status))
+
+
+# ------------------------------------------------------------------ leaderboard, matches, replay
+
+
+def format_leaderboard(reply: arena_pb2.LeaderboardReply) -> str:
+    """The leaderboard with its uncertainty: mu ± 2 sigma is a ~95 % interval of a bot's skill."""
+    lines = [f"Leaderboard of ladder {reply.ladder} (ordered by mu - 3 sigma)",
+             f"{'#':>2}  {'bot':<16} {'mu':>6} {'sigma':>6} {'mu-3s':>7}  {'~95% skill':<15} {'games':>5}  "
+             f"{'W-L-D':<10} {'made/bid':<9} {'p50 ms':>7}"]  # fmt: skip
+    for e in reply.entries:
+        st = json.loads(e.stats_json or "{}")
+        wld = f"{e.wins}-{e.losses}-{e.draws}"
+        interval = f"[{e.mu - 2 * e.sigma:5.1f}, {e.mu + 2 * e.sigma:5.1f}]"
+        made = f"{st.get('contracts_made', 0)}/{st.get('contracts_bid', 0)}"
+        lines.append(f"{e.rank:>2}  {e.bot:<16} {e.mu:6.2f} {e.sigma:6.2f} {e.conservative:7.2f}  {interval:<15} "
+                     f"{e.games:>5}  {wld:<10} {made:<9} {st.get('latency_p50_ms', 0.0):7.2f}")  # fmt: skip
+    if not reply.entries:
+        lines.append("  (no rated games yet)")
+    return "\n".join(lines)
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    print(format_leaderboard(call(args, "Leaderboard", arena_pb2.LeaderboardRequest(ladder=args.ladder or ""))))
+    return 0
+
+
+def cmd_matches(args: argparse.Namespace) -> int:
+    req = arena_pb2.MatchHistoryRequest(ladder=args.ladder or "", bot=args.bot or "", limit=args.limit)
+    reply = call(args, "MatchHistory", req)
+    for m in reply.matches:
+        win = f"side {m.winner_side}" if m.HasField("winner_side") else "draw"
+        sides = f"{' + '.join(dict.fromkeys(m.bots[0::2]))} vs {' + '.join(dict.fromkeys(m.bots[1::2]))}"
+        extra = f"  forfeit: {m.forfeit_reason}" if m.forfeit_reason else ""
+        print(f"{m.match_id}  {sides:<36} {m.scores[0]:>5}-{m.scores[1]:<5} {win}{extra}")
+    if not reply.matches:
+        print("no matches recorded yet")
+    return 0
+
+
+def replay_text(summary: arena_pb2.MatchSummary, record: dict[str, Any]) -> str:
+    """The match deal by deal, replayed and checked by the referee (``verify_record``)."""
+    side = ["+".join(dict.fromkeys(summary.bots[0::2])), "+".join(dict.fromkeys(summary.bots[1::2]))]
+    result = record.get("result", {})
+    winner = result.get("winner")
+    out = [f"Match {summary.match_id} on ladder {summary.ladder} ({summary.game}): {side[0]} vs {side[1]}",
+           f"Result: {'draw' if winner is None else side[winner] + ' win'}, {summary.scores[0]} to "
+           f"{summary.scores[1]}; {result.get('reason', '')}", ""]  # fmt: skip
+    for i, leg in enumerate(record.get("legs", [])):
+        players = leg.get("players", [])
+        seats = ", ".join(f"{SEAT_NAMES[s]} {p}" for s, p in enumerate(players))
+        out.append(f"=== Leg {i + 1} of {len(record['legs'])}: {seats}")
+        try:
+            out.append(game_text(verify_record(leg).game))
+        except RecordError as e:
+            out.append(f"(this leg's record does not verify: {e})")
+        forfeit = leg.get("result", {}).get("forfeit")
+        if forfeit:
+            out.append(f"Forfeit: {forfeit.get('reason')}")
+        out.append("")
+    if not record.get("legs"):
+        out.append("No deal was played.")
+    return "\n".join(out)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    reply = call(args, "GetReplay", arena_pb2.GetReplayRequest(match_id=args.match_id))
+    try:
+        record = json.loads(reply.record_json)
+    except ValueError as e:
+        raise CommandError(f"the stored record of {args.match_id} is not JSON: {e}") from None
+    print(replay_text(reply.match, record))
+    path = Path(args.out or f"replay-{args.match_id}.json")
+    path.write_text(dumps(record), encoding="utf-8")
+    print(f"record written to {path}", file=sys.stderr)
+    return 0
+
+
+def add_view_parsers(sub: Any) -> None:
+    lb = sub.add_parser("leaderboard", help="ratings with their uncertainty, and per-bot statistics")
+    lb.add_argument("--ladder", default=None, help="ladder id or variant (default: the latest started)")
+    _common(lb)
+    lb.set_defaults(func=_run(cmd_leaderboard))
+    ma = sub.add_parser("matches", help="the latest recorded matches")
+    ma.add_argument("--ladder", default=None)
+    ma.add_argument("--bot", default=None, help="only this bot's matches")
+    ma.add_argument("--limit", type=int, default=20)
+    _common(ma)
+    ma.set_defaults(func=_run(cmd_matches))
+    rp = sub.add_parser("replay", help="a recorded match deal by deal; writes its record")
+    rp.add_argument("match_id")
+    rp.add_argument("--out", default=None, help="where to write the record (default replay-<id>.json)")
+    _common(rp)
+    rp.set_defaults(func=_run(cmd_replay))

@@ -1,0 +1,484 @@
+"""The arena's server processes: ``arena up`` (everything on one box), ``arena api``, ``arena worker``,
+``arena web``.
+
+``arena up`` starts, with bounded waits at every step: a Redis (the embedded one, persisting under the
+data dir, unless ``--redis`` names one), the API (with the ratings updater, the ladder feeder and the
+gauges), its /metrics, the web pages, and N worker processes (``arena worker``, restarted if they die).
+It writes ``<data dir>/arena-up.json`` (addresses, for the other ``arena`` commands) and the admin token
+to ``<data dir>/admin-token`` (mode 0600), printed once when first created.  SIGINT/SIGTERM stop it all:
+workers first (warm: they finish their match; then cold; then SIGKILL), then the servers, then Redis.
+
+The server commands bind ``--host`` (default 0.0.0.0 for ``api``/``worker``/``web``, which run in
+containers; 127.0.0.1 for ``up``).  Metrics listen on ``$PILOTTA_METRICS_ADDR`` or loopback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from concurrent import futures
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import grpc
+import redis
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from arena import metrics
+from arena.api import ApiServer, ensure_admin_token
+from arena.redis_server import EmbeddedRedis, connect
+from arena.registry import Registry
+from arena.runner import ArenaRunner, die_with_parent
+from arena.web import serve_web
+from arena.worker import Worker
+
+log = logging.getLogger(__name__)
+
+STATE_FILE = "arena-up.json"
+TOKEN_FILE = "admin-token"
+DEFAULT_DATA_DIR = "var/arena"
+DEFAULT_API = "127.0.0.1:50051"
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def read_state(data_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """``arena up``'s state file, or None if there is none (or it is unreadable)."""
+    try:
+        data = json.loads((Path(data_dir) / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _stop_event() -> threading.Event:
+    """An event set by SIGINT/SIGTERM (only the main thread may install handlers)."""
+    stop = threading.Event()
+    if threading.current_thread() is threading.main_thread():
+        for sig in _STOP_SIGNALS:
+            signal.signal(sig, lambda *_: stop.set())
+    return stop
+
+
+def _wait_redis(r: redis.Redis, timeout_s: float) -> None:
+    """Bounded wait for Redis to answer (it may start at the same time as we do, e.g. in compose)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            r.ping()
+            return
+        except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as e:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"redis did not answer within {timeout_s:g} s: {e}") from None
+            time.sleep(0.5)
+
+
+# ------------------------------------------------------------------------- arena api
+
+
+def run_api(redis_url: str, host: str, port: int, metrics_port: int | None) -> int:
+    r = connect(redis_url)
+    _wait_redis(r, 60)
+    token = ensure_admin_token(r, os.environ.get("ARENA_ADMIN_TOKEN") or None)
+    if token:
+        # Shown once; Redis keeps only its hash.  Set ARENA_ADMIN_TOKEN to choose it instead.
+        print(f"admin token (shown once, keep it): {token}", file=sys.stderr, flush=True)
+    if metrics_port is not None:
+        metrics.start_metrics_server(metrics_port)
+    api = ApiServer(r, host, port).start()
+    log.info("api: serving on %s:%d", host, api.port)
+    stop = _stop_event()
+    stop.wait()
+    log.info("api: stopping")
+    api.stop()
+    return 0
+
+
+# ---------------------------------------------------------------------- arena worker
+
+
+def health_server(host: str, port: int) -> tuple[Any, Any, int]:
+    """A gRPC server with only the health service (SERVING), for probes of processes that serve no gRPC."""
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="health"))
+    servicer = health.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(servicer, server)
+    bound = server.add_insecure_port(f"{host}:{port}")
+    if not bound:
+        raise OSError(f"cannot listen on {host}:{port} for the health service (in use?)")
+    server.start()
+    servicer.set("", health_pb2.HealthCheckResponse.SERVING)
+    return server, servicer, bound
+
+
+def run_worker(
+    redis_url: str, *, worker_id: str | None = None, host: str = "0.0.0.0", health_port: int | None = 50052,
+    metrics_port: int | None = None, stale_ms: int = 60_000, bot_logs: str | None = None, warm_bots: bool = True,
+    max_matches: int | None = None, idle_exit_s: float | None = None, deadline_ms: int = 1000,
+) -> int:  # fmt: skip
+    """One worker process until SIGTERM (warm: finishes its match) or a second signal (cold)."""
+    worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
+    r = connect(redis_url)
+    _wait_redis(r, 60)
+    runner = ArenaRunner(Registry(r), log_dir=bot_logs, warm_bots=warm_bots, deadline_ms=deadline_ms)
+    worker = Worker(r, runner, worker_id, stale_ms=stale_ms)
+    worker.install_signal_handlers()
+    hs = None
+    if health_port is not None and health_port >= 0:
+        hs, _servicer, bound = health_server(host, health_port)
+        log.info("worker %s: health on %s:%d", worker_id, host, bound)
+    if metrics_port is not None:
+        metrics.start_metrics_server(metrics_port)
+    beat_stop = threading.Event()
+
+    def beat() -> None:  # the worker's own heartbeat gauge, for per-instance scrapes
+        while not beat_stop.wait(5.0):
+            metrics.set_worker_heartbeat(worker_id)
+
+    metrics.set_worker_heartbeat(worker_id)
+    threading.Thread(target=beat, name="metrics-heartbeat", daemon=True).start()
+    try:
+        st = worker.run(max_matches=max_matches, idle_exit_s=idle_exit_s)
+    finally:
+        beat_stop.set()
+        runner.close()
+        if hs is not None:
+            hs.stop(1.0).wait(2.0)
+    print(json.dumps({"worker": worker_id, **vars(st)}), flush=True)
+    return 0
+
+
+# ------------------------------------------------------------------------- arena web
+
+
+def run_web_server(redis_url: str, host: str, port: int) -> int:
+    from arena.web import run_web
+
+    return run_web(redis_url, host, port)
+
+
+# -------------------------------------------------------------------------- arena up
+
+
+@dataclass
+class UpConfig:
+    data_dir: Path = Path(DEFAULT_DATA_DIR)
+    workers: int = 2
+    redis_url: str | None = None
+    host: str = "127.0.0.1"
+    api_port: int = 50051
+    web_port: int = 8080
+    metrics_port: int | None = 9100  # workers use the next ports; 0: any free port; None: no metrics
+    worker_args: list[str] = field(default_factory=list)
+    stop_timeout_s: float = 20.0
+
+
+class Stack:
+    """Everything ``arena up`` runs, as an object the demo and the tests can drive too."""
+
+    def __init__(self, cfg: UpConfig) -> None:
+        self.cfg = cfg
+        self.data_dir = cfg.data_dir.resolve()
+        self.redis: EmbeddedRedis | None = None
+        self.url = cfg.redis_url or ""
+        self.r: redis.Redis | None = None
+        self.api: ApiServer | None = None
+        self.web: Any = None
+        self.web_port = 0
+        self.metrics_server: Any = None
+        self.metrics_port: int | None = None
+        self.workers: list[subprocess.Popen[bytes]] = []
+        self._logs: list[IO[bytes]] = []
+        self.admin_token: str | None = None
+        self.new_token = False
+        self.restarts = 0
+
+    # start -----------------------------------------------------------------------------
+
+    def start(self) -> Stack:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        (self.data_dir / "logs").mkdir(exist_ok=True)
+        state = read_state(self.data_dir)
+        if state and _alive(int(state.get("pid", 0))) and int(state.get("pid", 0)) != os.getpid():
+            raise RuntimeError(f"an arena is already running from {self.data_dir} (pid {state['pid']}); "
+                               "stop it first")  # fmt: skip
+        try:
+            if not self.cfg.redis_url:
+                self.redis = EmbeddedRedis(self.data_dir / "redis").start()
+                self.url = self.redis.url
+            self.r = connect(self.url)
+            _wait_redis(self.r, 30)
+            self._admin_token()
+            # Workers first: forking while gRPC threads are busy makes gRPC log a warning per fork.
+            for i in range(self.cfg.workers):
+                self.workers.append(self._spawn_worker(i))
+            self.api = ApiServer(self.r, self.cfg.host, self.cfg.api_port).start()
+            self.web, _thread = serve_web(connect(self.url), self.cfg.host, self.cfg.web_port)
+            self.web_port = int(self.web.server_address[1])
+            if self.cfg.metrics_port is not None:
+                self.metrics_server, _t = metrics.start_metrics_server(self.cfg.metrics_port)
+                self.metrics_port = int(self.metrics_server.server_port)
+            self._write_state()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _admin_token(self) -> None:
+        assert self.r is not None
+        path = self.data_dir / TOKEN_FILE
+        saved = path.read_text().strip() if path.exists() else None
+        new = ensure_admin_token(self.r, saved)
+        if new and not saved:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(new + "\n")
+            self.new_token = True
+        self.admin_token = saved or new
+
+    def _worker_cmd(self, i: int) -> list[str]:
+        mp = self.cfg.metrics_port
+        wport = None if mp is None else (0 if mp == 0 else mp + 1 + i)
+        cmd = [sys.executable, "-m", "arena.cli", "worker", "--redis", self.url,
+               "--worker-id", f"{socket.gethostname()}-up{os.getpid()}-{i}", "--host", self.cfg.host,
+               "--health-port", "0", "--bot-logs", str(self.data_dir / "bot-logs")]  # fmt: skip
+        if wport is not None:
+            cmd += ["--metrics-port", str(wport)]
+        return cmd + self.cfg.worker_args
+
+    def _spawn_worker(self, i: int) -> subprocess.Popen[bytes]:
+        out = open(self.data_dir / "logs" / f"worker-{i}.log", "ab")  # noqa: SIM115 - kept open for the child
+        self._logs.append(out)
+        # Own session: a Ctrl-C in the terminal reaches only us, and we stop the workers in order.  If we
+        # are killed outright, the kernel sends them SIGTERM (a warm stop) instead of leaving them running.
+        return subprocess.Popen(self._worker_cmd(i), stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                                start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM))  # fmt: skip
+
+    def _write_state(self) -> None:
+        assert self.api is not None
+        state = {"pid": os.getpid(), "redis": self.url, "api": self.api.address,
+                 "web": f"http://{self.api.address.rsplit(':', 1)[0]}:{self.web_port}/",
+                 "metrics": self.metrics_port, "workers": [w.pid for w in self.workers],
+                 "started": time.time()}  # fmt: skip
+        tmp = self.data_dir / (STATE_FILE + ".tmp")
+        tmp.write_text(json.dumps(state, indent=1) + "\n")
+        tmp.replace(self.data_dir / STATE_FILE)
+
+    def banner(self) -> str:
+        assert self.api is not None
+        host = self.api.address.rsplit(":", 1)[0]
+        lines = [
+            f"arena up: data in {self.data_dir}",
+            f"  redis    {self.url}" + (" (embedded)" if self.redis else ""),
+            f"  api      {self.api.address}   (gRPC; health + reflection)",
+            f"  web      http://{host}:{self.web_port}/",
+        ]
+        if self.metrics_port is not None:
+            lines.append(f"  metrics  http://127.0.0.1:{self.metrics_port}/metrics (workers: next ports)")
+        lines.append(f"  workers  {len(self.workers)} (logs in {self.data_dir / 'logs'})")
+        if self.new_token:
+            lines.append(f"  admin token (shown once; also in {self.data_dir / TOKEN_FILE}): {self.admin_token}")
+        elif self.admin_token:
+            lines.append(f"  admin token: in {self.data_dir / TOKEN_FILE}")
+        else:
+            lines.append("  admin token: set earlier; not stored in this data dir")
+        return "\n".join(lines)
+
+    # run -------------------------------------------------------------------------------
+
+    def supervise(self, stop: threading.Event, poll_s: float = 1.0) -> None:
+        """Until ``stop``: restart workers that died (at most one restart per worker per 5 s)."""
+        last: dict[int, float] = {}
+        while not stop.wait(poll_s):
+            for i, w in enumerate(self.workers):
+                if w.poll() is not None and time.monotonic() - last.get(i, 0.0) > 5.0:
+                    log.warning("worker %d exited with %s; restarting it", i, w.returncode)
+                    last[i] = time.monotonic()
+                    self.workers[i] = self._spawn_worker(i)
+                    self.restarts += 1
+                    with contextlib.suppress(OSError):
+                        self._write_state()
+
+    # stop ------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Workers (warm, then cold, then SIGKILL), servers, Redis; every wait bounded."""
+        self._stop_workers()
+        if self.api is not None:
+            self.api.stop(grace_s=2.0)
+            self.api = None
+        if self.web is not None:
+            self.web.shutdown()
+            self.web.server_close()
+            self.web = None
+        if self.metrics_server is not None:
+            self.metrics_server.shutdown()
+            self.metrics_server.server_close()
+            self.metrics_server = None
+        if self.r is not None:
+            self.r.close()
+        if self.redis is not None:
+            self.redis.stop()
+            self.redis = None
+        for f in self._logs:
+            f.close()
+        self._logs = []
+        state = read_state(self.data_dir)
+        if state and state.get("pid") == os.getpid():
+            with contextlib.suppress(OSError):
+                (self.data_dir / STATE_FILE).unlink()
+
+    def _stop_workers(self) -> None:
+        live = [w for w in self.workers if w.poll() is None]
+        deadline = time.monotonic() + self.cfg.stop_timeout_s
+        for step in (signal.SIGTERM, signal.SIGTERM, signal.SIGKILL):  # warm, cold, kill
+            for w in live:
+                with contextlib.suppress(ProcessLookupError):
+                    w.send_signal(step)
+            for w in live:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    w.wait(max(0.1, deadline - time.monotonic()))
+            live = [w for w in live if w.poll() is None]
+            if not live:
+                break
+            deadline = time.monotonic() + 5.0
+        self.workers = []
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def run_up(cfg: UpConfig) -> int:
+    stop = _stop_event()
+    stack = Stack(cfg)
+    try:
+        stack.start()
+    except (RuntimeError, OSError) as e:
+        print(f"arena up: {e}", file=sys.stderr)
+        return 1
+    print(stack.banner(), flush=True)
+    print("Ctrl-C (or SIGTERM) stops everything.", flush=True)
+    try:
+        stack.supervise(stop)
+    finally:
+        print("arena up: stopping (workers finish their match first)...", file=sys.stderr, flush=True)
+        started = time.monotonic()
+        stack.stop()
+        print(f"arena up: stopped in {time.monotonic() - started:.1f} s", file=sys.stderr, flush=True)
+    return 0
+
+
+# --------------------------------------------------------------------------- parsers
+
+
+def _metrics_port(p: argparse.ArgumentParser, default: int | None, what: str) -> None:
+    p.add_argument("--metrics-port", type=int, default=default,
+                   help=f"serve /metrics on this port ({what}; 0: any free port)")  # fmt: skip
+
+
+def _log_level(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING... (default INFO)")
+
+
+def _setup_logging(args: argparse.Namespace) -> None:
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    _setup_logging(args)
+    if args.workers < 0:
+        print("error: --workers must be 0 or more", file=sys.stderr)
+        return 2
+    worker_args = ["--log-level", args.log_level]
+    if args.fresh_bots:
+        worker_args.append("--fresh-bots")
+    return run_up(UpConfig(
+        data_dir=Path(args.data_dir), workers=args.workers, redis_url=args.redis, host=args.host,
+        api_port=args.api_port, web_port=args.web_port, metrics_port=args.metrics_port, worker_args=worker_args,
+    ))  # fmt: skip
+
+
+def cmd_api(args: argparse.Namespace) -> int:
+    _setup_logging(args)
+    return run_api(args.redis, args.host, args.port, args.metrics_port)
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    _setup_logging(args)
+    return run_worker(
+        args.redis, worker_id=args.worker_id, host=args.host,
+        health_port=None if args.health_port < 0 else args.health_port, metrics_port=args.metrics_port,
+        stale_ms=args.stale_ms, bot_logs=args.bot_logs, warm_bots=not args.fresh_bots,
+        max_matches=args.max_matches, idle_exit_s=args.idle_exit_s, deadline_ms=args.deadline_ms,
+    )  # fmt: skip
+
+
+def cmd_web(args: argparse.Namespace) -> int:
+    _setup_logging(args)
+    return run_web_server(args.redis, args.host, args.port)
+
+
+def _redis_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--redis", default=os.environ.get("ARENA_REDIS_URL", "redis://127.0.0.1:6379/0"),
+                   help="Redis URL (default $ARENA_REDIS_URL or redis://127.0.0.1:6379/0)")  # fmt: skip
+
+
+def add_server_parsers(sub: Any) -> None:
+    up = sub.add_parser("up", help="run the whole arena here: Redis, API, workers, ratings, metrics, web")
+    up.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help=f"state and Redis data (default {DEFAULT_DATA_DIR})")
+    up.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    up.add_argument("--redis", default=None, help="use this Redis instead of the embedded one")
+    up.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: all interfaces)")
+    up.add_argument("--api-port", type=int, default=50051)
+    up.add_argument("--web-port", type=int, default=8080)
+    _metrics_port(up, 9100, "the API; workers use the next ports")
+    up.add_argument("--fresh-bots", action="store_true", help="start manifest bots anew for every match")
+    _log_level(up)
+    up.set_defaults(func=cmd_up, log_level="WARNING")
+
+    api = sub.add_parser("api", help="serve the arena API (gRPC) with the ratings updater and ladder feeder")
+    _redis_arg(api)
+    api.add_argument("--host", default="0.0.0.0")
+    api.add_argument("--port", type=int, default=50051)
+    _metrics_port(api, None, "default: none")
+    _log_level(api)
+    api.set_defaults(func=cmd_api)
+
+    w = sub.add_parser("worker", help="play queued matches (run as many as you like, on any machine)")
+    _redis_arg(w)
+    w.add_argument("--worker-id", default=None, help="default: hostname-pid")
+    w.add_argument("--host", default="0.0.0.0", help="address of the health service")
+    w.add_argument("--health-port", type=int, default=50052, help="gRPC health port (0: any free, -1: none)")
+    _metrics_port(w, None, "default: none")
+    w.add_argument("--stale-ms", type=int, default=60_000, help="take over matches idle this long (default 60000)")
+    w.add_argument("--bot-logs", default=None, help="directory for manifest bots' stderr (default: a temp dir)")
+    w.add_argument("--fresh-bots", action="store_true", help="start manifest bots anew for every match")
+    w.add_argument("--deadline-ms", type=int, default=1000, help="time per decision (default 1000)")
+    w.add_argument("--max-matches", type=int, default=None, help="exit after this many matches")
+    w.add_argument("--idle-exit-s", type=float, default=None, help="exit after this long without work")
+    _log_level(w)
+    w.set_defaults(func=cmd_worker)
+
+    web = sub.add_parser("web", help="serve the web pages (leaderboard, matches, replays)")
+    _redis_arg(web)
+    web.add_argument("--host", default="0.0.0.0")
+    web.add_argument("--port", type=int, default=8080)
+    _log_level(web)
+    web.set_defaults(func=cmd_web)
