@@ -16,6 +16,7 @@ Every Redis call is bounded by the client's socket timeout (``redis_server.conne
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hmac
 import json
@@ -25,7 +26,7 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any, TypeVar
 
@@ -114,6 +115,15 @@ def _require_token(token: str) -> str:
     if not token:
         raise Unauthenticated("a token is required: the bot's owner token or the admin token")
     return token
+
+
+@contextlib.contextmanager
+def _named(name: str) -> Iterator[None]:
+    """The registry's auth errors name the bot id; callers of the API know the bot by its name."""
+    try:
+        yield
+    except AuthError:
+        raise AuthError(f"token is not valid for bot {name!r} (need its owner token or the admin token)") from None
 
 
 # ---------------------------------------------------------------------------- service
@@ -216,13 +226,17 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
     def UpdateBot(self, request: arena_pb2.UpdateBotRequest, context: Any) -> arena_pb2.BotInfo:
         token = _require_token(request.token)
         bot = self.registry.by_name(request.name)
-        self.registry.update(bot.bot_id, token, **self._source(request.source))
+        source = self._source(request.source)
+        with _named(request.name):
+            self.registry.update(bot.bot_id, token, **source)
         return self._bot_info(self.registry.get(bot.bot_id))
 
     @_rpc
     def RetireBot(self, request: arena_pb2.RetireBotRequest, context: Any) -> arena_pb2.BotInfo:
         token = _require_token(request.token)
-        bot = self.registry.retire(self.registry.by_name(request.name).bot_id, token)
+        bot_id = self.registry.by_name(request.name).bot_id
+        with _named(request.name):
+            bot = self.registry.retire(bot_id, token)
         for ladder in self.scheduler.ladders():
             self.scheduler.leave(ladder, bot.bot_id)
             metrics.remove_rating(bot.name, ladder)

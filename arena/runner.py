@@ -18,7 +18,9 @@ bots, a bug) raises, so the queue retries the match elsewhere and dead-letters i
 Warm bots: starting a Python bot costs about a second of CPU, several times the cost of a short match.
 By default the runner keeps each manifest bot (per bot version) running between matches in a bounded
 pool, checks it is alive and SERVING before every match, and restarts it when it is not.  Bot processes
-get ``PR_SET_PDEATHSIG``, so a worker killed with SIGKILL does not leave orphaned bots behind.
+get ``PR_SET_PDEATHSIG``, so a worker killed with SIGKILL does not leave orphaned bots behind.  (The
+kernel ties it to the *thread* that started the bot: call the runner from one long-lived thread, as the
+worker does from its main thread; a bot whose thread ended is found dead and restarted.)
 """
 
 from __future__ import annotations

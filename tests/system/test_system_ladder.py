@@ -1,0 +1,92 @@
+"""The whole ladder: registration through the API, a started ladder fed by the API's feeder, a real
+``arena worker`` process playing real sample bots with the real runner, ratings, leaderboard, history
+and replays through the API; the API's gauges."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pilotta.arena.v1 import arena_pb2
+from prometheus_client import REGISTRY
+from system_helpers import TIMEOUT, last_json_line, register, wait_until, worker_proc
+
+from arena.ladder import get_run, start_ladder
+from arena.queue import MatchQueue
+from arena.ratings import Ratings
+from arena.registry import Registry
+from arena.scheduler import LadderConfig, Scheduler
+from referee.record import verify_record
+
+MATCHES = 4
+
+
+@pytest.mark.timeout(120)
+def test_ladder_from_registration_to_leaderboard(r, api, stub, module_redis, tmp_path):
+    register(stub, "random")
+    register(stub, "heuristic")
+    listed = stub.ListBots(arena_pb2.ListBotsRequest(), timeout=TIMEOUT)
+    assert [b.name for b in listed.bots] == ["heuristic", "random"]
+    assert "pilotta" in listed.bots[0].games and json.loads(listed.bots[0].manifest_json)["name"] == "heuristic"
+
+    scheduler = Scheduler(r, Registry(r), Ratings(r), MatchQueue(r))
+    run = start_ladder(scheduler, LadderConfig("pilotta", {}, deals=1, target=None), matches=MATCHES,
+                       max_in_flight=2)  # fmt: skip
+    ladder = run.ladder_id
+    log = tmp_path / "worker.log"
+    worker = worker_proc(module_redis.url, "w-ladder", log, "--max-matches", str(MATCHES),
+                         "--bot-logs", str(tmp_path / "bots"))  # fmt: skip
+    try:
+        def rated():
+            board = stub.Leaderboard(arena_pb2.LeaderboardRequest(ladder=ladder), timeout=TIMEOUT)
+            return board if sum(e.games for e in board.entries) == 2 * MATCHES else None
+
+        board = wait_until(rated, 90, f"{MATCHES} matches played and rated")
+        assert worker.wait(timeout=30) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(10)
+    stats = last_json_line(log)
+    assert stats["recorded"] == MATCHES and stats["failures"] == 0 and stats["duplicates"] == 0
+
+    # The feeder stopped at the budget; the default ladder is the one started.
+    assert get_run(scheduler, ladder).scheduled == MATCHES
+    assert stub.Leaderboard(arena_pb2.LeaderboardRequest(), timeout=TIMEOUT).ladder == ladder
+    status = stub.LadderStatus(arena_pb2.LadderStatusRequest(ladder=ladder), timeout=TIMEOUT)
+    assert (status.completed, status.queued, status.pending, status.dead_lettered) == (MATCHES, 0, 0, 0)
+    assert status.game == "pilotta"
+
+    by_bot = {e.bot: e for e in board.entries}
+    assert set(by_bot) == {"random", "heuristic"}
+    for e in board.entries:
+        assert e.games == MATCHES and e.wins + e.losses + e.draws == MATCHES
+        assert e.sigma < 25 / 3 and e.conservative == pytest.approx(e.mu - 3 * e.sigma)
+        st = json.loads(e.stats_json)
+        assert st["matches"] == MATCHES and st["deals"] >= 2 * MATCHES  # two legs of at least one deal
+        assert st["latency_count"] > 0 and 0 < st["latency_p50_ms"] <= st["latency_p99_ms"]
+        assert st["timeouts"] == st["illegal_actions"] == st["errors"] == 0
+    assert [e.rank for e in board.entries] == [1, 2]
+    assert by_bot["heuristic"].wins + by_bot["random"].wins + by_bot["random"].draws == MATCHES
+
+    history = stub.MatchHistory(arena_pb2.MatchHistoryRequest(ladder=ladder, bot="random"), timeout=TIMEOUT)
+    assert len(history.matches) == MATCHES
+    m = history.matches[0]
+    assert sorted(set(m.bots)) == ["heuristic", "random"] and m.game == "pilotta" and not m.forfeit_reason
+
+    replay = stub.GetReplay(arena_pb2.GetReplayRequest(match_id=m.match_id), timeout=TIMEOUT)
+    record = json.loads(replay.record_json)
+    assert record["match_id"] == m.match_id and record["duplicate"] is True and len(record["legs"]) == 2
+    for leg in record["legs"]:
+        verify_record(leg)  # the referee replays each leg and checks every score
+        assert sorted(set(leg["players"])) == ["heuristic", "random"]
+    assert record["result"]["scores"] == list(replay.match.scores)
+
+    # The API publishes ratings and queue gauges to its /metrics (every 0.2 s in this test).
+    def gauge():
+        return REGISTRY.get_sample_value("pilotta_bot_games_played", {"bot": "heuristic", "ladder": ladder})
+
+    assert wait_until(gauge, 10, "the games-played gauge") == MATCHES
+    mu = REGISTRY.get_sample_value("pilotta_bot_rating_mu", {"bot": "heuristic", "ladder": ladder})
+    assert mu == pytest.approx(by_bot["heuristic"].mu)
+    assert REGISTRY.get_sample_value("pilotta_queue_depth", {"ladder": ladder}) == 0

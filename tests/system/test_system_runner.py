@@ -1,0 +1,86 @@
+"""The real runner in-process: per-bot statistics from a real match, decision metrics as events arrive,
+and bots that cannot play: a forfeit result that says why, never a runner failure."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from prometheus_client import REGISTRY
+from system_helpers import SAMPLES
+
+from arena.model import MatchSpec
+from arena.registry import Registry
+from arena.runner import ArenaRunner, registry_manifest
+from referee.bots import free_port, load_manifest
+from referee.record import verify_record
+
+
+def _register(reg, name, sample):
+    m = load_manifest(SAMPLES / sample)
+    bot, _token = reg.register(name, "tests", manifest=registry_manifest(m), manifest_dir=str(m.directory))
+    return bot.bot_id
+
+
+def _samples(name, bot):
+    return {k: REGISTRY.get_sample_value(f"pilotta_{name}", {**k_labels, "bot": bot}) or 0.0
+            for k, k_labels in (("play", {"phase": "play"}), ("auction", {"phase": "auction"}))}  # fmt: skip
+
+
+@pytest.mark.timeout(90)
+def test_real_match_stats_and_metrics(r, tmp_path):
+    reg = Registry(r)
+    h, rnd = _register(reg, "heuristic", "heuristic"), _register(reg, "random", "random")
+    before = _samples("decision_latency_seconds_count", "heuristic")
+    runner = ArenaRunner(reg, log_dir=tmp_path)
+    try:
+        spec = MatchSpec("m-stats", "lad", "pilotta", 11, (h, rnd), deals=3, options={"target": 100_000})
+        result = runner(spec)
+        again = runner(MatchSpec("m-stats-2", "lad", "pilotta", 11, (h, rnd), deals=3, options={"target": 100_000}))
+    finally:
+        runner.close()
+    assert result.seats == (h, rnd, h, rnd) and result.forfeit is None and result.deals_played == 6
+    assert result.winner == (None if result.points[0] == result.points[1] else int(result.points[1] > result.points[0]))
+    record = json.loads(result.record)
+    legs = [verify_record(leg) for leg in record["legs"]]
+    # Contracts bid are credited to the bidder's bot in each leg's seating, capots to the side.
+    bid = {h: 0, rnd: 0}
+    for leg, seating in zip(record["legs"], [(h, rnd, h, rnd), (rnd, h, rnd, h)], strict=True):
+        for deal in leg["deals"]:
+            if deal["contract"] is not None:
+                bid[seating[deal["contract"]["bidder"]]] += 1
+    assert {b: s.contracts_bid for b, s in result.stats.items()} == bid
+    for bot, st in result.stats.items():
+        assert st.deals == 6 and st.contracts_made <= st.contracts_bid
+        assert st.latency.count > 0 and 0 < st.latency.p50_ms <= st.latency.p99_ms <= st.latency.max_ms
+        assert st.points == result.points[0 if bot == h else 1]
+    assert len(legs) == 2
+    # Same seed, same bots (warm, reused): the same deals are dealt.
+    assert [d["deck"] for d in json.loads(again.record)["legs"][0]["deals"]] == [
+        d["deck"] for d in record["legs"][0]["deals"]]
+    after = _samples("decision_latency_seconds_count", "heuristic")
+    assert after["play"] - before["play"] >= 2 * 6 * 8  # both matches: 6 deals, 8 cards per seat, 2 seats...
+    assert after["auction"] > before["auction"]
+    assert (REGISTRY.get_sample_value("pilotta_deals_completed_total", {"game": "pilotta"}) or 0) >= 12
+
+
+@pytest.mark.timeout(60)
+def test_unreachable_and_unstartable_bots_forfeit_with_a_reason(r, tmp_path):
+    reg = Registry(r)
+    h = _register(reg, "heuristic", "heuristic")
+    gone, _ = reg.register("gone", "tests", endpoint=f"127.0.0.1:{free_port()}")
+    broken_manifest = {"name": "broken", "language": "none", "command": ["/nonexistent/bot-binary"],
+                       "port_arg": "--port"}  # fmt: skip
+    broken, _ = reg.register("broken", "tests", manifest=broken_manifest, manifest_dir=str(tmp_path))
+    for warm in (True, False):
+        runner = ArenaRunner(reg, log_dir=tmp_path, warm_bots=warm)
+        try:
+            unreachable = runner(MatchSpec(f"m-gone-{warm}", "lad", "pilotta", 1, (h, gone.bot_id), deals=1))
+            unstartable = runner(MatchSpec(f"m-broken-{warm}", "lad", "pilotta", 1, (broken.bot_id, h), deals=1))
+        finally:
+            runner.close()
+        assert unreachable.winner == 0 and "unreachable" in (unreachable.forfeit or "")
+        assert unstartable.winner == 1
+        assert "could not be started" in (unstartable.forfeit or "") and "bot-binary" in unstartable.forfeit
+        rec = json.loads(unstartable.record)
+        assert rec["result"]["forfeit"]["reason"] == unstartable.forfeit.removeprefix("forfeit: ")
