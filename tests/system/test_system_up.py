@@ -1,0 +1,120 @@
+"""``arena up`` as a real process: API health SERVING, a CLI round trip (bot register / list, ladder
+start, leaderboard, replay), a second ``arena up`` on the same data dir refused, and SIGTERM stopping
+everything (workers, bots, Redis) cleanly within a bound."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from system_helpers import REPO, SAMPLES, alive, arena_cmd, wait_until
+
+from arena.redis_server import find_redis_server
+from referee.bots import free_port
+
+STOP_BOUND_S = 30.0
+
+
+def _cli(data_dir, *args, timeout=60.0):
+    return subprocess.run(arena_cmd(*args, "--data-dir", str(data_dir)), capture_output=True, text=True,
+                          timeout=timeout, cwd=REPO)  # fmt: skip
+
+
+def _descendants(pid):
+    """Every process below ``pid`` (Linux /proc), by walking parent links."""
+    parents = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            parents[int(d.name)] = int(stat[stat.rfind(")") + 2 :].split()[1])
+    out, frontier = set(), {pid}
+    while frontier:
+        frontier = {p for p, pp in parents.items() if pp in frontier} - out
+        out |= frontier
+    return out
+
+
+@pytest.mark.timeout(180)
+def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
+    if find_redis_server() is None:
+        pytest.skip("no redis-server")
+    data = tmp_path / "arena"
+    api_port = free_port()
+    log = open(tmp_path / "up.log", "wb")  # noqa: SIM115
+    up = subprocess.Popen(arena_cmd("up", "--data-dir", str(data), "--workers", "1", "--api-port", str(api_port),
+                                    "--web-port", "0", "--metrics-port", "0"),
+                          stdout=log, stderr=subprocess.STDOUT, cwd=REPO)  # fmt: skip
+    try:
+        state = wait_until(lambda: (data / "arena-up.json").exists()
+                           and json.loads((data / "arena-up.json").read_text()), 60, "arena up's state file")
+        assert state["api"] == f"127.0.0.1:{api_port}" and state["pid"] == up.pid
+        with grpc.insecure_channel(state["api"]) as channel:
+            reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
+            assert reply.status == health_pb2.HealthCheckResponse.SERVING
+        out = (tmp_path / "up.log").read_text()
+        token = (data / "admin-token").read_text().strip()
+        assert token in out and (data / "admin-token").stat().st_mode & 0o077 == 0  # printed once, private
+
+        second = _cli(data, "up", "--workers", "0")
+        assert second.returncode == 1 and "already running" in second.stderr
+
+        # The CLI finds the API through the state file.
+        first = _cli(data, "bot", "register", "random", "--manifest", str(SAMPLES / "random"), "--owner", "t")
+        assert first.returncode == 0, first.stderr
+        owner_token = re.search(r"owner token .*: (\S+)", first.stdout).group(1)
+        assert _cli(data, "bot", "register", "heuristic", "--manifest", str(SAMPLES / "heuristic")).returncode == 0
+        again = _cli(data, "bot", "register", "random", "--endpoint", "127.0.0.1:1")
+        assert again.returncode == 1 and "ALREADY_EXISTS" in again.stderr
+        listed = _cli(data, "bot", "list")
+        assert listed.returncode == 0 and re.search(r"^heuristic\s+1", listed.stdout, re.M)
+        assert re.search(r"^random\s+1\s+t\s+active", listed.stdout, re.M)
+        no_board = _cli(data, "leaderboard")
+        assert no_board.returncode == 1 and "no ladder yet" in no_board.stderr
+
+        started = _cli(data, "ladder", "start", "--variant", "pilotta", "--deals", "1", "--matches", "2")
+        assert started.returncode == 0 and "2 bots" in started.stdout, started.stderr
+
+        def board():
+            res = _cli(data, "leaderboard")
+            rows = re.findall(r"^\s*\d+\s+(\w+)\s+[-\d.]+\s+[\d.]+\s+[-\d.]+\s+\[.*?\]\s+(\d+)", res.stdout, re.M)
+            return res.stdout if len(rows) == 2 and all(int(g) == 2 for _b, g in rows) else None
+
+        text = wait_until(board, 90, "2 rated matches on the leaderboard", poll_s=0.5)
+        assert "heuristic" in text and "random" in text
+        match_id = _cli(data, "matches", "--limit", "1").stdout.split()[0]
+        replay = _cli(data, "replay", match_id, "--out", str(tmp_path / "r.json"))
+        assert replay.returncode == 0 and "Deal 1" in replay.stdout and "=== Leg 2 of 2" in replay.stdout
+        assert json.loads((tmp_path / "r.json").read_text())["match_id"] == match_id
+        retire = _cli(data, "bot", "retire", "random", "--token", "wrong-token-123")
+        assert retire.returncode == 1 and "PERMISSION_DENIED" in retire.stderr
+        assert _cli(data, "bot", "retire", "random", "--token", owner_token).returncode == 0
+        with urllib.request.urlopen(state["web"], timeout=10) as page:
+            assert page.status == 200
+
+        below = _descendants(up.pid)  # redis, the worker, its warm bots
+        assert len(below) >= 3
+        t0 = time.monotonic()
+        up.send_signal(signal.SIGTERM)
+        assert up.wait(timeout=STOP_BOUND_S) == 0
+        assert time.monotonic() - t0 < STOP_BOUND_S
+        wait_until(lambda: not any(alive(p) for p in below), 10, "every process of arena up to exit")
+        assert not (data / "arena-up.json").exists()
+        assert "stopped in" in (tmp_path / "up.log").read_text()
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait(10)
+        log.close()
+    down = _cli(data, "bot", "list", "--timeout", "2", "--api", f"127.0.0.1:{api_port}")
+    assert down.returncode == 3 and "cannot reach the arena API" in down.stderr
