@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from referee.actions import ActionKind, action_code, action_kind
 from referee.cards import Card, cards_in
 from referee.deal import Contract, Deal, Phase
 from referee.declarations import Declaration
@@ -58,35 +59,102 @@ class Observation:
     hanging: int
 
 
+# --- Caches: what every seat sees alike, computed once per state of a deal -------------------------------
+_CODES: dict[int, str] = {}
+
+
+def action_code_cached(action: int, declaration_codes: tuple[str, ...] = ()) -> str:
+    """``action_code`` with every code but a declaration's (which depends on the hand) cached."""
+    code = _CODES.get(action)
+    if code is None:
+        code = action_code(action, declaration_codes)
+        if action_kind(action) is not ActionKind.DECLARE:
+            _CODES[action] = code
+    return code
+
+
+class _Public:
+    """The public part of one deal's observations (the same for every seat), kept while the deal moves.
+
+    The engine only ever appends to a deal's ``auction``, ``tricks`` and ``history``, so the views of the
+    calls and tricks already made are extended, never rebuilt; the rest is recomputed whenever the
+    history length changes.
+    """
+
+    __slots__ = ("at", "auction", "deal", "trick", "tricks")
+
+    def __init__(self, deal: Deal) -> None:
+        self.deal = deal
+        self.at = -1
+        self.auction: tuple[tuple[int, str], ...] = ()
+        self.tricks: tuple[TrickView, ...] = ()
+        self.trick = TrickView(deal.leader, (), None)
+
+    def update(self) -> None:
+        deal = self.deal
+        calls, tricks = self.auction, self.tricks
+        if len(deal.auction) != len(calls):
+            if len(deal.auction) < len(calls):  # not the engine's doing: start again
+                calls = ()
+            calls += tuple((s, action_code_cached(a)) for s, a in deal.auction[len(calls):])
+        if len(deal.tricks) != len(tricks):
+            if len(deal.tricks) < len(tricks):
+                tricks = ()
+            tricks += tuple(TrickView(t.leader, t.cards, t.winner) for t in deal.tricks[len(tricks):])
+        self.auction, self.tricks = calls, tricks
+        self.trick = TrickView(deal.leader, tuple(deal.trick) if deal.phase is Phase.PLAY else (), None)
+        self.at = len(deal.history)
+
+
+_PUBLIC: dict[int, _Public] = {}  # by id(deal); an entry holds its deal, so the id stays its own
+_PUBLIC_MAX = 256                 # live deals at once is the number of matches being played
+
+
+def _public(deal: Deal) -> _Public:
+    entry = _PUBLIC.get(id(deal))
+    if entry is None or entry.deal is not deal:
+        if len(_PUBLIC) >= _PUBLIC_MAX:
+            _PUBLIC.clear()
+        entry = _PUBLIC[id(deal)] = _Public(deal)
+    if entry.at != len(deal.history) or len(entry.auction) != len(deal.auction) \
+            or len(entry.tricks) != len(deal.tricks):
+        entry.update()
+    return entry
+
+
 def observe(deal: Deal, seat: int, game: Game | None = None) -> Observation:
     """The observation of ``seat`` in ``deal`` (with the game's scores when ``game`` is given)."""
-    credited = {id(d) for side in deal.credited for d in side}
     announcements = []
-    for s in range(4):
-        for d in deal.announced[s]:
-            shown = s == seat or (deal.declarations_settled and id(d) in credited)
-            announcements.append(AnnouncementView(
-                s, d.kind.value, d.points, d.length, d.cards if shown else (),
-                (id(d) in credited) if deal.declarations_settled else None))
-    playing = deal.phase is Phase.PLAY
+    announced = deal.announced
+    if announced[0] or announced[1] or announced[2] or announced[3]:
+        settled = deal.declarations_settled
+        credited = {id(d) for side in deal.credited for d in side}
+        for s in range(4):
+            for d in announced[s]:
+                shown = s == seat or (settled and id(d) in credited)
+                announcements.append(AnnouncementView(
+                    s, d.kind.value, d.points, d.length, d.cards if shown else (),
+                    (id(d) in credited) if settled else None))
+    public = _public(deal)
+    phase = deal.phase
     return Observation(
-        ruleset=deal.ruleset.name,
-        seat=seat,
-        dealer=deal.dealer,
-        phase=deal.phase.value,
-        to_act=None if deal.phase is Phase.SCORED else deal.to_act,
-        hand=tuple(cards_in(deal.hands[seat])),
-        auction=tuple((s, deal.code(a, s)) for s, a in deal.auction),
-        contract=deal.contract,
-        turned_card=deal.turned_card,
-        trick=TrickView(deal.leader, tuple(deal.trick), None) if playing else TrickView(deal.leader, (), None),
-        tricks=tuple(TrickView(t.leader, t.cards, t.winner) for t in deal.tricks),
-        own_declarations=deal.declarations[seat],
-        announcements=tuple(announcements),
-        belotes=tuple((b.seat, b.suit) for b in deal.belotes),
-        tricks_won=(deal.tricks_won[0], deal.tricks_won[1]),
-        scores=(game.scores[0], game.scores[1]) if game is not None else (0, 0),
-        deal_number=(len(game.deals) - 1) if game is not None else 0,
-        target=deal.ruleset.target,
-        hanging=game.hanging if game is not None else 0,
+        deal.ruleset.name,
+        seat,
+        deal.dealer,
+        phase.value,
+        None if phase is Phase.SCORED else deal.to_act,
+        tuple(cards_in(deal.hands[seat])),
+        public.auction,
+        deal.contract,
+        deal.turned_card,
+        public.trick,
+        public.tricks,
+        deal.declarations[seat],
+        tuple(announcements),
+        tuple((b.seat, b.suit) for b in deal.belotes) if deal.belotes else (),
+        (deal.tricks_won[0], deal.tricks_won[1]),
+        (game.scores[0], game.scores[1]) if game is not None else (0, 0),
+        (len(game.deals) - 1) if game is not None else 0,
+        deal.ruleset.target,
+        game.hanging if game is not None else 0,
     )
