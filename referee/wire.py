@@ -142,6 +142,171 @@ def observation_to_proto(obs: Observation) -> bot_pb2.Observation:
     return message
 
 
+# --- The same messages written straight to bytes ---------------------------------------------------------
+# Building a DecideRequest field by field through the protobuf runtime costs more than the rest of the
+# referee's work per decision, so the match runner writes its wire bytes directly. The bytes are exactly
+# ``decide_request(...).SerializeToString()`` (the tests check it state by state): proto3 with fields in
+# number order, implicit-presence scalars left out at their default, ``optional`` ones written whenever
+# set, repeated numbers packed. Anything this writer does not expect falls back to the protobuf runtime.
+
+
+def _varint(n: int) -> bytes:
+    if n < 0:
+        n += 1 << 64  # int32/int64: a negative number is ten bytes of two's complement
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_VARINTS: tuple[bytes, ...] = tuple(_varint(n) for n in range(1 << 14))
+
+
+def _uv(n: int) -> bytes:
+    """A varint (negative numbers as int32 writes them)."""
+    return _VARINTS[n] if 0 <= n < 16384 else _varint(n)
+
+
+def _key(field: int, wire_type: int) -> bytes:
+    return _varint(field << 3 | wire_type)
+
+
+def _ld(field: int, payload: bytes) -> bytes:
+    """A length-delimited field (string, bytes, message, packed numbers)."""
+    return _key(field, 2) + _uv(len(payload)) + payload
+
+
+def _seat_fields(field: int, always: bool) -> dict[int, bytes]:
+    """A Seat field by engine seat; ``always`` for an ``optional`` field (written even for SOUTH)."""
+    return {s: _key(field, 0) + _uv(int(SEATS[s])) if always or SEATS[s] else b"" for s in range(4)}
+
+
+def _card_fields(field: int) -> dict[int, bytes]:
+    return {c: _ld(field, card_name(c).encode()) for c in range(32)}
+
+
+_OBS_SEAT, _OBS_DEALER, _OBS_TO_ACT = _seat_fields(2, False), _seat_fields(3, False), _seat_fields(19, True)
+_OBS_PHASE = {name: _key(4, 0) + _uv(int(value)) for name, value in PHASES.items()}
+_HAND_CARD, _TURNED_CARD = _card_fields(5), _card_fields(8)
+_TRICK_LEADER, _TRICK_CARD, _TRICK_WINNER = _seat_fields(1, False), _card_fields(2), _seat_fields(3, True)
+_CALL_SEAT, _BELOTE_SEAT, _CONTRACT_BIDDER = _seat_fields(1, False), _seat_fields(1, False), _seat_fields(1, False)
+_ANNOUNCEMENT_SEAT = _seat_fields(1, False)
+_DECL_CARD, _ANNOUNCEMENT_CARD = _card_fields(4), _card_fields(5)
+_BELOTE_SUIT = {suit: _ld(2, SUIT_LETTERS[suit].encode()) for suit in range(4)}
+_EMPTY_TRICK = _ld(9, b"")
+
+_MEMO_MAX = 50_000
+_CALLS: dict[tuple[int, str], bytes] = {}      # (seat, code) -> field 6 of an Observation
+_TRICKS: dict[tuple[int, tuple[int, ...], int | None], bytes] = {}  # -> the Trick message's payload
+_STRINGS: dict[tuple[int, str], bytes] = {}    # (field, text) -> the field
+
+
+def _string(field: int, text: str) -> bytes:
+    """A string field, left out when empty (implicit presence)."""
+    out = _STRINGS.get((field, text))
+    if out is None:
+        out = _ld(field, text.encode()) if text else b""
+        if len(_STRINGS) >= _MEMO_MAX:
+            _STRINGS.clear()
+        _STRINGS[(field, text)] = out
+    return out
+
+
+def _number(field: int, value: int) -> bytes:
+    """A uint32/int32 field, left out when 0 (implicit presence)."""
+    return _key(field, 0) + _uv(value) if value else b""
+
+
+def _check_uint32(*values: int) -> None:
+    for v in values:
+        if not 0 <= v < 1 << 32:
+            raise ValueError(f"{v} does not fit a uint32 field")
+
+
+def _check_int32(*values: int) -> None:
+    for v in values:
+        if not -(1 << 31) <= v < 1 << 31:
+            raise ValueError(f"{v} does not fit an int32 field")
+
+
+def _trick_payload(trick: TrickView) -> bytes:
+    key = (trick.leader, trick.cards, trick.winner)
+    out = _TRICKS.get(key)
+    if out is None:
+        out = _TRICK_LEADER[trick.leader] + b"".join([_TRICK_CARD[c] for c in trick.cards])
+        if trick.winner is not None:
+            out += _TRICK_WINNER[trick.winner]
+        if len(_TRICKS) >= _MEMO_MAX:
+            _TRICKS.clear()
+        _TRICKS[key] = out
+    return out
+
+
+def _call(call: tuple[int, str]) -> bytes:
+    out = _CALLS.get(call)
+    if out is None:
+        out = _ld(6, _CALL_SEAT[call[0]] + _string(2, call[1]))
+        if len(_CALLS) >= _MEMO_MAX:
+            _CALLS.clear()
+        _CALLS[call] = out
+    return out
+
+
+def _observation_payload(obs: Observation) -> bytes:
+    """The fields of ``obs`` as an Observation message's bytes; raises LookupError/ValueError on a value
+    this writer does not expect (the caller then asks the protobuf runtime)."""
+    parts = [_string(1, obs.ruleset), _OBS_SEAT[obs.seat], _OBS_DEALER[obs.dealer], _OBS_PHASE[obs.phase]]
+    parts += [_HAND_CARD[c] for c in obs.hand]
+    parts += [_call(c) for c in obs.auction]
+    contract = obs.contract
+    if contract is not None:
+        _check_uint32(contract.value, contract.multiplier)
+        parts.append(_ld(7, _CONTRACT_BIDDER[contract.bidder] + _number(2, contract.value)
+                         + _string(3, contract.strain.code) + _number(4, contract.multiplier)))
+    if obs.turned_card is not None:
+        parts.append(_TURNED_CARD[obs.turned_card])
+    trick = _trick_payload(obs.trick)
+    parts.append(_key(9, 2) + _uv(len(trick)) + trick if trick else _EMPTY_TRICK)
+    for t in obs.tricks:
+        trick = _trick_payload(t)
+        parts.append(b"\x52" + _uv(len(trick)) + trick)  # field 10
+    for d in obs.own_declarations:
+        _check_uint32(d.points)
+        parts.append(_ld(11, _string(1, d.code) + _string(2, d.kind.value) + _number(3, d.points)
+                         + b"".join([_DECL_CARD[c] for c in d.cards])))
+    for a in obs.announcements:
+        _check_uint32(a.points, a.length)
+        body = (_ANNOUNCEMENT_SEAT[a.seat] + _string(2, a.kind) + _number(3, a.points) + _number(4, a.length)
+                + b"".join([_ANNOUNCEMENT_CARD[c] for c in a.cards]))
+        if a.credited is not None:
+            body += b"\x30\x01" if a.credited else b"\x30\x00"  # field 6
+        parts.append(_ld(12, body))
+    for seat, suit in obs.belotes:
+        parts.append(_ld(13, _BELOTE_SEAT[seat] + _BELOTE_SUIT[suit]))
+    if obs.tricks_won:
+        _check_uint32(*obs.tricks_won)
+        parts.append(_ld(14, b"".join([_uv(n) for n in obs.tricks_won])))
+    if obs.scores:
+        _check_int32(*obs.scores)
+        parts.append(_ld(15, b"".join([_uv(n) for n in obs.scores])))
+    _check_uint32(obs.deal_number, obs.target)
+    _check_int32(obs.hanging)
+    parts += [_number(16, obs.deal_number), _number(17, obs.target), _number(18, obs.hanging)]
+    if obs.to_act is not None:
+        parts.append(_OBS_TO_ACT[obs.to_act])
+    return b"".join(parts)
+
+
+def observation_bytes(obs: Observation) -> bytes:
+    """``observation_to_proto(obs).SerializeToString()``, written directly."""
+    try:
+        return _observation_payload(obs)
+    except (LookupError, ValueError, TypeError, AttributeError):
+        return bytes(observation_to_proto(obs).SerializeToString())  # raises the runtime's error if any
+
+
 def legal_codes(deal: Deal) -> list[str]:
     """The codes of the legal actions of the seat to act, in the engine's order (the order the wire uses,
     so that a reply's ``index`` means the same to both ends)."""
@@ -162,6 +327,34 @@ def decide_request(match_id: str, obs: Observation, legal: Sequence[str], *, dea
         deadline_ms=max(0, deadline_ms),
         time_bank_ms=max(0, time_bank_ms),
     )
+
+
+_LEGAL: dict[str, bytes] = {}  # action code -> field 3 of a DecideRequest
+
+
+def decide_request_bytes(match_id: str, obs: Observation, legal: Sequence[str], *, deadline_ms: int,
+                         time_bank_ms: int) -> bytes:
+    """``decide_request(...).SerializeToString()``, written directly (what the match runner sends)."""
+    if not legal:
+        raise ValueError("a decision needs at least one legal action")
+    if obs.to_act is not None and obs.to_act != obs.seat:
+        raise ValueError(f"seat {obs.seat} is asked to decide but it is seat {obs.to_act}'s turn")
+    deadline_ms, time_bank_ms = max(0, deadline_ms), max(0, time_bank_ms)
+    if deadline_ms >= 1 << 32 or time_bank_ms >= 1 << 32:
+        return bytes(decide_request(match_id, obs, legal, deadline_ms=deadline_ms,
+                                    time_bank_ms=time_bank_ms).SerializeToString())
+    observation = observation_bytes(obs)
+    parts = [_string(1, match_id), b"\x12", _uv(len(observation)), observation]
+    for code in legal:
+        field = _LEGAL.get(code)
+        if field is None:
+            field = _ld(3, code.encode())
+            if len(_LEGAL) >= _MEMO_MAX:
+                _LEGAL.clear()
+            _LEGAL[code] = field
+        parts.append(field)
+    parts += [_number(4, deadline_ms), _number(5, time_bank_ms)]
+    return b"".join(parts)
 
 
 def chosen_action(reply: bot_pb2.DecideReply, legal: Sequence[str]) -> str:

@@ -1,0 +1,148 @@
+"""The match runner's fast path says exactly what the protobuf runtime says.
+
+``observe`` keeps the public part of a deal's observations between calls and ``wire.decide_request_bytes``
+writes the request's bytes directly; both must give, state by state, what the plain computations give:
+the same Observation as a from-scratch reading of the deal, the very bytes ``SerializeToString`` writes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Iterator
+
+import pytest
+from pilotta.arena.v1 import bot_pb2
+
+from referee import wire
+from referee.actions import Strain
+from referee.cards import Card, cards_in
+from referee.deal import Contract, Deal, Phase
+from referee.game import Game
+from referee.observation import AnnouncementView, Observation, TrickView, observe
+from referee.rules import get_ruleset
+from referee.rules.registry import ruleset_names
+
+
+def reference_observe(deal: Deal, seat: int, game: Game | None = None) -> Observation:
+    """``observe`` as it was before its caches: everything read from the deal afresh."""
+    credited = {id(d) for side in deal.credited for d in side}
+    announcements = []
+    for s in range(4):
+        for d in deal.announced[s]:
+            shown = s == seat or (deal.declarations_settled and id(d) in credited)
+            announcements.append(AnnouncementView(
+                s, d.kind.value, d.points, d.length, d.cards if shown else (),
+                (id(d) in credited) if deal.declarations_settled else None))
+    playing = deal.phase is Phase.PLAY
+    return Observation(
+        ruleset=deal.ruleset.name,
+        seat=seat,
+        dealer=deal.dealer,
+        phase=deal.phase.value,
+        to_act=None if deal.phase is Phase.SCORED else deal.to_act,
+        hand=tuple(cards_in(deal.hands[seat])),
+        auction=tuple((s, deal.code(a, s)) for s, a in deal.auction),
+        contract=deal.contract,
+        turned_card=deal.turned_card,
+        trick=TrickView(deal.leader, tuple(deal.trick), None) if playing else TrickView(deal.leader, (), None),
+        tricks=tuple(TrickView(t.leader, t.cards, t.winner) for t in deal.tricks),
+        own_declarations=deal.declarations[seat],
+        announcements=tuple(announcements),
+        belotes=tuple((b.seat, b.suit) for b in deal.belotes),
+        tricks_won=(deal.tricks_won[0], deal.tricks_won[1]),
+        scores=(game.scores[0], game.scores[1]) if game is not None else (0, 0),
+        deal_number=(len(game.deals) - 1) if game is not None else 0,
+        target=deal.ruleset.target,
+        hanging=game.hanging if game is not None else 0,
+    )
+
+
+def played_states(name: str, seed: int, deals: int = 3) -> Iterator[tuple[Game, Deal]]:
+    rng = random.Random(seed)
+    game = Game(get_ruleset(name), seed, max_deals=deals)
+    while not game.over:
+        yield game, game.deal
+        game.apply(rng.choice(game.legal_actions()))
+    yield game, game.deals[-1]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", ruleset_names())
+def test_cached_observe_and_direct_bytes_agree_with_the_runtime(name: str) -> None:
+    states = 0
+    for seed in (1, 2, 3, 4):
+        for game, deal in played_states(name, seed):
+            order = list(range(4))
+            random.Random(states).shuffle(order)  # the cache must not depend on who asks first
+            for seat in order:
+                obs = observe(deal, seat, game)
+                assert obs == reference_observe(deal, seat, game)
+                assert observe(deal, seat, game) == obs  # asked twice in one state
+                expected = wire.observation_to_proto(obs).SerializeToString()
+                assert wire.observation_bytes(obs) == expected
+                assert observe(deal, seat) == reference_observe(deal, seat)
+            if not deal.is_over:
+                seat = deal.to_act
+                obs = observe(deal, seat, game)
+                legal = wire.legal_codes(deal)
+                for deadline, bank in ((1000, 10_000), (0, 0), (-5, 123_456_789)):
+                    assert wire.decide_request_bytes(f"m-{name}-{seed}", obs, legal, deadline_ms=deadline,
+                                                     time_bank_ms=bank) == \
+                        wire.decide_request(f"m-{name}-{seed}", obs, legal, deadline_ms=deadline,
+                                            time_bank_ms=bank).SerializeToString()
+            states += 1
+    assert states > 100
+
+
+def test_observe_follows_a_cloned_deal_separately() -> None:
+    rng = random.Random(4)
+    game = Game(get_ruleset("pilotta"), 4)
+    for _ in range(12):
+        game.apply(rng.choice(game.legal_actions()))
+    deal = game.deal
+    before = observe(deal, 0, game)
+    twin = deal.clone()
+    twin.apply(twin.legal_actions()[0])
+    assert observe(twin, 0) == reference_observe(twin, 0)
+    assert observe(deal, 0, game) == before == reference_observe(deal, 0, game)
+
+
+def test_direct_bytes_of_edge_values() -> None:
+    """Values a random game seldom reaches: negative totals, SOUTH everywhere, a lost contest, no game."""
+    base = reference_observe(Game(get_ruleset("pilotta"), 1).deal, 0)
+    variants = [
+        dataclasses.replace(base, scores=(-7, 2**31 - 1), hanging=-300, tricks_won=(0, 0), deal_number=0,
+                            target=0, to_act=0, dealer=0),
+        dataclasses.replace(base, ruleset="", phase="scored", to_act=None, trick=TrickView(0, (), None),
+                            tricks=(TrickView(0, (Card(0), Card(31), Card(8), Card(9)), 0),),
+                            contract=Contract(0, 0, Strain.CLUBS, 1), turned_card=Card(0)),
+        dataclasses.replace(base, announcements=(AnnouncementView(0, "run", 20, 3, (), False),
+                                                 AnnouncementView(3, "four", 0, 0, (Card(1),), True),
+                                                 AnnouncementView(1, "", 50, 5, (), None)),
+                            belotes=((0, 0), (3, 3)), auction=((0, "pass"), (1, ""), (2, "bid 90 H")),
+                            contract=Contract(2, 250, Strain.ALL_TRUMP, 4)),
+    ]
+    for obs in variants:
+        assert wire.observation_bytes(obs) == wire.observation_to_proto(obs).SerializeToString()
+        legal = ["", "play 7C"]
+        obs = dataclasses.replace(obs, to_act=obs.seat)
+        assert wire.decide_request_bytes("", obs, legal, deadline_ms=1, time_bank_ms=2**32 - 1) == \
+            wire.decide_request("", obs, legal, deadline_ms=1, time_bank_ms=2**32 - 1).SerializeToString()
+    obs = variants[0]
+    assert bot_pb2.Observation.FromString(wire.observation_bytes(obs)).scores == [-7, 2**31 - 1]
+
+
+def test_direct_bytes_refuse_what_the_runtime_refuses() -> None:
+    base = dataclasses.replace(reference_observe(Game(get_ruleset("pilotta"), 1).deal, 0), to_act=None)
+    for bad in (dataclasses.replace(base, seat=4), dataclasses.replace(base, phase="bidding"),
+                dataclasses.replace(base, target=-1), dataclasses.replace(base, dealer=-1)):
+        with pytest.raises(ValueError):
+            wire.observation_to_proto(bad)
+        with pytest.raises(ValueError):
+            wire.observation_bytes(bad)
+    with pytest.raises(ValueError):
+        wire.decide_request_bytes("m", base, [], deadline_ms=1, time_bank_ms=1)
+    for runtime_refuses in (wire.decide_request, wire.decide_request_bytes):
+        with pytest.raises(ValueError):
+            runtime_refuses("m", base, ["pass"], deadline_ms=2**32 + 5, time_bank_ms=1)
