@@ -1,0 +1,131 @@
+"""Benchmark of the whole arena: real matches per second with 1 and 2 worker processes.
+
+Real ``arena worker`` processes, the real runner, the real sample bots (random vs heuristic, Python
+manifest bots the workers start) and a local embedded Redis.  Matches are short: a duplicate pair of
+exactly ``--deals`` deals per leg.  For each setting it prints
+
+* matches/s from the workers' start to the last recorded result (includes starting the bots), and
+* steady matches/s from the first to the last recorded result (warm bots), and the mean match time;
+
+plus one run with ``--fresh-bots`` (bots started anew for every match) to show what warm bots save.
+Ends with one JSON object holding every figure.
+
+Usage: ``python bench/bench_arena.py [--matches 60] [--deals 2] [--quick]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+# Runnable as a plain script from anywhere: make the repo importable.
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from arena import keys  # noqa: E402
+from arena.model import MatchSpec  # noqa: E402
+from arena.queue import MatchQueue  # noqa: E402
+from arena.redis_server import EmbeddedRedis, connect  # noqa: E402
+from arena.registry import Registry  # noqa: E402
+from arena.runner import registry_manifest  # noqa: E402
+from referee.bots import load_manifest  # noqa: E402
+
+
+def setup(r: Any, matches: int, deals: int) -> None:
+    """A fresh arena: the two sample bots registered, ``matches`` matches queued."""
+    r.flushall()
+    reg = Registry(r)
+    ids = []
+    for name in ("random", "heuristic"):
+        m = load_manifest(REPO / "sample_bots" / name)
+        ids.append(reg.register(name, "bench", manifest=registry_manifest(m), manifest_dir=str(m.directory))[0].bot_id)
+    queue = MatchQueue(r)
+    for i in range(matches):
+        a, b = (ids[0], ids[1]) if i % 2 == 0 else (ids[1], ids[0])
+        # A target no one reaches: every match is exactly ``deals`` deals per leg, whoever plays.
+        queue.enqueue(MatchSpec(f"m-{i:05d}", "bench", "pilotta", 1000 + i, (a, b), deals=deals,
+                                options={"target": 1_000_000}, created=time.time()))
+
+
+def run(url: str, r: Any, workers: int, matches: int, deals: int, fresh: bool, logs: Path) -> dict[str, float]:
+    setup(r, matches, deals)
+    extra = ["--fresh-bots"] if fresh else []
+    t0 = time.monotonic()
+    cmds = [
+        [sys.executable, "-m", "arena.cli", "worker", "--redis", url, "--worker-id", f"bench-{i}",
+         "--health-port", "-1", "--idle-exit-s", "2", "--log-level", "WARNING", "--bot-logs", str(logs), *extra]
+        for i in range(workers)
+    ]  # fmt: skip
+    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO) for c in cmds]
+    first = None
+    deadline = time.monotonic() + 30 + matches * (5 if fresh else 1)
+    try:
+        while True:
+            n = int(r.xlen(keys.RESULTS_STREAM))
+            if n and first is None:
+                first = time.monotonic()
+            if n >= matches:
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit(f"bench: only {n}/{matches} matches after the time limit")
+            time.sleep(0.01)
+        last = time.monotonic()
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(10)
+    assert first is not None
+    deals_played = sum(json.loads(r.get(keys.result(f"m-{i:05d}")))["deals_played"] for i in range(matches))
+    steady = (matches - 1) / (last - first) if last > first else float("nan")
+    return {
+        "workers": workers,
+        "fresh_bots": fresh,
+        "matches": matches,
+        "matches_per_s": matches / (last - t0),
+        "steady_matches_per_s": steady,
+        "first_result_s": first - t0,
+        "deals_per_match": deals_played / matches,
+        "deals_per_s_steady": steady * deals_played / matches,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--matches", type=int, default=60)
+    ap.add_argument("--deals", type=int, default=2, help="deals per leg (default 2)")
+    ap.add_argument("--quick", action="store_true", help="fewer matches")
+    args = ap.parse_args()
+    matches = 20 if args.quick else args.matches
+    print(f"bench_arena: {os.cpu_count()} CPUs; random vs heuristic, duplicate matches of {args.deals} "
+          f"deals per leg; {matches} matches per run")  # fmt: skip
+    out = []
+    with tempfile.TemporaryDirectory(prefix="bench-arena-") as tmp, EmbeddedRedis(Path(tmp) / "redis") as srv:
+        r = connect(srv.url)
+        plan = [(1, False, matches), (2, False, matches), (1, True, max(6, matches // 6))]
+        for workers, fresh, n in plan:
+            res = run(srv.url, r, workers, n, args.deals, fresh, Path(tmp) / "bot-logs")
+            out.append(res)
+            print(f"  {workers} worker{'s' if workers > 1 else ' '} {'fresh bots' if fresh else 'warm bots '}: "
+                  f"{res['matches_per_s']:5.2f} matches/s overall, {res['steady_matches_per_s']:5.2f} steady "
+                  f"({res['deals_per_match']:.1f} deals/match, {res['deals_per_s_steady']:.0f} deals/s; "
+                  f"first result after {res['first_result_s']:.1f} s)")  # fmt: skip
+        r.close()
+    print(json.dumps({"bench": "arena", "runs": out}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
