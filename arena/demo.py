@@ -154,15 +154,16 @@ def _play(args: argparse.Namespace, stack: Stack, stop: threading.Event, started
     print()
     print(f"{status.completed} matches played in {time.monotonic() - started:.0f} s, "
           f"{status.dead_lettered} dead-lettered, by {len(status.workers_alive)} workers")  # fmt: skip
-    verdict = _verdict(board)
+    verdict, separated = _verdict(board)
     print(verdict)
     if recent.matches:
         print(f"Watch a match: arena replay {recent.matches[0].match_id} --data-dir {args.data_dir}"
               + ("" if args.serve else "  (with `arena demo --serve` running)"))
     if args.serve and ok:
         print(f"\n{stack.banner()}\nServing until Ctrl-C.", flush=True)
-        stop.wait()
-    return 0 if ok and "separated" in verdict and "not" not in verdict else 1
+        while not stop.wait(1.0):
+            pass
+    return 0 if ok and separated else 1
 
 
 def _wait(api: Any, ladder: str, matches: int, timeout_s: float, stop: threading.Event) -> bool:
@@ -187,16 +188,18 @@ def _wait(api: Any, ladder: str, matches: int, timeout_s: float, stop: threading
     return False
 
 
-def _verdict(board: arena_pb2.LeaderboardReply) -> str:
+def _verdict(board: arena_pb2.LeaderboardReply) -> tuple[str, bool]:
+    """Whether heuristic's and random's ~95 % intervals (mu ± 2 sigma) no longer overlap."""
     by_name = {e.bot: e for e in board.entries}
     h, r = by_name.get("heuristic"), by_name.get("random")
     if h is None or r is None:
-        return "heuristic vs random: not both rated"
+        return "heuristic vs random: not both rated", False
     z, p = separation(h, r)
     apart = h.mu - 2 * h.sigma > r.mu + 2 * r.sigma
-    return (f"heuristic vs random: mu {h.mu:.1f} ± {2 * h.sigma:.1f} vs {r.mu:.1f} ± {2 * r.sigma:.1f} (2 sigma); "
-            f"{z:.1f} sigma apart, P(heuristic stronger) = {p:.4f}: "
+    text = (f"heuristic vs random: mu {h.mu:.1f} ± {2 * h.sigma:.1f} vs {r.mu:.1f} ± {2 * r.sigma:.1f} "
+            f"(2 sigma); {z:.1f} sigma apart, P(heuristic stronger) = {p:.4f}: "
             + ("separated" if apart else "not yet separated"))  # fmt: skip
+    return text, apart
 
 
 def add_demo_parser(sub: Any) -> None:

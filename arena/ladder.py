@@ -152,6 +152,8 @@ class LadderFeeder(threading.Thread):
         self._stop_event = threading.Event()
         self._reserve = scheduler.r.register_script(_RESERVE_LUA)
         self.scheduled = 0
+        self._enrolled: dict[str, float] = {}  # ladder -> monotonic time of the last enrolment
+        self.enrol_every_s = 5.0  # new bots join within this; reading every bot each tick would not scale
 
     def stop(self, timeout_s: float = 10.0) -> None:
         self._stop_event.set()
@@ -186,7 +188,9 @@ class LadderFeeder(threading.Thread):
         for run in runs:
             if waiting >= target:
                 break
-            enrol(self.scheduler, run.ladder_id, run.config.variant)
+            if time.monotonic() - self._enrolled.get(run.ladder_id, -math.inf) >= self.enrol_every_s:
+                enrol(self.scheduler, run.ladder_id, run.config.variant)
+                self._enrolled[run.ladder_id] = time.monotonic()
             wanted = min(target - waiting, run.remaining)
             n = int(self._reserve(keys=[RUNS_SCHEDULED], args=[run.ladder_id, int(wanted),
                                                                -1 if run.budget is None else run.budget]))

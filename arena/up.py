@@ -97,7 +97,8 @@ def run_api(redis_url: str, host: str, port: int, metrics_port: int | None) -> i
     api = ApiServer(r, host, port).start()
     log.info("api: serving on %s:%d", host, api.port)
     stop = _stop_event()
-    stop.wait()
+    while not stop.wait(1.0):
+        pass
     log.info("api: stopping")
     api.stop()
     return 0
@@ -136,7 +137,10 @@ def run_worker(
         hs, _servicer, bound = health_server(host, health_port)
         log.info("worker %s: health on %s:%d", worker_id, host, bound)
     if metrics_port is not None:
-        metrics.start_metrics_server(metrics_port)
+        try:
+            metrics.start_metrics_server(metrics_port)
+        except OSError as e:  # no metrics is better than no worker (and no restart loop in `arena up`)
+            log.error("worker %s: cannot serve metrics on port %d: %s; running without", worker_id, metrics_port, e)
     beat_stop = threading.Event()
 
     def beat() -> None:  # the worker's own heartbeat gauge, for per-instance scrapes
@@ -221,10 +225,17 @@ class Stack:
             for i in range(self.cfg.workers):
                 self.workers.append(self._spawn_worker(i))
             self.api = ApiServer(self.r, self.cfg.host, self.cfg.api_port).start()
-            self.web, _thread = serve_web(connect(self.url), self.cfg.host, self.cfg.web_port)
+            try:
+                self.web, _thread = serve_web(connect(self.url), self.cfg.host, self.cfg.web_port)
+            except OSError as e:
+                raise OSError(f"cannot serve the web pages on {self.cfg.host}:{self.cfg.web_port}: {e}") from None
             self.web_port = int(self.web.server_address[1])
             if self.cfg.metrics_port is not None:
-                self.metrics_server, _t = metrics.start_metrics_server(self.cfg.metrics_port)
+                try:
+                    self.metrics_server, _t = metrics.start_metrics_server(self.cfg.metrics_port)
+                except OSError as e:
+                    raise OSError(f"cannot serve metrics on port {self.cfg.metrics_port}: {e} "
+                                  "(--metrics-port 0: any free port)") from None  # fmt: skip
                 self.metrics_port = int(self.metrics_server.server_port)
             self._write_state()
         except BaseException:
