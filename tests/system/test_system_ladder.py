@@ -82,11 +82,12 @@ def test_ladder_from_registration_to_leaderboard(r, api, stub, module_redis, tmp
         assert sorted(set(leg["players"])) == ["heuristic", "random"]
     assert record["result"]["scores"] == list(replay.match.scores)
 
-    # The API publishes ratings and queue gauges to its /metrics (every 0.2 s in this test).
+    # The API publishes ratings and queue gauges to its /metrics (every 0.2 s in this test; a value read
+    # before the last result was rated may still be showing, hence the wait for the final one).
     def gauge():
         return REGISTRY.get_sample_value("pilotta_bot_games_played", {"bot": "heuristic", "ladder": ladder})
 
-    assert wait_until(gauge, 10, "the games-played gauge") == MATCHES
+    wait_until(lambda: gauge() == MATCHES, 10, f"the games-played gauge to reach {MATCHES}")
     mu = REGISTRY.get_sample_value("pilotta_bot_rating_mu", {"bot": "heuristic", "ladder": ladder})
     assert mu == pytest.approx(by_bot["heuristic"].mu)
     assert REGISTRY.get_sample_value("pilotta_queue_depth", {"ladder": ladder}) == 0
