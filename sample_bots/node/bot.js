@@ -117,7 +117,9 @@ function decideAuction(obs, legal) {
     const bid = parseBid(code);
     if (!bid || !SUITS.includes(bid.strain)) continue; // no-trump and all-trump bids: left to others
     const value = handValue(hand, bid.strain);
-    const needed = bid.value || 95;
+    // A bid without a number (Bulgarian ladder, French and Bela taking) is made on part of the hand:
+    // ask for as much per card held as a point bid of 95 asks of eight cards.
+    const needed = bid.value || Math.round((95 * hand.length) / 8);
     const margin = value - needed;
     if (margin >= 0 && margin > bestMargin) {
       choice = code;
