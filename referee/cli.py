@@ -10,10 +10,11 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from referee.errors import RecordError, RulesetError
 from referee.game import Game
-from referee.record import dumps, game_to_record, load_record, verify_record
+from referee.record import MATCH_RECORD_FORMAT, Verification, dumps, game_to_record, load_record, verify_record
 from referee.rules import get_ruleset, ruleset_names
 from referee.rules.base import Ruleset
 from referee.text import deal_text, game_text
@@ -64,10 +65,40 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"error: cannot read {path}: {e.strerror}", file=sys.stderr)
         return 2
     try:
-        verified = verify_record(load_record(text))
+        record = load_record(text)
+        if record.get("format") == MATCH_RECORD_FORMAT:
+            return _verify_match(path, record)
+        verified = verify_record(record)
     except RecordError as e:
         print(f"error: {path}: {e}", file=sys.stderr)
         return 1
+    _print_verified(verified)
+    print(f"OK: {path} replays exactly ({len(verified.deals)} deals)")
+    return 0
+
+
+def _verify_match(path: Path, record: dict[str, Any]) -> int:
+    """A match record holds one game record per leg (two in the duplicate format): verify each."""
+    legs = record.get("legs")
+    if not isinstance(legs, list) or not legs:
+        raise RecordError("a match record needs a non-empty list 'legs' of game records")
+    for number, leg in enumerate(legs, 1):
+        if not isinstance(leg, dict):
+            raise RecordError(f"leg {number}: a leg is a game record (a JSON object)")
+        players = leg.get("players")
+        print(f"== leg {number}" + (f": {', '.join(map(str, players))} by seat" if players else ""))
+        try:
+            verified = verify_record(leg)
+        except RecordError as e:
+            raise RecordError(f"leg {number}: {e}") from None
+        _print_verified(verified)
+    result = record.get("result", {})
+    print(f"Match: {result}")
+    print(f"OK: {path} replays exactly ({len(legs)} legs)")
+    return 0
+
+
+def _print_verified(verified: Verification) -> None:
     game = verified.game
     for vd in verified.deals:
         print("\n".join(deal_text(vd.deal, vd.number)))
@@ -79,8 +110,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
     else:
         winner = "draw" if game.winner is None else f"side {game.winner}"
         print(f"Result: {winner}, {game.scores[0]} / {game.scores[1]} ({game.end_reason})")
-    print(f"OK: {path} replays exactly ({len(verified.deals)} deals)")
-    return 0
 
 
 def bench_deals(ruleset: Ruleset, seconds: float, seed: int = 1) -> dict[str, float]:

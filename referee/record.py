@@ -23,6 +23,7 @@ from referee.rules import get_ruleset
 
 FORMAT = "pilotta-arena/game-record"
 FORMAT_VERSION = 1
+MATCH_RECORD_FORMAT = "pilotta-arena/match-record"  # a match: one game record per leg (referee.match)
 
 
 @dataclass

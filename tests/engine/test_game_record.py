@@ -158,3 +158,21 @@ def test_cli_bench_prints_deals_per_second() -> None:
     assert run.returncode == 0, run.stderr
     figures = json.loads(run.stdout)
     assert figures["variant"] == "pilotta" and figures["deals"] > 0 and figures["deals_per_second"] > 0
+
+
+def test_cli_verifies_each_leg_of_a_match_record(tmp_path: Path) -> None:
+    legs = [_record(seed=31), _record(seed=31)]
+    match = {"format": "pilotta-arena/match-record", "format_version": 1, "legs": legs,
+             "result": {"winner": None, "scores": [0, 0]}}
+    path = tmp_path / "match.json"
+    path.write_text(json.dumps(match), encoding="utf-8")
+    ok = subprocess.run([sys.executable, "-m", "referee.cli", "verify", str(path)],
+                        capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert "== leg 2" in ok.stdout and "replays exactly (2 legs)" in ok.stdout
+    legs[1]["deals"][0]["actions"][0]["seat"] = (legs[1]["deals"][0]["actions"][0]["seat"] + 1) % 4
+    path.write_text(json.dumps(match), encoding="utf-8")
+    bad = subprocess.run([sys.executable, "-m", "referee.cli", "verify", str(path)],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1
+    assert "leg 2: deal 0, action 0" in bad.stderr
