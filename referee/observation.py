@@ -73,15 +73,22 @@ def action_code_cached(action: int, declaration_codes: tuple[str, ...] = ()) -> 
     return code
 
 
+# A frozen dataclass instance made without its __init__ (one ``object.__setattr__`` per field): the same
+# object, field for field, for the few made once per decision of every match.
+_new = object.__new__
+_set = object.__setattr__
+
+
 class _Public:
     """The public part of one deal's observations (the same for every seat), kept while the deal moves.
 
     The engine only ever appends to a deal's ``auction``, ``tricks`` and ``history``, so the views of the
-    calls and tricks already made are extended, never rebuilt; the rest is recomputed whenever the
-    history length changes.
+    calls and tricks already made are extended, never rebuilt; the current trick is re-read whenever the
+    history length changes. The announcement views (which differ by seat) are kept while the announced
+    declarations and their contest's outcome are the same objects.
     """
 
-    __slots__ = ("at", "auction", "deal", "trick", "tricks")
+    __slots__ = ("announced", "announcements", "at", "auction", "deal", "trick", "tricks")
 
     def __init__(self, deal: Deal) -> None:
         self.deal = deal
@@ -89,6 +96,8 @@ class _Public:
         self.auction: tuple[tuple[int, str], ...] = ()
         self.tricks: tuple[TrickView, ...] = ()
         self.trick = TrickView(deal.leader, (), None)
+        self.announced: tuple[object, ...] = ()  # what the views below were made from
+        self.announcements: dict[int, tuple[AnnouncementView, ...]] = {}
 
     def update(self) -> None:
         deal = self.deal
@@ -102,8 +111,37 @@ class _Public:
                 tricks = ()
             tricks += tuple(TrickView(t.leader, t.cards, t.winner) for t in deal.tricks[len(tricks):])
         self.auction, self.tricks = calls, tricks
-        self.trick = TrickView(deal.leader, tuple(deal.trick) if deal.phase is Phase.PLAY else (), None)
+        trick = _new(TrickView)  # TrickView(deal.leader, cards, None) without the frozen __init__
+        _set(trick, "__dict__", {"leader": deal.leader,
+                                 "cards": tuple(deal.trick) if deal.phase is Phase.PLAY else (), "winner": None})
+        self.trick = trick
         self.at = len(deal.history)
+
+    def announcement_views(self, seat: int) -> tuple[AnnouncementView, ...]:
+        deal = self.deal
+        a = deal.announced
+        source = (a[0], a[1], a[2], a[3], deal.declarations_settled, deal.credited)
+        known = self.announced
+        if len(known) != 6 or any(x is not y for x, y in zip(source, known, strict=True)):
+            self.announced, self.announcements = source, {}
+        views = self.announcements.get(seat)
+        if views is None:
+            views = self.announcements[seat] = _announcement_views(deal, seat)
+        return views
+
+
+def _announcement_views(deal: Deal, seat: int) -> tuple[AnnouncementView, ...]:
+    """What ``seat`` sees of the declarations announced: kind and points of all, the cards of its own and,
+    once the first trick has settled the contest, of those credited."""
+    settled = deal.declarations_settled
+    credited = {id(d) for side in deal.credited for d in side}
+    views = []
+    for s in range(4):
+        for d in deal.announced[s]:
+            shown = s == seat or (settled and id(d) in credited)
+            views.append(AnnouncementView(s, d.kind.value, d.points, d.length, d.cards if shown else (),
+                                          (id(d) in credited) if settled else None))
+    return tuple(views)
 
 
 _PUBLIC: dict[int, _Public] = {}  # by id(deal); an entry holds its deal, so the id stays its own
@@ -122,39 +160,37 @@ def _public(deal: Deal) -> _Public:
     return entry
 
 
+_PHASE_NAMES = {phase: phase.value for phase in Phase}
+
+
 def observe(deal: Deal, seat: int, game: Game | None = None) -> Observation:
     """The observation of ``seat`` in ``deal`` (with the game's scores when ``game`` is given)."""
-    announcements = []
-    announced = deal.announced
-    if announced[0] or announced[1] or announced[2] or announced[3]:
-        settled = deal.declarations_settled
-        credited = {id(d) for side in deal.credited for d in side}
-        for s in range(4):
-            for d in announced[s]:
-                shown = s == seat or (settled and id(d) in credited)
-                announcements.append(AnnouncementView(
-                    s, d.kind.value, d.points, d.length, d.cards if shown else (),
-                    (id(d) in credited) if settled else None))
     public = _public(deal)
+    announced = deal.announced
     phase = deal.phase
-    return Observation(
-        deal.ruleset.name,
-        seat,
-        deal.dealer,
-        phase.value,
-        None if phase is Phase.SCORED else deal.to_act,
-        tuple(cards_in(deal.hands[seat])),
-        public.auction,
-        deal.contract,
-        deal.turned_card,
-        public.trick,
-        public.tricks,
-        deal.declarations[seat],
-        tuple(announcements),
-        tuple((b.seat, b.suit) for b in deal.belotes) if deal.belotes else (),
-        (deal.tricks_won[0], deal.tricks_won[1]),
-        (game.scores[0], game.scores[1]) if game is not None else (0, 0),
-        (len(game.deals) - 1) if game is not None else 0,
-        deal.ruleset.target,
-        game.hanging if game is not None else 0,
-    )
+    # An Observation like ``Observation(...)`` makes it, without the frozen __init__'s one setattr per field
+    # (this runs once per decision of every match); the fields in declaration order.
+    obs = _new(Observation)
+    _set(obs, "__dict__", {
+        "ruleset": deal.ruleset.name,
+        "seat": seat,
+        "dealer": deal.dealer,
+        "phase": _PHASE_NAMES[phase],
+        "to_act": None if phase is Phase.SCORED else deal.to_act,
+        "hand": tuple(cards_in(deal.hands[seat])),
+        "auction": public.auction,
+        "contract": deal.contract,
+        "turned_card": deal.turned_card,
+        "trick": public.trick,
+        "tricks": public.tricks,
+        "own_declarations": deal.declarations[seat],
+        "announcements": public.announcement_views(seat)
+        if announced[0] or announced[1] or announced[2] or announced[3] else (),
+        "belotes": tuple((b.seat, b.suit) for b in deal.belotes) if deal.belotes else (),
+        "tricks_won": (deal.tricks_won[0], deal.tricks_won[1]),
+        "scores": (game.scores[0], game.scores[1]) if game is not None else (0, 0),
+        "deal_number": (len(game.deals) - 1) if game is not None else 0,
+        "target": deal.ruleset.target,
+        "hanging": game.hanging if game is not None else 0,
+    })
+    return obs

@@ -58,6 +58,9 @@ def reference_observe(deal: Deal, seat: int, game: Game | None = None) -> Observ
     )
 
 
+FIELDS = [f.name for f in dataclasses.fields(Observation)]
+
+
 def played_states(name: str, seed: int, deals: int = 3) -> Iterator[tuple[Game, Deal]]:
     rng = random.Random(seed)
     game = Game(get_ruleset(name), seed, max_deals=deals)
@@ -78,6 +81,9 @@ def test_cached_observe_and_direct_bytes_agree_with_the_runtime(name: str) -> No
             for seat in order:
                 obs = observe(deal, seat, game)
                 assert obs == reference_observe(deal, seat, game)
+                assert type(obs) is Observation and list(vars(obs)) == FIELDS
+                assert type(obs.trick) is TrickView and list(vars(obs.trick)) == ["leader", "cards", "winner"]
+                assert hash(obs) == hash(reference_observe(deal, seat, game))
                 assert observe(deal, seat, game) == obs  # asked twice in one state
                 expected = wire.observation_to_proto(obs).SerializeToString()
                 assert wire.observation_bytes(obs) == expected
