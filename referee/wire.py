@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TypeVar
 
 from pilotta.arena.v1 import bot_pb2
 
@@ -148,6 +149,10 @@ def observation_to_proto(obs: Observation) -> bot_pb2.Observation:
 # ``decide_request(...).SerializeToString()`` (the tests check it state by state): proto3 with fields in
 # number order, implicit-presence scalars left out at their default, ``optional`` ones written whenever
 # set, repeated numbers packed. Anything this writer does not expect falls back to the protobuf runtime.
+#
+# What repeats from one decision to the next is written once and remembered: the auction and the finished
+# tricks (by identity: ``observe`` hands out the same tuples while a deal's public view is unchanged), the
+# legal action lists, the header and tail scalars. Every memo is bounded (cleared when full).
 
 
 def _varint(n: int) -> bytes:
@@ -170,12 +175,35 @@ def _uv(n: int) -> bytes:
 
 
 def _key(field: int, wire_type: int) -> bytes:
-    return _varint(field << 3 | wire_type)
+    return _VARINTS[field << 3 | wire_type]  # every field number here is below 2048
 
 
 def _ld(field: int, payload: bytes) -> bytes:
     """A length-delimited field (string, bytes, message, packed numbers)."""
-    return _key(field, 2) + _uv(len(payload)) + payload
+    n = len(payload)
+    return _VARINTS[field << 3 | 2] + (_VARINTS[n] if n < 16384 else _varint(n)) + payload
+
+
+def _number(field: int, value: int) -> bytes:
+    """A uint32/int32 field, left out when 0 (implicit presence)."""
+    return _VARINTS[field << 3] + (_VARINTS[value] if 0 <= value < 16384 else _varint(value)) if value else b""
+
+
+def _string(field: int, text: str) -> bytes:
+    """A string field, left out when empty (implicit presence)."""
+    return _ld(field, text.encode()) if text else b""
+
+
+def _check_uint32(*values: int) -> None:
+    for v in values:
+        if not 0 <= v < 1 << 32:
+            raise ValueError(f"{v} does not fit a uint32 field")
+
+
+def _check_int32(*values: int) -> None:
+    for v in values:
+        if not -(1 << 31) <= v < 1 << 31:
+            raise ValueError(f"{v} does not fit an int32 field")
 
 
 def _seat_fields(field: int, always: bool) -> dict[int, bytes]:
@@ -195,105 +223,149 @@ _CALL_SEAT, _BELOTE_SEAT, _CONTRACT_BIDDER = _seat_fields(1, False), _seat_field
 _ANNOUNCEMENT_SEAT = _seat_fields(1, False)
 _DECL_CARD, _ANNOUNCEMENT_CARD = _card_fields(4), _card_fields(5)
 _BELOTE_SUIT = {suit: _ld(2, SUIT_LETTERS[suit].encode()) for suit in range(4)}
-_EMPTY_TRICK = _ld(9, b"")
 
-_MEMO_MAX = 50_000
-_CALLS: dict[tuple[int, str], bytes] = {}      # (seat, code) -> field 6 of an Observation
-_TRICKS: dict[tuple[int, tuple[int, ...], int | None], bytes] = {}  # -> the Trick message's payload
-_STRINGS: dict[tuple[int, str], bytes] = {}    # (field, text) -> the field
+K = TypeVar("K")
+V = TypeVar("V")
+_MEMO_MAX = 4096
 
 
-def _string(field: int, text: str) -> bytes:
-    """A string field, left out when empty (implicit presence)."""
-    out = _STRINGS.get((field, text))
-    if out is None:
-        out = _ld(field, text.encode()) if text else b""
-        if len(_STRINGS) >= _MEMO_MAX:
-            _STRINGS.clear()
-        _STRINGS[(field, text)] = out
-    return out
-
-
-def _number(field: int, value: int) -> bytes:
-    """A uint32/int32 field, left out when 0 (implicit presence)."""
-    return _key(field, 0) + _uv(value) if value else b""
-
-
-def _check_uint32(*values: int) -> None:
-    for v in values:
-        if not 0 <= v < 1 << 32:
-            raise ValueError(f"{v} does not fit a uint32 field")
-
-
-def _check_int32(*values: int) -> None:
-    for v in values:
-        if not -(1 << 31) <= v < 1 << 31:
-            raise ValueError(f"{v} does not fit an int32 field")
+def _remember(memo: dict[K, V], key: K, value: V) -> V:
+    if len(memo) >= _MEMO_MAX:
+        memo.clear()
+    memo[key] = value
+    return value
 
 
 def _trick_payload(trick: TrickView) -> bytes:
-    key = (trick.leader, trick.cards, trick.winner)
-    out = _TRICKS.get(key)
-    if out is None:
-        out = _TRICK_LEADER[trick.leader] + b"".join([_TRICK_CARD[c] for c in trick.cards])
-        if trick.winner is not None:
-            out += _TRICK_WINNER[trick.winner]
-        if len(_TRICKS) >= _MEMO_MAX:
-            _TRICKS.clear()
-        _TRICKS[key] = out
-    return out
+    out = _TRICK_LEADER[trick.leader] + b"".join([_TRICK_CARD[c] for c in trick.cards])
+    return out if trick.winner is None else out + _TRICK_WINNER[trick.winner]
 
 
-def _call(call: tuple[int, str]) -> bytes:
-    out = _CALLS.get(call)
-    if out is None:
-        out = _ld(6, _CALL_SEAT[call[0]] + _string(2, call[1]))
-        if len(_CALLS) >= _MEMO_MAX:
-            _CALLS.clear()
-        _CALLS[call] = out
-    return out
+def _head(obs: Observation) -> bytes:  # fields 1-4
+    return _string(1, obs.ruleset) + _OBS_SEAT[obs.seat] + _OBS_DEALER[obs.dealer] + _OBS_PHASE[obs.phase]
 
 
-def _observation_payload(obs: Observation) -> bytes:
-    """The fields of ``obs`` as an Observation message's bytes; raises LookupError/ValueError on a value
-    this writer does not expect (the caller then asks the protobuf runtime)."""
-    parts = [_string(1, obs.ruleset), _OBS_SEAT[obs.seat], _OBS_DEALER[obs.dealer], _OBS_PHASE[obs.phase]]
-    parts += [_HAND_CARD[c] for c in obs.hand]
-    parts += [_call(c) for c in obs.auction]
-    contract = obs.contract
-    if contract is not None:
-        _check_uint32(contract.value, contract.multiplier)
-        parts.append(_ld(7, _CONTRACT_BIDDER[contract.bidder] + _number(2, contract.value)
-                         + _string(3, contract.strain.code) + _number(4, contract.multiplier)))
-    if obs.turned_card is not None:
-        parts.append(_TURNED_CARD[obs.turned_card])
-    trick = _trick_payload(obs.trick)
-    parts.append(_key(9, 2) + _uv(len(trick)) + trick if trick else _EMPTY_TRICK)
-    for t in obs.tricks:
-        trick = _trick_payload(t)
-        parts.append(b"\x52" + _uv(len(trick)) + trick)  # field 10
-    for d in obs.own_declarations:
+_CALLS: dict[tuple[int, str], bytes] = {}
+
+
+def _auction(calls: tuple[tuple[int, str], ...]) -> bytes:  # field 6
+    out = []
+    for call in calls:
+        field = _CALLS.get(call)
+        if field is None:
+            field = _remember(_CALLS, call, _ld(6, _CALL_SEAT[call[0]] + _string(2, call[1])))
+        out.append(field)
+    return b"".join(out)
+
+
+def _contract(contract: Contract) -> bytes:  # field 7
+    _check_uint32(contract.value, contract.multiplier)
+    return _ld(7, _CONTRACT_BIDDER[contract.bidder] + _number(2, contract.value)
+               + _string(3, contract.strain.code) + _number(4, contract.multiplier))
+
+
+_TRICKS: dict[int, tuple[TrickView, bytes]] = {}  # by identity: a finished trick's field 10
+
+
+def _tricks(tricks: tuple[TrickView, ...]) -> bytes:  # field 10
+    out = []
+    for trick in tricks:
+        known = _TRICKS.get(id(trick))
+        if known is None or known[0] is not trick:
+            known = _remember(_TRICKS, id(trick), (trick, _ld(10, _trick_payload(trick))))
+        out.append(known[1])
+    return b"".join(out)
+
+
+def _declarations(declarations: tuple[Declaration, ...]) -> bytes:  # field 11
+    out = []
+    for d in declarations:
         _check_uint32(d.points)
-        parts.append(_ld(11, _string(1, d.code) + _string(2, d.kind.value) + _number(3, d.points)
-                         + b"".join([_DECL_CARD[c] for c in d.cards])))
-    for a in obs.announcements:
+        out.append(_ld(11, _string(1, d.code) + _string(2, d.kind.value) + _number(3, d.points)
+                       + b"".join([_DECL_CARD[c] for c in d.cards])))
+    return b"".join(out)
+
+
+def _announcements(announcements: tuple[AnnouncementView, ...]) -> bytes:  # field 12
+    out = []
+    for a in announcements:
         _check_uint32(a.points, a.length)
         body = (_ANNOUNCEMENT_SEAT[a.seat] + _string(2, a.kind) + _number(3, a.points) + _number(4, a.length)
                 + b"".join([_ANNOUNCEMENT_CARD[c] for c in a.cards]))
         if a.credited is not None:
             body += b"\x30\x01" if a.credited else b"\x30\x00"  # field 6
-        parts.append(_ld(12, body))
-    for seat, suit in obs.belotes:
-        parts.append(_ld(13, _BELOTE_SEAT[seat] + _BELOTE_SUIT[suit]))
-    if obs.tricks_won:
-        _check_uint32(*obs.tricks_won)
-        parts.append(_ld(14, b"".join([_uv(n) for n in obs.tricks_won])))
+        out.append(_ld(12, body))
+    return b"".join(out)
+
+
+def _tail(obs: Observation) -> bytes:  # fields 14-18
+    _check_uint32(*obs.tricks_won, obs.deal_number, obs.target)
+    _check_int32(*obs.scores, obs.hanging)
+    out = _ld(14, b"".join([_uv(n) for n in obs.tricks_won])) if obs.tricks_won else b""
     if obs.scores:
-        _check_int32(*obs.scores)
-        parts.append(_ld(15, b"".join([_uv(n) for n in obs.scores])))
-    _check_uint32(obs.deal_number, obs.target)
-    _check_int32(obs.hanging)
-    parts += [_number(16, obs.deal_number), _number(17, obs.target), _number(18, obs.hanging)]
+        out += _ld(15, b"".join([_uv(n) for n in obs.scores]))
+    return out + _number(16, obs.deal_number) + _number(17, obs.target) + _number(18, obs.hanging)
+
+
+_HEADS: dict[tuple[str, int, int, str], bytes] = {}
+_CONTRACTS: dict[tuple[int, int, int, int], bytes] = {}
+_TAILS: dict[tuple[tuple[int, int], tuple[int, int], int, int, int], bytes] = {}
+# By identity (``id``); an entry keeps its tuple alive, so the id cannot name another object meanwhile.
+_AUCTIONS: dict[int, tuple[tuple[tuple[int, str], ...], bytes]] = {}
+_TRICK_LISTS: dict[int, tuple[tuple[TrickView, ...], bytes]] = {}
+_ANNOUNCEMENT_LISTS: dict[int, tuple[tuple[AnnouncementView, ...], bytes]] = {}
+_DECLARATION_LISTS: dict[int, tuple[tuple[Declaration, ...], bytes]] = {}
+
+
+def _observation_payload(obs: Observation) -> bytes:
+    """The fields of ``obs`` as an Observation message's bytes; raises LookupError/ValueError on a value
+    this writer does not expect (the caller then asks the protobuf runtime)."""
+    key = (obs.ruleset, obs.seat, obs.dealer, obs.phase)
+    block = _HEADS.get(key)
+    parts = [block if block is not None else _remember(_HEADS, key, _head(obs)),
+             b"".join(map(_HAND_CARD.__getitem__, obs.hand))]
+    calls = obs.auction
+    if calls:
+        known_calls = _AUCTIONS.get(id(calls))
+        if known_calls is None or known_calls[0] is not calls:
+            known_calls = _remember(_AUCTIONS, id(calls), (calls, _auction(calls)))
+        parts.append(known_calls[1])
+    contract = obs.contract
+    if contract is not None:
+        ckey = (contract.bidder, contract.value, int(contract.strain), contract.multiplier)
+        block = _CONTRACTS.get(ckey)
+        parts.append(block if block is not None else _remember(_CONTRACTS, ckey, _contract(contract)))
+    if obs.turned_card is not None:
+        parts.append(_TURNED_CARD[obs.turned_card])
+    trick = obs.trick
+    block = _TRICK_LEADER[trick.leader] + b"".join(map(_TRICK_CARD.__getitem__, trick.cards))
+    if trick.winner is not None:
+        block += _TRICK_WINNER[trick.winner]
+    parts.append(b"\x4a" + _VARINTS[len(block)] + block)  # field 9 (at most 4 * 32 + 4 bytes long)
+    tricks = obs.tricks
+    if tricks:
+        known_tricks = _TRICK_LISTS.get(id(tricks))
+        if known_tricks is None or known_tricks[0] is not tricks:
+            known_tricks = _remember(_TRICK_LISTS, id(tricks), (tricks, _tricks(tricks)))
+        parts.append(known_tricks[1])
+    declarations = obs.own_declarations
+    if declarations:
+        known_declarations = _DECLARATION_LISTS.get(id(declarations))
+        if known_declarations is None or known_declarations[0] is not declarations:
+            known_declarations = _remember(_DECLARATION_LISTS, id(declarations),
+                                           (declarations, _declarations(declarations)))
+        parts.append(known_declarations[1])
+    views = obs.announcements
+    if views:
+        known_views = _ANNOUNCEMENT_LISTS.get(id(views))
+        if known_views is None or known_views[0] is not views:
+            known_views = _remember(_ANNOUNCEMENT_LISTS, id(views), (views, _announcements(views)))
+        parts.append(known_views[1])
+    if obs.belotes:
+        parts += [_ld(13, _BELOTE_SEAT[seat] + _BELOTE_SUIT[suit]) for seat, suit in obs.belotes]
+    tkey = (obs.tricks_won, obs.scores, obs.deal_number, obs.target, obs.hanging)
+    block = _TAILS.get(tkey)
+    parts.append(block if block is not None else _remember(_TAILS, tkey, _tail(obs)))
     if obs.to_act is not None:
         parts.append(_OBS_TO_ACT[obs.to_act])
     return b"".join(parts)
@@ -329,7 +401,22 @@ def decide_request(match_id: str, obs: Observation, legal: Sequence[str], *, dea
     )
 
 
-_LEGAL: dict[str, bytes] = {}  # action code -> field 3 of a DecideRequest
+_LEGAL_CODES: dict[str, bytes] = {}  # an action code -> field 3 of a DecideRequest
+
+
+def _legal(codes: Sequence[str]) -> bytes:
+    out = []
+    for code in codes:
+        field = _LEGAL_CODES.get(code)
+        if field is None:
+            field = _remember(_LEGAL_CODES, code, _ld(3, code.encode()))
+        out.append(field)
+    return b"".join(out)
+
+
+_LEGAL_LISTS: dict[int, tuple[Sequence[str], bytes]] = {}  # by identity: legal codes -> field 3 of a request
+_MATCH_IDS: dict[str, bytes] = {}
+_NUMBERS: dict[tuple[int, int], bytes] = {}
 
 
 def decide_request_bytes(match_id: str, obs: Observation, legal: Sequence[str], *, deadline_ms: int,
@@ -344,17 +431,22 @@ def decide_request_bytes(match_id: str, obs: Observation, legal: Sequence[str], 
         return bytes(decide_request(match_id, obs, legal, deadline_ms=deadline_ms,
                                     time_bank_ms=time_bank_ms).SerializeToString())
     observation = observation_bytes(obs)
-    parts = [_string(1, match_id), b"\x12", _uv(len(observation)), observation]
-    for code in legal:
-        field = _LEGAL.get(code)
-        if field is None:
-            field = _ld(3, code.encode())
-            if len(_LEGAL) >= _MEMO_MAX:
-                _LEGAL.clear()
-            _LEGAL[code] = field
-        parts.append(field)
-    parts += [_number(4, deadline_ms), _number(5, time_bank_ms)]
-    return b"".join(parts)
+    if isinstance(legal, tuple):  # the match runner's lists are remembered tuples: encoded once each
+        known = _LEGAL_LISTS.get(id(legal))
+        if known is None or known[0] is not legal:
+            known = _remember(_LEGAL_LISTS, id(legal), (legal, _legal(legal)))
+        block = known[1]
+    else:
+        block = _legal(legal)
+    head = _MATCH_IDS.get(match_id)
+    if head is None:
+        head = _remember(_MATCH_IDS, match_id, _string(1, match_id) + b"\x12")  # then field 2's length
+    numbers = _NUMBERS.get((deadline_ms, time_bank_ms))  # fields 4 and 5: the same request after request
+    if numbers is None:
+        numbers = _remember(_NUMBERS, (deadline_ms, time_bank_ms),
+                            _number(4, deadline_ms) + _number(5, time_bank_ms))
+    n = len(observation)
+    return b"".join((head, _VARINTS[n] if n < 16384 else _varint(n), observation, block, numbers))
 
 
 def chosen_action(reply: bot_pb2.DecideReply, legal: Sequence[str]) -> str:
