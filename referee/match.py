@@ -29,11 +29,11 @@ import grpc
 from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
 
 from referee import wire
-from referee.actions import ActionKind, action_code, action_kind, parse_action
+from referee.actions import ActionKind, action_kind, parse_action
 from referee.bots import Manifest, bot_label, launch_bots
 from referee.deal import Deal
 from referee.game import Game
-from referee.observation import observe
+from referee.observation import action_code_cached, observe
 from referee.record import ActionNote, RecordExtras, game_to_record
 from referee.rules import get_ruleset
 
@@ -41,6 +41,7 @@ OUTCOMES = ("ok", "timeout", "illegal_action", "malformed_reply", "unreachable",
 STRIKES = ("timeout", "illegal_action", "malformed_reply")
 REFEREE_NAME = "pilotta-referee/0.1"
 MATCH_RECORD_FORMAT = "pilotta-arena/match-record"
+DECIDE_METHOD = "/pilotta.arena.v1.Bot/Decide"
 
 
 @dataclass(frozen=True)
@@ -177,17 +178,20 @@ class MatchCancelled(Exception):
     """``run_match`` was cancelled through its ``cancel`` event (e.g. the RunMatch caller went away)."""
 
 
-_CODES: dict[int, str] = {}
+_LEGAL: dict[tuple[tuple[int, ...], tuple[str, ...]], tuple[str, ...]] = {}
 
 
-def _code(action: int, declaration_codes: tuple[str, ...]) -> str:
-    """An action's code; all but declarations (whose codes depend on the hand) are cached."""
-    code = _CODES.get(action)
-    if code is None:
-        code = action_code(action, declaration_codes)
-        if action_kind(action) is not ActionKind.DECLARE:
-            _CODES[action] = code
-    return code
+def _legal_codes(actions: Sequence[int], declaration_codes: tuple[str, ...]) -> tuple[str, ...]:
+    """The codes of ``actions`` (a seat's legal actions, in the engine's order), remembered: an auction
+    offers the same long list of bids again and again."""
+    key = (tuple(actions), declaration_codes)
+    codes = _LEGAL.get(key)
+    if codes is None:
+        codes = tuple(action_code_cached(a, declaration_codes) for a in actions)
+        if len(_LEGAL) >= 4096:
+            _LEGAL.clear()
+        _LEGAL[key] = codes
+    return codes
 
 
 def _phase_of(deal_phase: str, action: int) -> str:
@@ -222,6 +226,11 @@ class MatchRunner:
                 ("grpc.max_send_message_length", 4 << 20)]
         self.channels = {ep: grpc.insecure_channel(ep, options=opts) for ep in dict.fromkeys(seats4)}
         self.stubs = {ep: bot_pb2_grpc.BotStub(ch) for ep, ch in self.channels.items()}
+        # Decide takes the request's bytes as ``wire.decide_request_bytes`` writes them (no serializer).
+        self.decide_calls = {ep: ch.unary_unary(DECIDE_METHOD, request_serializer=None,
+                                                response_deserializer=bot_pb2.DecideReply.FromString,
+                                                _registered_method=True)
+                             for ep, ch in self.channels.items()}
         self.ruleset = get_ruleset(settings.game, dict(settings.options))
 
     def _unique(self, name: str) -> str:
@@ -290,16 +299,17 @@ class MatchRunner:
                 self.bots[bot].note(f"{rpc} notice failed: {e.code().name}")
 
     # --- Decisions ------------------------------------------------------------------------------------
-    def decide(self, bot_index: int, request: bot_pb2.DecideRequest,
-               legal: list[str], decl_codes: tuple[str, ...]) -> tuple[int, str, float, str, str]:
-        """Ask a bot; return (index in legal, outcome, latency ms, detail, comment)."""
+    def decide(self, bot_index: int, request: bytes,
+               legal: Sequence[str], decl_codes: tuple[str, ...]) -> tuple[int, str, float, str, str]:
+        """Ask a bot (``request``: a DecideRequest's bytes); return (index in legal, outcome, latency ms,
+        detail, comment)."""
         b = self.bots[bot_index]
-        stub = self.stubs[b.endpoint]
+        call = self.decide_calls[b.endpoint]
         timeout = (self.s.deadline_ms + b.time_bank_ms) / 1000
         start = time.perf_counter()
         for attempt in (0, 1):
             try:
-                reply: bot_pb2.DecideReply = stub.Decide(request, timeout=timeout)
+                reply: bot_pb2.DecideReply = call(request, timeout=timeout)
                 break
             except grpc.RpcError as e:
                 latency = (time.perf_counter() - start) * 1000
@@ -321,6 +331,8 @@ class MatchRunner:
             b.time_bank_ms = max(0.0, b.time_bank_ms - over)
         comment = wire.reply_comment(reply) if reply.comment else ""
         which = reply.WhichOneof("choice")
+        if which == "index" and reply.index < len(legal):  # the fast path (codes in ``legal`` are unique)
+            return reply.index, "ok", latency, "", comment
         if which == "action":
             code_text = reply.action
             if code_text in legal:  # the fast path
@@ -373,9 +385,9 @@ class MatchRunner:
         b = self.bots[bot_index]
         actions = deal.legal_actions()
         decl = deal.declaration_codes[seat]
-        legal = [_code(a, decl) for a in actions]
-        request = wire.decide_request(self.match_id, observe(deal, seat, game), legal,
-                                      deadline_ms=s.deadline_ms, time_bank_ms=int(b.time_bank_ms))
+        legal = _legal_codes(actions, decl)
+        request = wire.decide_request_bytes(self.match_id, observe(deal, seat, game), legal,
+                                            deadline_ms=s.deadline_ms, time_bank_ms=int(b.time_bank_ms))
         index, outcome, latency, detail, comment = self.decide(bot_index, request, legal, decl)
         b.counts[outcome] += 1
         b.latencies_ms.append(latency)
