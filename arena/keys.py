@@ -87,6 +87,17 @@ WORKERS = PREFIX + "workers"
 # Hash ladder id -> LadderConfig JSON.
 LADDERS = PREFIX + "ladders"
 
+# Hash ladder id -> JSON {"started": ts, "budget": total matches or null, "max_in_flight": k}: the ladders
+# the API's feeder keeps fed (arena.ladder).  Stopping a ladder deletes its field.
+LADDER_RUNS = PREFIX + "ladder_runs"
+
+# Hash ladder id -> matches scheduled since the ladder was first started (the budget counts against it).
+LADDER_RUNS_SCHEDULED = PREFIX + "ladder_runs:scheduled"
+
+# A hash that is never written: the in-flight key handed to the dead-letter script for a match without a
+# ladder (it only reads counters there, and finds none to release).
+NO_LADDER_INFLIGHT = PREFIX + "none"
+
 
 def ladder_members(ladder: str) -> str:
     """Set of bot ids playing on the ladder."""

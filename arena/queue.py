@@ -213,7 +213,7 @@ class MatchQueue:
         self, msg_id: str, match_id: str, reason: str, spec_json: str, deliveries: int, worker_id: str,
         ladder: str | None, bots: Sequence[str],
     ) -> bool:  # fmt: skip
-        inflight = keys.ladder_inflight(ladder) if ladder else keys.PREFIX + "none"
+        inflight = keys.ladder_inflight(ladder) if ladder else keys.NO_LADDER_INFLIGHT
         out = self._bury(
             keys=[keys.MATCH_STREAM, keys.DEAD_STREAM, keys.LAST_ERROR, inflight],
             args=[keys.WORKER_GROUP, msg_id, match_id, reason[:4000], spec_json, deliveries, worker_id,
