@@ -4,6 +4,7 @@ isort:skip_file
 The arena API: the ladder's public face, used by the `arena` CLI, the web pages and operators' tools.
 
 Calls that change a bot carry a token: the owner token issued at registration, or the admin token.
+Starting and stopping ladders needs the admin token (printed by `arena up`, kept in its data dir).
 Errors use gRPC status codes with a message naming what was wrong: INVALID_ARGUMENT (a malformed
 manifest or endpoint), NOT_FOUND (an unknown bot, match or ladder), PERMISSION_DENIED (a wrong token),
 UNAUTHENTICATED (no token), ALREADY_EXISTS (a bot name taken).
@@ -67,7 +68,11 @@ class RegisterBotRequest(_message.Message):
     @_builtins.property
     def source(self) -> Global___BotSource: ...
     @_builtins.property
-    def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """With an endpoint (required there): the rulesets the bot plays (pilotta, bulgarian, coinche, french,
+        bela). A manifest bot's games are its manifest's "games"; leave this empty.
+        """
+
     def __init__(
         self,
         *,
@@ -115,20 +120,26 @@ class UpdateBotRequest(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     TOKEN_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     token: _builtins.str
     @_builtins.property
     def source(self) -> Global___BotSource: ...
+    @_builtins.property
+    def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """as in RegisterBotRequest"""
+
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         token: _builtins.str = ...,
         source: Global___BotSource | None = ...,
+        games: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "source", b"source", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "name", b"name", "source", b"source", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -174,11 +185,14 @@ class BotInfo(_message.Message):
     """each update adds a version; every version is kept"""
     endpoint: _builtins.str
     manifest_json: _builtins.str
+    """the manifest as registered"""
     retired: _builtins.bool
     created_at: _builtins.float
     """unix seconds"""
     @_builtins.property
-    def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """empty: not declared (its handshake decides in each match)"""
+
     def __init__(
         self,
         *,
@@ -577,3 +591,177 @@ class LadderStatusReply(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___LadderStatusReply: _TypeAlias = LadderStatusReply  # noqa: Y015
+
+@_typing.final
+class StartLadderRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    VARIANT_FIELD_NUMBER: _builtins.int
+    OPTIONS_JSON_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
+    TARGET_FIELD_NUMBER: _builtins.int
+    SINGLE_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    MAX_IN_FLIGHT_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """the admin token"""
+    variant: _builtins.str
+    """ruleset name; empty: pilotta"""
+    options_json: _builtins.str
+    """the ruleset's options, a JSON object; empty: none"""
+    deals: _builtins.int
+    """deals per leg (a leg also ends at the target); 0: not given"""
+    target: _builtins.int
+    """play each leg to this many points; 0: not given (neither: the usual target)"""
+    single: _builtins.bool
+    """one leg per match instead of a duplicate pair (same deals, sides swapped)"""
+    matches: _builtins.int
+    """schedule this many more matches, then stop feeding; absent: no end"""
+    max_in_flight: _builtins.int
+    """matches per bot queued or playing; 0: as before, else 4"""
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+        variant: _builtins.str = ...,
+        options_json: _builtins.str = ...,
+        deals: _builtins.int = ...,
+        target: _builtins.int = ...,
+        single: _builtins.bool = ...,
+        matches: _builtins.int | None = ...,
+        max_in_flight: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "matches", b"matches"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "deals", b"deals", "matches", b"matches", "max_in_flight", b"max_in_flight", "options_json", b"options_json", "single", b"single", "target", b"target", "token", b"token", "variant", b"variant"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__matches: _TypeAlias = _typing.Literal["matches"]  # noqa: Y015
+    _WhichOneofArgType__matches: _TypeAlias = _typing.Literal["_matches", b"_matches"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__matches) -> _WhichOneofReturnType__matches | None: ...
+
+Global___StartLadderRequest: _TypeAlias = StartLadderRequest  # noqa: Y015
+
+@_typing.final
+class StopLadderRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """the admin token"""
+    ladder: _builtins.str
+    """ladder id"""
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+        ladder: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StopLadderRequest: _TypeAlias = StopLadderRequest  # noqa: Y015
+
+@_typing.final
+class ListLaddersRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLaddersRequest: _TypeAlias = ListLaddersRequest  # noqa: Y015
+
+@_typing.final
+class LadderInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LADDER_FIELD_NUMBER: _builtins.int
+    GAME_FIELD_NUMBER: _builtins.int
+    OPTIONS_JSON_FIELD_NUMBER: _builtins.int
+    DEALS_FIELD_NUMBER: _builtins.int
+    TARGET_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    STARTED_FIELD_NUMBER: _builtins.int
+    STARTED_AT_FIELD_NUMBER: _builtins.int
+    BUDGET_FIELD_NUMBER: _builtins.int
+    SCHEDULED_FIELD_NUMBER: _builtins.int
+    MAX_IN_FLIGHT_FIELD_NUMBER: _builtins.int
+    MEMBERS_FIELD_NUMBER: _builtins.int
+    ladder: _builtins.str
+    """id: <variant>-<hash of the settings>"""
+    game: _builtins.str
+    options_json: _builtins.str
+    deals: _builtins.int
+    """0 when legs are played to the target"""
+    target: _builtins.int
+    """0 when legs are a number of deals"""
+    duplicate: _builtins.bool
+    started: _builtins.bool
+    """the API keeps its matches queued"""
+    started_at: _builtins.float
+    """unix seconds, when started"""
+    budget: _builtins.int
+    """when started with a number of matches: total to schedule"""
+    scheduled: _builtins.int
+    """matches scheduled since the ladder was first started"""
+    max_in_flight: _builtins.int
+    """when started"""
+    members: _builtins.int
+    """active bots on the ladder"""
+    def __init__(
+        self,
+        *,
+        ladder: _builtins.str = ...,
+        game: _builtins.str = ...,
+        options_json: _builtins.str = ...,
+        deals: _builtins.int = ...,
+        target: _builtins.int = ...,
+        duplicate: _builtins.bool = ...,
+        started: _builtins.bool = ...,
+        started_at: _builtins.float = ...,
+        budget: _builtins.int | None = ...,
+        scheduled: _builtins.int = ...,
+        max_in_flight: _builtins.int = ...,
+        members: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget", "deals", b"deals", "duplicate", b"duplicate", "game", b"game", "ladder", b"ladder", "max_in_flight", b"max_in_flight", "members", b"members", "options_json", b"options_json", "scheduled", b"scheduled", "started", b"started", "started_at", b"started_at", "target", b"target"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__budget: _TypeAlias = _typing.Literal["budget"]  # noqa: Y015
+    _WhichOneofArgType__budget: _TypeAlias = _typing.Literal["_budget", b"_budget"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__budget) -> _WhichOneofReturnType__budget | None: ...
+
+Global___LadderInfo: _TypeAlias = LadderInfo  # noqa: Y015
+
+@_typing.final
+class ListLaddersReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LADDERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def ladders(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderInfo]:
+        """started ones first, most recently started first; then by id"""
+
+    def __init__(
+        self,
+        *,
+        ladders: _abc.Iterable[Global___LadderInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladders", b"ladders"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListLaddersReply: _TypeAlias = ListLaddersReply  # noqa: Y015

@@ -79,6 +79,21 @@ class ArenaStub:
                 request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderStatusRequest.SerializeToString,
                 response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderStatusReply.FromString,
                 _registered_method=True)
+        self.StartLadder = channel.unary_unary(
+                '/pilotta.arena.v1.Arena/StartLadder',
+                request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.StartLadderRequest.SerializeToString,
+                response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderInfo.FromString,
+                _registered_method=True)
+        self.StopLadder = channel.unary_unary(
+                '/pilotta.arena.v1.Arena/StopLadder',
+                request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.StopLadderRequest.SerializeToString,
+                response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderInfo.FromString,
+                _registered_method=True)
+        self.ListLadders = channel.unary_unary(
+                '/pilotta.arena.v1.Arena/ListLadders',
+                request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListLaddersRequest.SerializeToString,
+                response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListLaddersReply.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -139,6 +154,28 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def StartLadder(self, request, context):
+        """Create a ladder (or find the one with these settings) and start it: the API keeps its matches queued,
+        every active bot that plays the game taking part. Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StopLadder(self, request, context):
+        """Stop scheduling matches on a ladder (queued ones are still played; ratings stay). Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListLadders(self, request, context):
+        """Every ladder, started or not.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -186,6 +223,21 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.LadderStatus,
                     request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderStatusRequest.FromString,
                     response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderStatusReply.SerializeToString,
+            ),
+            'StartLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartLadder,
+                    request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.StartLadderRequest.FromString,
+                    response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderInfo.SerializeToString,
+            ),
+            'StopLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.StopLadder,
+                    request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.StopLadderRequest.FromString,
+                    response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderInfo.SerializeToString,
+            ),
+            'ListLadders': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListLadders,
+                    request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListLaddersRequest.FromString,
+                    response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListLaddersReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -431,6 +483,87 @@ class Arena:
             '/pilotta.arena.v1.Arena/LadderStatus',
             pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderStatusRequest.SerializeToString,
             pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderStatusReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pilotta.arena.v1.Arena/StartLadder',
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.StartLadderRequest.SerializeToString,
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StopLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pilotta.arena.v1.Arena/StopLadder',
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.StopLadderRequest.SerializeToString,
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListLadders(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pilotta.arena.v1.Arena/ListLadders',
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.ListLaddersRequest.SerializeToString,
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.ListLaddersReply.FromString,
             options,
             channel_credentials,
             insecure,

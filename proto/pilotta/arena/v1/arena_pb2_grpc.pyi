@@ -4,6 +4,7 @@ isort:skip_file
 The arena API: the ladder's public face, used by the `arena` CLI, the web pages and operators' tools.
 
 Calls that change a bot carry a token: the owner token issued at registration, or the admin token.
+Starting and stopping ladders needs the admin token (printed by `arena up`, kept in its data dir).
 Errors use gRPC status codes with a message naming what was wrong: INVALID_ARGUMENT (a malformed
 manifest or endpoint), NOT_FOUND (an unknown bot, match or ladder), PERMISSION_DENIED (a wrong token),
 UNAUTHENTICATED (no token), ALREADY_EXISTS (a bot name taken).
@@ -47,6 +48,14 @@ class ArenaStub:
     Challenge: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ChallengeRequest, _arena_pb2.ChallengeReply]
     """Enqueue a match now, outside the scheduler's choice."""
     LadderStatus: _grpc.UnaryUnaryMultiCallable[_arena_pb2.LadderStatusRequest, _arena_pb2.LadderStatusReply]
+    StartLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.StartLadderRequest, _arena_pb2.LadderInfo]
+    """Create a ladder (or find the one with these settings) and start it: the API keeps its matches queued,
+    every active bot that plays the game taking part. Admin token.
+    """
+    StopLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.StopLadderRequest, _arena_pb2.LadderInfo]
+    """Stop scheduling matches on a ladder (queued ones are still played; ratings stay). Admin token."""
+    ListLadders: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListLaddersRequest, _arena_pb2.ListLaddersReply]
+    """Every ladder, started or not."""
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
@@ -61,6 +70,14 @@ class ArenaAsyncStub(ArenaStub):
     Challenge: _aio.UnaryUnaryMultiCallable[_arena_pb2.ChallengeRequest, _arena_pb2.ChallengeReply]  # type: ignore[assignment]
     """Enqueue a match now, outside the scheduler's choice."""
     LadderStatus: _aio.UnaryUnaryMultiCallable[_arena_pb2.LadderStatusRequest, _arena_pb2.LadderStatusReply]  # type: ignore[assignment]
+    StartLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.StartLadderRequest, _arena_pb2.LadderInfo]  # type: ignore[assignment]
+    """Create a ladder (or find the one with these settings) and start it: the API keeps its matches queued,
+    every active bot that plays the game taking part. Admin token.
+    """
+    StopLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.StopLadderRequest, _arena_pb2.LadderInfo]  # type: ignore[assignment]
+    """Stop scheduling matches on a ladder (queued ones are still played; ratings stay). Admin token."""
+    ListLadders: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListLaddersRequest, _arena_pb2.ListLaddersReply]  # type: ignore[assignment]
+    """Every ladder, started or not."""
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -126,5 +143,31 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.LadderStatusRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.LadderStatusReply, _abc.Awaitable[_arena_pb2.LadderStatusReply]]: ...
+
+    @_abc_1.abstractmethod
+    def StartLadder(
+        self,
+        request: _arena_pb2.StartLadderRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.LadderInfo, _abc.Awaitable[_arena_pb2.LadderInfo]]:
+        """Create a ladder (or find the one with these settings) and start it: the API keeps its matches queued,
+        every active bot that plays the game taking part. Admin token.
+        """
+
+    @_abc_1.abstractmethod
+    def StopLadder(
+        self,
+        request: _arena_pb2.StopLadderRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.LadderInfo, _abc.Awaitable[_arena_pb2.LadderInfo]]:
+        """Stop scheduling matches on a ladder (queued ones are still played; ratings stay). Admin token."""
+
+    @_abc_1.abstractmethod
+    def ListLadders(
+        self,
+        request: _arena_pb2.ListLaddersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ListLaddersReply, _abc.Awaitable[_arena_pb2.ListLaddersReply]]:
+        """Every ladder, started or not."""
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
