@@ -8,6 +8,10 @@
 * the ladder feeder (``arena.ladder.LadderFeeder``: keeps started ladders' matches queued);
 * a gauge publisher: queue depth and age per ladder, live workers, every bot's rating, every few seconds.
 
+Bots are registered with the manifest format bot authors write (docs/protocol.md), stored as given and
+validated by the referee's parser (``arena.registry``), or with an endpoint and the games it plays.
+Ladders are started and stopped here too (admin token).
+
 Errors become status codes with the arena's own message: INVALID_ARGUMENT (malformed manifest, endpoint,
 name...), NOT_FOUND (unknown bot, ladder, match), UNAUTHENTICATED (no token), PERMISSION_DENIED (wrong
 token), ALREADY_EXISTS (name taken), FAILED_PRECONDITION (retired bot), UNAVAILABLE (Redis unreachable).
@@ -37,7 +41,16 @@ from grpc_reflection.v1alpha import reflection
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
 from arena import keys, metrics, stats
-from arena.ladder import LadderCounts, LadderFeeder, started_runs
+from arena.ladder import (
+    LadderCounts,
+    LadderFeeder,
+    LadderRun,
+    ladder_config,
+    scheduled_count,
+    start_ladder,
+    started_runs,
+    stop_ladder,
+)
 from arena.model import (
     AuthError,
     Bot,
@@ -52,8 +65,7 @@ from arena.model import (
 from arena.queue import MatchQueue
 from arena.ratings import Ratings
 from arena.registry import Registry, sha256_hex
-from arena.runner import manifest_from_json, referee_manifest, registry_manifest
-from arena.scheduler import Scheduler, new_match_id
+from arena.scheduler import LadderConfig, Scheduler, new_match_id
 from arena.web_data import WebData
 
 log = logging.getLogger(__name__)
@@ -148,29 +160,53 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         if v.endpoint is not None:
             info.endpoint = v.endpoint
         else:
-            m = referee_manifest(v)
-            info.manifest_json = json.dumps({
-                "name": m.name, "version": m.version, "author": m.author, "language": m.language,
-                "command": list(m.command),
-                "port": {"arg": m.port_arg} if m.port_arg is not None else {"env": m.port_env},
-                "games": list(m.games)})  # fmt: skip
-            info.games.extend(m.games)
+            info.manifest_json = json.dumps(dict(v.manifest or {}))
+        info.games.extend(v.games)
         return info
 
-    def _source(self, source: arena_pb2.BotSource) -> dict[str, Any]:
-        """Registry arguments (endpoint | manifest + manifest_dir) from a BotSource; ValueError if bad."""
+    def _source(self, source: arena_pb2.BotSource, games: Any) -> dict[str, Any]:
+        """Registry arguments (endpoint + games | manifest + manifest_dir) from a request; ValidationError
+        naming the field if they are not usable (the Registry checks the rest)."""
         which = source.WhichOneof("source")
         if which == "endpoint":
             if source.manifest_dir:
                 raise ValidationError("manifest_dir only goes with manifest_json, not with an endpoint")
-            return {"endpoint": source.endpoint}
+            if not games:
+                raise ValidationError("games is required with an endpoint: the rulesets the bot plays "
+                                      "(e.g. pilotta, coinche)")  # fmt: skip
+            return {"endpoint": source.endpoint, "games": list(games)}
         if which == "manifest_json":
+            if games:
+                raise ValidationError("games: a manifest bot's games are its manifest's 'games'; leave games empty")
             if not source.manifest_dir:
                 raise ValidationError("manifest_dir is required with manifest_json: the directory the "
                                       "bot's command runs in, on the workers")  # fmt: skip
-            m = manifest_from_json(source.manifest_json, source.manifest_dir)
-            return {"manifest": registry_manifest(m), "manifest_dir": source.manifest_dir}
+            try:
+                manifest = json.loads(source.manifest_json)
+            except ValueError as e:
+                raise ManifestError(f"manifest_json: not valid JSON: {e}") from None
+            return {"manifest": manifest, "manifest_dir": source.manifest_dir}
         raise ValidationError("source: give an endpoint (host:port) or a manifest_json")
+
+    def _require_admin(self, token: str) -> None:
+        if not token:
+            raise Unauthenticated("the admin token is required (printed by `arena up`, kept in its data dir)")
+        if not self.registry.is_admin(token):
+            raise AuthError("token is not the admin token")
+
+    def _ladder_info(self, ladder_id: str, cfg: LadderConfig, run: LadderRun | None) -> arena_pb2.LadderInfo:
+        info = arena_pb2.LadderInfo(
+            ladder=ladder_id, game=cfg.variant, options_json=json.dumps(dict(cfg.options), sort_keys=True),
+            deals=cfg.deals or 0, target=cfg.target or 0, duplicate=cfg.duplicate, started=run is not None,
+            scheduled=scheduled_count(self.scheduler, ladder_id),
+            members=int(self.r.scard(keys.ladder_members(ladder_id))),
+        )  # fmt: skip
+        if run is not None:
+            info.started_at = run.started
+            info.max_in_flight = run.max_in_flight
+            if run.budget is not None:
+                info.budget = run.budget
+        return info
 
     def _check_token(self, bot_ids: list[str], token: str) -> None:
         """The token must be an owner token of one of the bots, or the admin token."""
@@ -217,7 +253,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
 
     @_rpc
     def RegisterBot(self, request: arena_pb2.RegisterBotRequest, context: Any) -> arena_pb2.RegisterBotReply:
-        source = self._source(request.source)
+        source = self._source(request.source, request.games)
         bot, token = self.registry.register(request.name, request.owner, **source)
         log.info("registered bot %s (%s) for %s", bot.name, bot.bot_id, bot.owner)
         return arena_pb2.RegisterBotReply(bot=self._bot_info(bot), owner_token=token)
@@ -226,7 +262,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
     def UpdateBot(self, request: arena_pb2.UpdateBotRequest, context: Any) -> arena_pb2.BotInfo:
         token = _require_token(request.token)
         bot = self.registry.by_name(request.name)
-        source = self._source(request.source)
+        source = self._source(request.source, request.games)
         with _named(request.name):
             self.registry.update(bot.bot_id, token, **source)
         return self._bot_info(self.registry.get(bot.bot_id))
@@ -322,6 +358,43 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
             completed=self.counts.completed.get(ladder, 0), dead_lettered=self.counts.dead.get(ladder, 0),
             oldest_pending_age_seconds=q[2], workers_alive=sorted(live_workers(self.r)),
         )  # fmt: skip
+
+    @_rpc
+    def StartLadder(self, request: arena_pb2.StartLadderRequest, context: Any) -> arena_pb2.LadderInfo:
+        self._require_admin(request.token)
+        try:
+            options = json.loads(request.options_json) if request.options_json else {}
+        except ValueError as e:
+            raise ValidationError(f"options_json: not valid JSON: {e}") from None
+        if not isinstance(options, dict):
+            raise ValidationError(f"options_json: must be a JSON object, not {type(options).__name__}")
+        config = ladder_config(request.variant or "pilotta", options, deals=request.deals or None,
+                               target=request.target or None, duplicate=not request.single)  # fmt: skip
+        matches = request.matches if request.HasField("matches") else None
+        run = start_ladder(self.scheduler, config, matches, request.max_in_flight or None)
+        log.info("ladder %s started (%s matches)", run.ladder_id, "no end to the" if matches is None else matches)
+        return self._ladder_info(run.ladder_id, run.config, run)
+
+    @_rpc
+    def StopLadder(self, request: arena_pb2.StopLadderRequest, context: Any) -> arena_pb2.LadderInfo:
+        self._require_admin(request.token)
+        if not request.ladder:
+            raise ValidationError("ladder is required: the id of the ladder to stop (see ListLadders)")
+        ladders = self.scheduler.ladders()
+        if request.ladder not in ladders:
+            known = ", ".join(sorted(ladders)) or "none"
+            raise UnknownLadderError(f"unknown ladder {request.ladder!r} (known: {known})")
+        if stop_ladder(self.scheduler, request.ladder):
+            log.info("ladder %s stopped", request.ladder)
+        return self._ladder_info(request.ladder, ladders[request.ladder], None)
+
+    @_rpc
+    def ListLadders(self, request: arena_pb2.ListLaddersRequest, context: Any) -> arena_pb2.ListLaddersReply:
+        runs = {run.ladder_id: run for run in started_runs(self.scheduler)}
+        ladders = self.scheduler.ladders()
+        order = [lid for lid in runs if lid in ladders] + sorted(lid for lid in ladders if lid not in runs)
+        return arena_pb2.ListLaddersReply(ladders=[self._ladder_info(lid, ladders[lid], runs.get(lid))
+                                                   for lid in order])  # fmt: skip
 
 
 # --------------------------------------------------------------------- observation

@@ -2,9 +2,8 @@
 
 They talk to the API over gRPC (``--api HOST:PORT``; default: ``$ARENA_API``, else the address in
 ``arena up``'s state file in ``--data-dir``, else 127.0.0.1:50051), with a deadline on every call.
-``arena ladder start``/``stop`` are operator commands: the API has no call for them, so they write the
-ladder's settings to Redis directly (``--redis URL``; default: ``$ARENA_REDIS_URL`` or the state file),
-and the API's ladder feeder picks them up.
+``arena ladder start``/``stop`` are operator commands: they need the admin token (``--token``, else
+``$ARENA_ADMIN_TOKEN``, else the one ``arena up`` keeps in its data dir).  No command talks to Redis.
 
 Exit codes: 0 ok, 1 the arena refused (the message says why), 2 bad arguments, 3 arena unreachable.
 """
@@ -19,22 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-import redis
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
-from arena import ladder as ladders
 from arena.local import _options
-from arena.model import ArenaError
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
-from arena.redis_server import connect
-from arena.registry import Registry
-from arena.scheduler import LadderConfig, Scheduler
-from arena.up import DEFAULT_API, DEFAULT_DATA_DIR, read_state
+from arena.up import DEFAULT_API, DEFAULT_DATA_DIR, TOKEN_FILE, read_state
 from referee.bots import ManifestError, load_manifest
-from referee.errors import RecordError, RulesetError
+from referee.errors import RecordError
 from referee.record import dumps, verify_record
-from referee.rules import get_ruleset
 from referee.text import SEAT_NAMES, game_text
 
 
@@ -57,17 +47,6 @@ def api_address(args: argparse.Namespace) -> str:
         return os.environ["ARENA_API"]
     state = read_state(args.data_dir)
     return str(state["api"]) if state and state.get("api") else DEFAULT_API
-
-
-def redis_url(args: argparse.Namespace) -> str:
-    if getattr(args, "redis", None):
-        return str(args.redis)
-    if os.environ.get("ARENA_REDIS_URL"):
-        return os.environ["ARENA_REDIS_URL"]
-    state = read_state(args.data_dir)
-    if state and state.get("redis"):
-        return str(state["redis"])
-    raise CommandError(f"no --redis given and no running `arena up` found in {args.data_dir}", 2)
 
 
 def call(args: argparse.Namespace, method: str, request: Any) -> Any:
@@ -99,6 +78,17 @@ def _run(fn: Any) -> Any:
 # -------------------------------------------------------------------------------- bot
 
 
+def _games(args: argparse.Namespace) -> list[str]:
+    """``--games a,b`` (with an endpoint; a manifest lists its own)."""
+    games = [g.strip() for g in (args.games or "").split(",") if g.strip()]
+    if args.endpoint and not games:
+        raise CommandError("--games is required with --endpoint: the rulesets the bot plays, e.g. "
+                           "--games pilotta,coinche", 2)  # fmt: skip
+    if args.manifest and games:
+        raise CommandError("--games goes with --endpoint; a manifest bot's games are in its manifest", 2)
+    return games
+
+
 def _source(args: argparse.Namespace) -> arena_pb2.BotSource:
     if args.endpoint:
         return arena_pb2.BotSource(endpoint=args.endpoint)
@@ -115,12 +105,14 @@ def _source_args(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--endpoint", help="host:port of a running bot")
     g.add_argument("--manifest", help="a bot directory (with manifest.json) the workers start the bot from")
+    p.add_argument("--games", default=None, metavar="GAME[,GAME...]",
+                   help="with --endpoint: the rulesets the bot plays (pilotta, bulgarian, coinche, french, bela)")
 
 
 def cmd_bot_register(args: argparse.Namespace) -> int:
     owner = args.owner or os.environ.get("USER") or "anonymous"
     reply = call(args, "RegisterBot", arena_pb2.RegisterBotRequest(name=args.name, owner=owner,
-                                                                   source=_source(args)))  # fmt: skip
+                                                                   source=_source(args), games=_games(args)))
     print(f"registered {reply.bot.name} (version {reply.bot.version}, owner {reply.bot.owner})")
     print(f"owner token (shown once; needed to update or retire the bot): {reply.owner_token}")
     return 0
@@ -128,7 +120,7 @@ def cmd_bot_register(args: argparse.Namespace) -> int:
 
 def cmd_bot_update(args: argparse.Namespace) -> int:
     info = call(args, "UpdateBot", arena_pb2.UpdateBotRequest(name=args.name, token=args.token,
-                                                              source=_source(args)))  # fmt: skip
+                                                              source=_source(args), games=_games(args)))
     print(f"updated {info.name}: now version {info.version}")
     return 0
 
@@ -138,11 +130,12 @@ def cmd_bot_list(args: argparse.Namespace) -> int:
     if not reply.bots:
         print("no bots registered yet: arena bot register NAME --manifest DIR | --endpoint HOST:PORT")
         return 0
-    print(f"{'name':<20} {'ver':>3}  {'owner':<14} {'status':<8} source")
+    print(f"{'name':<20} {'ver':>3}  {'owner':<14} {'status':<8} {'games':<34} source")
     for b in reply.bots:
         source = b.endpoint or "manifest: " + " ".join(json.loads(b.manifest_json).get("command", []))
+        games = ",".join(b.games) or "(not declared)"
         print(f"{b.name:<20} {b.version:>3}  {b.owner[:14]:<14} {'retired' if b.retired else 'active':<8} "
-              f"{source}")
+              f"{games:<34} {source}")
     return 0
 
 
@@ -181,41 +174,60 @@ def add_bot_parser(sub: Any) -> None:
 # ----------------------------------------------------------------------------- ladder
 
 
-def _scheduler(args: argparse.Namespace) -> Scheduler:
-    r = connect(redis_url(args))
+def admin_token(args: argparse.Namespace) -> str:
+    """``--token``, else ``$ARENA_ADMIN_TOKEN``, else the token ``arena up`` keeps in its data dir."""
+    if args.token:
+        return str(args.token)
+    if os.environ.get("ARENA_ADMIN_TOKEN"):
+        return os.environ["ARENA_ADMIN_TOKEN"]
+    path = Path(args.data_dir) / TOKEN_FILE
     try:
-        r.ping()
-    except redis.RedisError as e:
-        raise CommandError(f"cannot reach Redis at {redis_url(args)}: {e}", 3) from None
-    registry = Registry(r)
-    return Scheduler(r, registry, Ratings(r), MatchQueue(r))
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        token = ""
+    if not token:
+        raise CommandError(f"this needs the admin token: give --token, set $ARENA_ADMIN_TOKEN, or run it where "
+                           f"`arena up` keeps it ({path})", 2)  # fmt: skip
+    return token
+
+
+def ladder_line(info: arena_pb2.LadderInfo) -> str:
+    length = f"{info.deals} deals" if info.deals else f"to {info.target} points"
+    if not info.started:
+        state = "stopped"
+    elif info.HasField("budget"):
+        state = f"started, {max(0, info.budget - info.scheduled)} more matches"
+    else:
+        state = "started, no end"
+    options = "" if info.options_json in ("", "{}") else f", options {info.options_json}"
+    return (f"{info.ladder}: {info.game}, {length}, {'duplicate' if info.duplicate else 'single'} matches"
+            f"{options}; {info.members} bots; {info.scheduled} scheduled; {state}")  # fmt: skip
 
 
 def cmd_ladder_start(args: argparse.Namespace) -> int:
     try:
         options = _options(args.option)
-        if args.deals and args.target:
-            raise ValueError("give --deals or --target, not both")
-        # Without either, each leg is a whole game to the ruleset's usual target.
-        target = None if args.deals else args.target or get_ruleset(args.variant, options).target
-        get_ruleset(args.variant, {**options, **({"target": target} if target else {})})
-        config = LadderConfig(args.variant, options, deals=args.deals, target=target, duplicate=not args.single)
-        run = ladders.start_ladder(_scheduler(args), config, args.matches, args.max_in_flight)
-    except (ArenaError, RulesetError, ValueError) as e:
+    except ValueError as e:
         raise CommandError(str(e), 2) from None
-    members = len(_scheduler(args).candidates(run.ladder_id))
-    budget = "no end" if run.budget is None else f"{run.remaining:g} more matches"
-    length = f"{config.deals} deals" if config.deals else f"to {config.target} points"
-    print(f"ladder {run.ladder_id} started: {config.variant}, {length}, "
-          f"{'duplicate' if config.duplicate else 'single'} matches, {members} bots, {budget}")
+    if args.deals and args.target:
+        raise CommandError("give --deals or --target, not both", 2)
+    for flag, value in (("--deals", args.deals), ("--target", args.target), ("--matches", args.matches),
+                        ("--max-in-flight", args.max_in_flight)):  # fmt: skip
+        if value is not None and value < 1:
+            raise CommandError(f"{flag} must be at least 1, not {value}", 2)
+    request = arena_pb2.StartLadderRequest(
+        token=admin_token(args), variant=args.variant, options_json=json.dumps(options), deals=args.deals or 0,
+        target=args.target or 0, single=args.single, max_in_flight=args.max_in_flight or 0,
+    )  # fmt: skip
+    if args.matches is not None:
+        request.matches = args.matches
+    info = call(args, "StartLadder", request)
+    print(f"ladder started: {ladder_line(info)}")
     return 0
 
 
 def cmd_ladder_stop(args: argparse.Namespace) -> int:
-    try:
-        ladders.stop_ladder(_scheduler(args), args.ladder)
-    except ArenaError as e:
-        raise CommandError(str(e), 1) from None
+    call(args, "StopLadder", arena_pb2.StopLadderRequest(token=admin_token(args), ladder=args.ladder))
     print(f"ladder {args.ladder} stopped: no new matches (queued ones are still played)")
     return 0
 
@@ -228,10 +240,20 @@ def cmd_ladder_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_ladder_list(args: argparse.Namespace) -> int:
+    reply = call(args, "ListLadders", arena_pb2.ListLaddersRequest())
+    for info in reply.ladders:
+        print(ladder_line(info))
+    if not reply.ladders:
+        print("no ladder yet: arena ladder start --variant pilotta")
+    return 0
+
+
 def add_ladder_parser(sub: Any) -> None:
-    p = sub.add_parser("ladder", help="start, stop and watch ladders")
+    p = sub.add_parser("ladder", help="start, stop, list and watch ladders (through the API)")
     lsub = p.add_subparsers(dest="ladder_command", required=True, metavar="ACTION")
-    st = lsub.add_parser("start", help="start (or resume) a ladder and keep its matches queued")
+    token_help = "the admin token (default: $ARENA_ADMIN_TOKEN, else the one `arena up` keeps in --data-dir)"
+    st = lsub.add_parser("start", help="start (or resume) a ladder and keep its matches queued (admin)")
     st.add_argument("--variant", default="pilotta", help="ruleset (pilotta, bulgarian, coinche, french, bela)")
     st.add_argument("--deals", type=int, default=None, help="deals per leg (ends sooner at the target)")
     st.add_argument("--target", type=int, default=None, help="play each leg to this many points")
@@ -239,18 +261,21 @@ def add_ladder_parser(sub: Any) -> None:
     st.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="ruleset option")
     st.add_argument("--single", action="store_true", help="one leg per match instead of a duplicate pair")
     st.add_argument("--max-in-flight", type=int, default=None, help="matches per bot queued or playing (4)")
-    st.add_argument("--redis", default=None, help="Redis URL (default: from `arena up`)")
-    st.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
+    st.add_argument("--token", default=None, help=token_help)
+    _common(st)
     st.set_defaults(func=_run(cmd_ladder_start))
-    sp = lsub.add_parser("stop", help="stop scheduling matches on a ladder")
-    sp.add_argument("ladder")
-    sp.add_argument("--redis", default=None)
-    sp.add_argument("--data-dir", default=DEFAULT_DATA_DIR)
+    sp = lsub.add_parser("stop", help="stop scheduling matches on a ladder (admin)")
+    sp.add_argument("ladder", help="the ladder id (arena ladder list)")
+    sp.add_argument("--token", default=None, help=token_help)
+    _common(sp)
     sp.set_defaults(func=_run(cmd_ladder_stop))
     ss = lsub.add_parser("status", help="matches played, queued and dead-lettered; live workers")
     ss.add_argument("--ladder", default=None, help="ladder id or variant (default: the latest started)")
     _common(ss)
     ss.set_defaults(func=_run(cmd_ladder_status))
+    ls = lsub.add_parser("list", help="every ladder: its settings, whether it is started, its budget")
+    _common(ls)
+    ls.set_defaults(func=_run(cmd_ladder_list))
 
 
 # ------------------------------------------------------------------ leaderboard, matches, replay

@@ -4,7 +4,8 @@
    (``var/demo``, emptied first), the API with its ratings updater and ladder feeder, worker processes;
 2. registers the sample bots through the API (gRPC): random, heuristic, and the Node.js bot when
    ``node`` and its packages are present;
-3. starts a ladder of duplicate Pilotta matches (``--deals`` per leg, ``--matches`` in all);
+3. starts a ladder of duplicate Pilotta matches through the API (``StartLadder`` with the admin token;
+   ``--deals`` per leg, ``--matches`` in all);
 4. shows a progress bar on stderr while the workers play, then waits for every result to be rated;
 5. prints the leaderboard with each rating's uncertainty, and whether heuristic is separated from random.
 
@@ -27,12 +28,7 @@ from typing import Any, TextIO
 import grpc
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
-from arena import ladder as ladders
 from arena.client import format_leaderboard
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
-from arena.registry import Registry
-from arena.scheduler import LadderConfig, Scheduler
 from arena.up import Stack, UpConfig, _stop_event
 from referee.bots import REPO_ROOT
 
@@ -132,17 +128,15 @@ def _play(args: argparse.Namespace, stack: Stack, stop: threading.Event, started
                     manifest_json=(directory / "manifest.json").read_text(), manifest_dir=str(directory))),
                 timeout=CALL_TIMEOUT_S)  # fmt: skip
             print(f"demo: registered {reply.bot.name} ({directory.relative_to(REPO_ROOT)})", file=sys.stderr)
-        r: Any = stack.r
-        registry = Registry(r)
-        scheduler = Scheduler(r, registry, Ratings(r), MatchQueue(r))
-        config = LadderConfig(args.variant, {}, deals=args.deals, target=None, duplicate=True)
-        run = ladders.start_ladder(scheduler, config, matches=args.matches, max_in_flight=args.workers)
-        print(f"demo: ladder {run.ladder_id}: {args.matches} duplicate {args.variant} matches of up to "
+        run = api.StartLadder(arena_pb2.StartLadderRequest(
+            token=stack.admin_token or "", variant=args.variant, deals=args.deals, matches=args.matches,
+            max_in_flight=args.workers), timeout=CALL_TIMEOUT_S)  # fmt: skip
+        print(f"demo: ladder {run.ladder}: {args.matches} duplicate {args.variant} matches of up to "
               f"{args.deals} deals per leg", file=sys.stderr)  # fmt: skip
-        ok = _wait(api, run.ladder_id, args.matches, args.timeout, stop)
-        board = api.Leaderboard(arena_pb2.LeaderboardRequest(ladder=run.ladder_id), timeout=CALL_TIMEOUT_S)
-        status = api.LadderStatus(arena_pb2.LadderStatusRequest(ladder=run.ladder_id), timeout=CALL_TIMEOUT_S)
-        recent = api.MatchHistory(arena_pb2.MatchHistoryRequest(ladder=run.ladder_id, limit=1),
+        ok = _wait(api, run.ladder, args.matches, args.timeout, stop)
+        board = api.Leaderboard(arena_pb2.LeaderboardRequest(ladder=run.ladder), timeout=CALL_TIMEOUT_S)
+        status = api.LadderStatus(arena_pb2.LadderStatusRequest(ladder=run.ladder), timeout=CALL_TIMEOUT_S)
+        recent = api.MatchHistory(arena_pb2.MatchHistoryRequest(ladder=run.ladder, limit=1),
                                   timeout=CALL_TIMEOUT_S)  # fmt: skip
     except grpc.RpcError as e:
         print(f"demo: the API refused: {e.code().name}: {e.details()}", file=sys.stderr)

@@ -8,11 +8,9 @@ enrols bots registered since, and schedules just enough matches to keep about tw
 never more than the budget.  Keeping the queue short (instead of enqueueing the whole budget at once)
 lets each pick use the latest ratings and spreads bots fairly.
 
-Redis keys (beside ``arena/keys.py``'s; same prefix):
-
-* ``pa:ladder_runs`` hash: ladder id -> JSON {"started": ts, "budget": total matches or null,
-  "max_in_flight": k}
-* ``pa:ladder_runs:scheduled`` hash: ladder id -> matches scheduled since the ladder was first started
+Starting and stopping go through the API (``StartLadder``/``StopLadder``, admin token); ``ladder_config``
+builds and checks a ladder's settings for it.  Redis keys: ``keys.LADDER_RUNS`` (started ladders and their
+budgets) and ``keys.LADDER_RUNS_SCHEDULED`` (matches scheduled per ladder).
 
 ``LadderCounts`` counts results and dead letters per ladder by reading the results and dead-letter
 streams incrementally (each entry once per process), for ``LadderStatus`` and the demo's progress bar.
@@ -26,6 +24,7 @@ import logging
 import math
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,13 +33,12 @@ import redis
 from arena import keys
 from arena.model import UnknownLadderError, ValidationError
 from arena.registry import Registry
-from arena.runner import referee_manifest
 from arena.scheduler import LadderConfig, Scheduler
+from referee.errors import RulesetError
+from referee.rules import get_ruleset
 
 log = logging.getLogger(__name__)
 
-RUNS = keys.PREFIX + "ladder_runs"
-RUNS_SCHEDULED = keys.PREFIX + "ladder_runs:scheduled"
 DEFAULT_MAX_IN_FLIGHT = 4
 # How far the feeder looks at worker heartbeats (the worker's heartbeat TTL is 30 s).
 _WORKER_FRESH_S = 30.0
@@ -60,11 +58,36 @@ class LadderRun:
         return math.inf if self.budget is None else max(0, self.budget - self.scheduled)
 
 
+def ladder_config(
+    variant: str, options: Mapping[str, Any] | None = None, deals: int | None = None, target: int | None = None,
+    duplicate: bool = True,
+) -> LadderConfig:  # fmt: skip
+    """A ladder's settings, checked against the ruleset (ValidationError naming what is wrong).
+
+    Give ``deals`` (per leg; a leg also ends at the ruleset's target) or ``target`` (play each leg to it);
+    with neither, each leg is a whole game to the ruleset's usual target."""
+    options = dict(options or {})
+    if deals is not None and target is not None:
+        raise ValidationError("give deals or target, not both")
+    if deals is not None and not 1 <= deals <= 10_000:
+        raise ValidationError(f"deals must be 1..10000, not {deals}")
+    if target is not None and not 1 <= target <= 1_000_000:
+        raise ValidationError(f"target must be 1..1000000, not {target}")
+    try:
+        if deals is None and target is None:
+            target = get_ruleset(variant, options).target
+        get_ruleset(variant, {**options, **({"target": target} if target is not None else {})})
+    except RulesetError as e:
+        raise ValidationError(str(e)) from None
+    return LadderConfig(variant, options, deals=deals, target=target, duplicate=duplicate)
+
+
 def plays(registry: Registry, bot_id: str, variant: str) -> bool:
-    """Whether a bot may join a ladder of ``variant``: a manifest bot must list it; an endpoint bot is
-    taken at its word (its handshake is checked in every match)."""
-    v = registry.get(bot_id).current
-    return v.manifest is None or variant in referee_manifest(v).games
+    """Whether a bot may join a ladder of ``variant``: it must list the game (a manifest bot in its
+    manifest, an endpoint bot when registered); an endpoint bot registered without games is taken at its
+    word (its handshake is checked in every match)."""
+    games = registry.get(bot_id).current.games
+    return not games or variant in games
 
 
 def enrol(scheduler: Scheduler, ladder_id: str, variant: str) -> int:
@@ -82,46 +105,53 @@ def start_ladder(
 ) -> LadderRun:
     """Create/enrol/start a ladder.  ``matches``: schedule that many more matches, then stop feeding it."""
     if matches is not None and matches < 1:
-        raise ValidationError(f"--matches must be at least 1, not {matches}")
+        raise ValidationError(f"matches must be at least 1, not {matches}")
     if max_in_flight is not None and max_in_flight < 1:
         raise ValidationError(f"max_in_flight must be at least 1, not {max_in_flight}")
     r: Any = scheduler.r
     ladder_id = scheduler.create_ladder(config)
     enrol(scheduler, ladder_id, config.variant)
-    scheduled = int(r.hget(RUNS_SCHEDULED, ladder_id) or 0)
-    old = r.hget(RUNS, ladder_id)
+    scheduled = int(r.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0)
+    old = r.hget(keys.LADDER_RUNS, ladder_id)
     prev = json.loads(old) if old else {}
     run = {
         "started": time.time(),
         "budget": None if matches is None else scheduled + matches,
         "max_in_flight": max_in_flight or prev.get("max_in_flight") or DEFAULT_MAX_IN_FLIGHT,
     }
-    r.hset(RUNS, ladder_id, json.dumps(run))
+    r.hset(keys.LADDER_RUNS, ladder_id, json.dumps(run))
     return get_run(scheduler, ladder_id)
 
 
-def stop_ladder(scheduler: Scheduler, ladder_id: str) -> None:
-    """Stop feeding the ladder (queued matches are still played; ratings stay)."""
+def stop_ladder(scheduler: Scheduler, ladder_id: str) -> bool:
+    """Stop feeding the ladder (queued matches are still played; ratings stay).  Returns whether it was
+    started; stopping a stopped ladder does nothing."""
     scheduler.ladder(ladder_id)  # UnknownLadderError if there is no such ladder
     r: Any = scheduler.r
-    r.hdel(RUNS, ladder_id)
+    return bool(r.hdel(keys.LADDER_RUNS, ladder_id))
+
+
+def scheduled_count(scheduler: Scheduler, ladder_id: str) -> int:
+    """Matches scheduled on the ladder since it was first started (started or not now)."""
+    r: Any = scheduler.r
+    return int(r.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0)
 
 
 def get_run(scheduler: Scheduler, ladder_id: str) -> LadderRun:
     r: Any = scheduler.r
-    raw = r.hget(RUNS, ladder_id)
+    raw = r.hget(keys.LADDER_RUNS, ladder_id)
     if raw is None:
         raise UnknownLadderError(f"ladder {ladder_id!r} is not started")
     d = json.loads(raw)
     return LadderRun(ladder_id, scheduler.ladder(ladder_id), float(d["started"]), d.get("budget"),
-                     int(r.hget(RUNS_SCHEDULED, ladder_id) or 0), int(d["max_in_flight"]))  # fmt: skip
+                     int(r.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0), int(d["max_in_flight"]))  # fmt: skip
 
 
 def started_runs(scheduler: Scheduler) -> list[LadderRun]:
     """Started ladders, most recently started first."""
     r: Any = scheduler.r
     runs = []
-    for ladder_id in r.hkeys(RUNS):
+    for ladder_id in r.hkeys(keys.LADDER_RUNS):
         with contextlib.suppress(UnknownLadderError, ValueError, KeyError):
             runs.append(get_run(scheduler, ladder_id))
     return sorted(runs, key=lambda x: -x.started)
@@ -192,13 +222,13 @@ class LadderFeeder(threading.Thread):
                 enrol(self.scheduler, run.ladder_id, run.config.variant)
                 self._enrolled[run.ladder_id] = time.monotonic()
             wanted = min(target - waiting, run.remaining)
-            n = int(self._reserve(keys=[RUNS_SCHEDULED], args=[run.ladder_id, int(wanted),
+            n = int(self._reserve(keys=[keys.LADDER_RUNS_SCHEDULED], args=[run.ladder_id, int(wanted),
                                                                -1 if run.budget is None else run.budget]))
             if n <= 0:
                 continue
             specs = self.scheduler.schedule(run.ladder_id, n, max_in_flight=run.max_in_flight)
             if len(specs) < n:  # not enough free bots now: give the rest of the reservation back
-                self.r.hincrby(RUNS_SCHEDULED, run.ladder_id, len(specs) - n)
+                self.r.hincrby(keys.LADDER_RUNS_SCHEDULED, run.ladder_id, len(specs) - n)
             waiting += len(specs)
             total += len(specs)
         self.scheduled += total

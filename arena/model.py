@@ -152,8 +152,11 @@ class BotVersion:
     version: int
     created: float
     endpoint: str | None = None  # "host:port" of an already running gRPC bot
-    manifest: Mapping[str, Any] | None = field(default=None, hash=False)  # how to launch it
+    manifest: Mapping[str, Any] | None = field(default=None, hash=False)  # how to launch it (docs/protocol.md)
     manifest_dir: str | None = None  # directory the manifest's command runs in
+    # Rulesets it plays: an endpoint bot's as registered, a manifest bot's from its manifest ("games").
+    # Empty: not declared (an endpoint bot registered without games; its handshake decides in each match).
+    games: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         c = "BotVersion"
@@ -170,6 +173,12 @@ class BotVersion:
             _json_value(c, "manifest", dict(self.manifest))
         if self.manifest_dir is not None:
             _str(c, "manifest_dir", self.manifest_dir, max_len=4096)
+        if not isinstance(self.games, tuple):
+            raise _fail(c, "games", f"expected a tuple of ruleset names, got {self.games!r}")
+        for i, game in enumerate(self.games):
+            _str(c, f"games[{i}]", game, ID_RE)
+        if self.manifest is not None and "games" in self.manifest and tuple(self.manifest["games"]) != self.games:
+            raise _fail(c, "games", f"{list(self.games)} differ from the manifest's {self.manifest['games']!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -179,6 +188,7 @@ class BotVersion:
             "endpoint": self.endpoint,
             "manifest": dict(self.manifest) if self.manifest is not None else None,
             "manifest_dir": self.manifest_dir,
+            "games": list(self.games),
         }
 
     def to_json(self) -> str:
@@ -186,7 +196,10 @@ class BotVersion:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> BotVersion:
-        _fields("BotVersion", d, ["bot_id", "version", "created"], ["endpoint", "manifest", "manifest_dir"])
+        _fields("BotVersion", d, ["bot_id", "version", "created"], ["endpoint", "manifest", "manifest_dir", "games"])
+        games = d.get("games", [])
+        if not isinstance(games, list):
+            raise ValueError("BotVersion.games: expected a list")
         return cls(
             bot_id=d["bot_id"],
             version=d["version"],
@@ -194,6 +207,7 @@ class BotVersion:
             endpoint=d.get("endpoint"),
             manifest=d.get("manifest"),
             manifest_dir=d.get("manifest_dir"),
+            games=tuple(games),
         )
 
     @classmethod

@@ -6,6 +6,11 @@ and retirement need the owner token or the admin token.  Every version is
 kept (a list per bot) so old results stay attributable to the code that
 produced them.
 
+A bot is an endpoint (``host:port``) with the games it plays, or a manifest in
+the format bot authors write (docs/protocol.md), validated by the referee's
+own parser (``referee.bots.parse_manifest``) and stored as given; the workers
+launch it with ``launch_manifest``.
+
 Everything is validated before the first write, and each operation writes in
 one MULTI/EXEC guarded by WATCH, so an error never leaves a half-changed bot.
 """
@@ -15,10 +20,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import json
 import re
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -34,15 +41,13 @@ from arena.model import (
     UnknownBotError,
     ValidationError,
 )
+from referee.bots import Manifest, parse_manifest
+from referee.bots import ManifestError as RefereeManifestError
+from referee.rules import ruleset_names
 
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]{1,31}$")
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
 HOST_RE = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
-ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-PORT_ARG_RE = re.compile(r"^--?[A-Za-z0-9][A-Za-z0-9_\-]*$")
-
-MANIFEST_REQUIRED = ("name", "language", "command")
-MANIFEST_OPTIONAL = ("port_env", "port_arg", "env", "startup_timeout_s", "description")
 _WATCH_RETRIES = 20
 
 
@@ -84,65 +89,81 @@ def validate_endpoint(endpoint: object) -> str:
     return endpoint
 
 
-def validate_manifest(manifest: object) -> dict[str, Any]:
-    """A launchable bot: ``{"name", "language", "command": [..], "port_env"|"port_arg"}``.
+def validate_games(games: object, what: str = "games") -> tuple[str, ...]:
+    """A non-empty list of distinct ruleset names, each one ``referee.rules.ruleset_names()`` knows."""
+    known = ruleset_names()
+    if not isinstance(games, list | tuple) or not games:
+        raise ValidationError(f"{what}: give the rulesets the bot plays, a non-empty list of "
+                              f"{', '.join(known)}; got {games!r}")  # fmt: skip
+    for game in games:
+        if game not in known:
+            raise ValidationError(f"{what}: unknown game {game!r} (known: {', '.join(known)})")
+    if len(set(games)) != len(games):
+        twice = next(g for g in games if list(games).count(g) > 1)
+        raise ValidationError(f"{what}: {twice!r} is listed twice")
+    return tuple(games)
 
-    ``port_env: "PORT"`` means the arena passes the port in that environment
-    variable; ``port_arg: "--port"`` means it appends ``--port N`` to the
-    command.  Exactly one of the two.  Optional: ``env`` (str -> str),
-    ``startup_timeout_s`` (0 < x <= 120), ``description``.
-    """
-    if not isinstance(manifest, Mapping):
-        raise ManifestError(f"manifest must be an object, got {type(manifest).__name__}")
-    for k in MANIFEST_REQUIRED:
-        if k not in manifest:
-            raise ManifestError(f"manifest: missing required key {k!r}")
-    unknown = sorted(set(manifest) - set(MANIFEST_REQUIRED) - set(MANIFEST_OPTIONAL))
-    if unknown:
-        raise ManifestError(
-            f"manifest: unknown key {unknown[0]!r} "
-            f"(allowed: {', '.join(MANIFEST_REQUIRED + MANIFEST_OPTIONAL)})"
-        )
-    for k in ("name", "language"):
-        v = manifest[k]
-        if not isinstance(v, str) or not v.strip() or len(v) > 64:
-            raise ManifestError(f"manifest: {k!r} must be a non-empty string of at most 64 chars, got {v!r}")
-    cmd = manifest["command"]
-    if not isinstance(cmd, list) or not cmd or not all(isinstance(a, str) and a for a in cmd):
-        raise ManifestError(f"manifest: 'command' must be a non-empty list of non-empty strings, got {cmd!r}")
-    has_env, has_arg = "port_env" in manifest, "port_arg" in manifest
-    if has_env == has_arg:
-        raise ManifestError("manifest: give exactly one of 'port_env' (e.g. PORT) or 'port_arg' (--port)")
-    if has_env and not (isinstance(manifest["port_env"], str) and ENV_NAME_RE.match(manifest["port_env"])):
-        raise ManifestError(f"manifest: 'port_env' must be an env var name, got {manifest['port_env']!r}")
-    if has_arg and not (isinstance(manifest["port_arg"], str) and PORT_ARG_RE.match(manifest["port_arg"])):
-        raise ManifestError(f"manifest: 'port_arg' must look like '--port', got {manifest['port_arg']!r}")
-    env = manifest.get("env", {})
-    if not isinstance(env, Mapping) or not all(
-        isinstance(k, str) and ENV_NAME_RE.match(k) and isinstance(v, str) for k, v in env.items()
-    ):
-        raise ManifestError("manifest: 'env' must map environment variable names to strings")
-    if "startup_timeout_s" in manifest:
-        t = manifest["startup_timeout_s"]
-        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t <= 120:
-            raise ManifestError(f"manifest: 'startup_timeout_s' must be a number in (0, 120], got {t!r}")
-    if "description" in manifest and not isinstance(manifest["description"], str):
-        raise ManifestError("manifest: 'description' must be a string")
-    return dict(manifest)
+
+def parse_bot_manifest(manifest: object, manifest_dir: str | None = None, source: str = "manifest") -> Manifest:
+    """Validate a manifest in the bot authors' format (docs/protocol.md) with the referee's own parser
+    (``referee.bots.parse_manifest``), then check its games are rulesets the referee has.
+
+    Raises ManifestError naming the bad field, e.g. ``manifest: field 'port' must be {"arg": ...}``."""
+    try:
+        m = parse_manifest(manifest, Path(manifest_dir or "."), source)
+    except RefereeManifestError as e:
+        raise ManifestError(str(e)) from None
+    try:
+        validate_games(list(m.games), f"{source}: field 'games'")
+    except ValidationError as e:
+        raise ManifestError(str(e)) from None
+    return m
+
+
+def validate_manifest(manifest: object, manifest_dir: str | None = None) -> dict[str, Any]:
+    """The manifest as given (a JSON object), once ``parse_bot_manifest`` accepts it."""
+    parse_bot_manifest(manifest, manifest_dir)
+    assert isinstance(manifest, Mapping)  # parse_manifest refuses anything else
+    try:
+        return dict(json.loads(json.dumps(dict(manifest), allow_nan=False)))
+    except (TypeError, ValueError) as e:
+        raise ManifestError(f"manifest: not a JSON object: {e}") from None
+
+
+def manifest_dict(manifest: Manifest) -> dict[str, Any]:
+    """A parsed manifest (``referee.bots.load_manifest``) as its JSON object, for ``Registry.register``."""
+    port = {"arg": manifest.port_arg} if manifest.port_arg is not None else {"env": manifest.port_env}
+    return {"name": manifest.name, "version": manifest.version, "author": manifest.author,
+            "language": manifest.language, "command": list(manifest.command), "port": port,
+            "games": list(manifest.games)}  # fmt: skip
+
+
+def launch_manifest(version: BotVersion) -> Manifest:
+    """The referee's launchable ``Manifest`` of a registered manifest bot version (ManifestError if the
+    stored manifest is not valid: e.g. written in an older format)."""
+    if version.manifest is None:
+        raise ValidationError(f"bot {version.bot_id} v{version.version} has an endpoint, not a manifest")
+    return parse_bot_manifest(dict(version.manifest), version.manifest_dir or ".",
+                              f"bot {version.bot_id} v{version.version}")  # fmt: skip
 
 
 def _target(
-    endpoint: str | None, manifest: Mapping[str, Any] | None, manifest_dir: str | None
-) -> tuple[str | None, dict[str, Any] | None, str | None]:
+    endpoint: str | None, manifest: Mapping[str, Any] | None, manifest_dir: str | None,
+    games: Sequence[str] | None,
+) -> tuple[str | None, dict[str, Any] | None, str | None, tuple[str, ...]]:  # fmt: skip
+    """(endpoint, manifest, manifest_dir, games) of a new version, all validated."""
     if (endpoint is None) == (manifest is None):
         raise ValidationError("give exactly one of endpoint (host:port) or manifest")
     if endpoint is not None:
         if manifest_dir is not None:
             raise ValidationError("manifest_dir only makes sense with a manifest")
-        return validate_endpoint(endpoint), None, None
+        return validate_endpoint(endpoint), None, None, () if games is None else validate_games(games)
+    if games is not None:
+        raise ValidationError("games: a manifest bot's games are its manifest's 'games'; do not give them apart")
     if manifest_dir is not None and (not isinstance(manifest_dir, str) or not manifest_dir):
         raise ValidationError(f"invalid manifest_dir {manifest_dir!r}")
-    return None, validate_manifest(manifest), manifest_dir
+    man = validate_manifest(manifest, manifest_dir)
+    return None, man, manifest_dir, tuple(man["games"])
 
 
 # ------------------------------------------------------------------------ registry
@@ -214,15 +235,20 @@ class Registry:
         endpoint: str | None = None,
         manifest: Mapping[str, Any] | None = None,
         manifest_dir: str | None = None,
+        games: Sequence[str] | None = None,
     ) -> tuple[Bot, str]:
-        """Register a new bot; returns it and its owner token (shown only now)."""
+        """Register a new bot; returns it and its owner token (shown only now).
+
+        A bot is an ``endpoint`` (host:port of a running bot) with the ``games`` it plays, or a
+        ``manifest`` in the bot authors' format (docs/protocol.md; its games are in it) with the
+        ``manifest_dir`` its command runs in on the workers."""
         validate_name(name)
         validate_owner(owner)
-        ep, man, mdir = _target(endpoint, manifest, manifest_dir)
+        ep, man, mdir, gms = _target(endpoint, manifest, manifest_dir, games)
         bot_id = "b-" + secrets.token_hex(5)
         token = secrets.token_urlsafe(24)
         now = time.time()
-        version = BotVersion(bot_id, 1, now, endpoint=ep, manifest=man, manifest_dir=mdir)
+        version = BotVersion(bot_id, 1, now, endpoint=ep, manifest=man, manifest_dir=mdir, games=gms)
         # HSETNX on the name index and the bot writes run in one Lua script,
         # so two concurrent registrations of one name cannot both succeed.
         ok = self.r.eval(
@@ -250,15 +276,16 @@ class Registry:
         endpoint: str | None = None,
         manifest: Mapping[str, Any] | None = None,
         manifest_dir: str | None = None,
+        games: Sequence[str] | None = None,
     ) -> BotVersion:
-        """Append a new version (new endpoint or manifest) and make it current."""
-        ep, man, mdir = _target(endpoint, manifest, manifest_dir)
+        """Append a new version (new endpoint and games, or manifest) and make it current."""
+        ep, man, mdir, gms = _target(endpoint, manifest, manifest_dir, games)
 
         def write(pipe: Any, h: dict[str, str]) -> BotVersion:
             if h["retired"] == "1":
                 raise RetiredBotError(f"bot {bot_id!r} is retired; register a new bot instead")
             n = int(pipe.llen(keys.bot_versions(bot_id))) + 1
-            v = BotVersion(bot_id, n, time.time(), endpoint=ep, manifest=man, manifest_dir=mdir)
+            v = BotVersion(bot_id, n, time.time(), endpoint=ep, manifest=man, manifest_dir=mdir, games=gms)
             pipe.multi()
             pipe.rpush(keys.bot_versions(bot_id), v.to_json())
             pipe.hset(keys.bot(bot_id), "version", n)

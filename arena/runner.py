@@ -25,7 +25,6 @@ worker does from its main thread; a bot whose thread ended is found dead and res
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import json
 import logging
@@ -43,10 +42,9 @@ from typing import Any
 
 from arena import metrics
 from arena.model import BotStats, BotVersion, LatencySummary, MatchResult, MatchSpec
-from arena.registry import Registry
-from referee.bots import BotProcess, BotStartError, Manifest, free_port, parse_manifest, wait_serving
+from arena.registry import Registry, launch_manifest, manifest_dict
+from referee.bots import BotProcess, BotStartError, Manifest, free_port, wait_serving
 from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
-from referee.rules import ruleset_names
 
 log = logging.getLogger(__name__)
 
@@ -57,57 +55,11 @@ _TRANSPORT_ERRORS = ("malformed_reply", "unreachable", "crashed")
 
 # ------------------------------------------------------------------------- manifests
 #
-# Bots ship a manifest in the referee's format (docs/protocol.md: name, version, author, language,
-# command, port {arg|env}, games).  The Registry validates a flatter schema (port_arg/port_env, and an
-# optional free-text description).  The registry form keeps version, author and games as JSON in
-# ``description``, so the referee manifest round-trips exactly.
+# Bots ship a manifest in the referee's format (docs/protocol.md); the Registry stores it as given,
+# validated by the referee's parser (arena.registry).  The old names stay for their callers.
 
-
-def registry_manifest(manifest: Manifest) -> dict[str, Any]:
-    """The Registry's form of a (validated) referee manifest."""
-    out: dict[str, Any] = {"name": manifest.name, "language": manifest.language, "command": list(manifest.command)}
-    if manifest.port_arg is not None:
-        out["port_arg"] = manifest.port_arg
-    else:
-        out["port_env"] = manifest.port_env
-    out["description"] = json.dumps(
-        {"version": manifest.version, "author": manifest.author, "games": list(manifest.games)}, sort_keys=True
-    )
-    return out
-
-
-def manifest_from_json(text: str, directory: str, source: str = "manifest_json") -> Manifest:
-    """Parse and validate a referee-format manifest given as JSON text (raises ``ValueError``)."""
-    try:
-        data = json.loads(text)
-    except ValueError as e:
-        raise ValueError(f"{source}: not valid JSON: {e}") from None
-    return parse_manifest(data, Path(directory), source)
-
-
-def referee_manifest(version: BotVersion) -> Manifest:
-    """The launchable manifest of a registered manifest bot version."""
-    d = version.manifest
-    if d is None:
-        raise ValueError(f"bot {version.bot_id} v{version.version} has an endpoint, not a manifest")
-    extra: dict[str, Any] = {}
-    with contextlib.suppress(ValueError, TypeError):
-        parsed = json.loads(str(d.get("description", "")))
-        if isinstance(parsed, dict):
-            extra = parsed
-    games = extra.get("games")
-    return Manifest(
-        name=str(d["name"]),
-        version=str(extra.get("version", "?")),
-        author=str(extra.get("author", "?")),
-        language=str(d["language"]),
-        command=tuple(d["command"]),
-        games=tuple(games) if isinstance(games, list) else tuple(ruleset_names()),
-        directory=Path(version.manifest_dir or "."),
-        port_arg=d.get("port_arg"),
-        port_env=d.get("port_env"),
-        source=f"bot {version.bot_id} v{version.version}",
-    )
+registry_manifest = manifest_dict  # a parsed Manifest -> the JSON object Registry.register takes
+referee_manifest = launch_manifest  # a registered manifest bot version -> the launchable Manifest
 
 
 # ---------------------------------------------------------------------- warm bot pool

@@ -1,6 +1,6 @@
-"""Refused calls through the real API: wrong or missing tokens, unknown bots, matches and ladders,
-malformed manifests and endpoints, taken names.  Each gets its status code and a message naming what
-was wrong, and changes nothing in Redis (the whole keyspace is compared)."""
+"""Refused calls through the real API: wrong or missing tokens (owner and admin), unknown bots, matches and
+ladders, malformed manifests, endpoints, games and ladder settings, taken names.  Each gets its status code
+and a message naming what was wrong, and changes nothing in Redis (the whole keyspace is compared)."""
 
 from __future__ import annotations
 
@@ -35,9 +35,17 @@ def test_refused_calls_say_why_and_change_nothing(r, stub):
     admin = Registry(r).set_admin_token()
     before = keyspace(r)
 
-    def reg(name, source):
-        return lambda: stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, owner="o", source=source),
-                                        timeout=TIMEOUT)  # fmt: skip
+    def reg(name, source, games=()):
+        return lambda: stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, owner="o", source=source,
+                                                                     games=games), timeout=TIMEOUT)  # fmt: skip
+
+    def start(**kw):
+        return lambda: stub.StartLadder(arena_pb2.StartLadderRequest(**kw), timeout=TIMEOUT)
+
+    def stop(**kw):
+        return lambda: stub.StopLadder(arena_pb2.StopLadderRequest(**kw), timeout=TIMEOUT)
+
+    endpoint = arena_pb2.BotSource(endpoint="127.0.0.1:50061")
 
     cases = [
         # malformed manifests and sources
@@ -48,8 +56,33 @@ def test_refused_calls_say_why_and_change_nothing(r, stub):
         (reg("bad5", _src(json.dumps([1, 2]))), Code.INVALID_ARGUMENT, "JSON object"),
         (reg("bad6", _src(json.dumps(_manifest()), manifest_dir="")), Code.INVALID_ARGUMENT, "manifest_dir"),
         (reg("bad7", arena_pb2.BotSource()), Code.INVALID_ARGUMENT, "endpoint"),
-        (reg("bad8", arena_pb2.BotSource(endpoint="no-port")), Code.INVALID_ARGUMENT, "host:port"),
-        (reg("bad9", arena_pb2.BotSource(endpoint="h:99999")), Code.INVALID_ARGUMENT, "port"),
+        (reg("bad8", arena_pb2.BotSource(endpoint="no-port"), ["pilotta"]), Code.INVALID_ARGUMENT, "host:port"),
+        (reg("bad9", arena_pb2.BotSource(endpoint="h:99999"), ["pilotta"]), Code.INVALID_ARGUMENT, "port"),
+        (reg("bad10", _src(json.dumps(_manifest(version=None)))), Code.INVALID_ARGUMENT, "missing field 'version'"),
+        (reg("bad11", _src(json.dumps(_manifest(games=["pilotta", "poker"])))), Code.INVALID_ARGUMENT,
+         "field 'games': unknown game 'poker'"),
+        (reg("bad12", _src(json.dumps({"name": "old", "language": "python", "command": ["x"], "port_arg": "--p"}))),
+         Code.INVALID_ARGUMENT, "missing field 'version'"),  # the registry's former format
+        (reg("bad13", manifest_source("random"), ["pilotta"]), Code.INVALID_ARGUMENT, "manifest's 'games'"),
+        # endpoint bots and their games
+        (reg("ep1", endpoint), Code.INVALID_ARGUMENT, "games is required with an endpoint"),
+        (reg("ep2", endpoint, ["pilotta", "poker"]), Code.INVALID_ARGUMENT, "unknown game 'poker'"),
+        (reg("ep3", endpoint, ["bela", "bela"]), Code.INVALID_ARGUMENT, "'bela' is listed twice"),
+        (lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(name="random", token=token, source=endpoint),
+                                timeout=TIMEOUT), Code.INVALID_ARGUMENT, "games is required"),
+        # ladders: the admin token first, then the settings
+        (start(variant="pilotta"), Code.UNAUTHENTICATED, "admin token is required"),
+        (start(variant="pilotta", token=token), Code.PERMISSION_DENIED, "not the admin token"),
+        (start(variant="poker", token=admin), Code.INVALID_ARGUMENT, "unknown ruleset 'poker'"),
+        (start(deals=2, target=100, token=admin), Code.INVALID_ARGUMENT, "deals or target, not both"),
+        (start(options_json="{", token=admin), Code.INVALID_ARGUMENT, "options_json: not valid JSON"),
+        (start(options_json="[1]", token=admin), Code.INVALID_ARGUMENT, "must be a JSON object"),
+        (start(options_json='{"nonsense": 1}', token=admin), Code.INVALID_ARGUMENT, "nonsense"),
+        (start(matches=0, token=admin), Code.INVALID_ARGUMENT, "matches must be at least 1"),
+        (stop(ladder="pilotta-x"), Code.UNAUTHENTICATED, "admin token is required"),
+        (stop(ladder="pilotta-x", token="wrong-token"), Code.PERMISSION_DENIED, "not the admin token"),
+        (stop(ladder="pilotta-x", token=admin), Code.NOT_FOUND, "unknown ladder 'pilotta-x'"),
+        (stop(token=admin), Code.INVALID_ARGUMENT, "ladder is required"),
         (reg("9starts-with-digit", manifest_source("random")), Code.INVALID_ARGUMENT, "invalid bot name"),
         (reg("random", manifest_source("random")), Code.ALREADY_EXISTS, "already taken"),
         # tokens

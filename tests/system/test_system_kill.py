@@ -14,8 +14,7 @@ from arena import keys
 from arena.model import MatchSpec
 from arena.queue import MatchQueue
 from arena.ratings import Ratings
-from arena.registry import Registry
-from arena.runner import registry_manifest
+from arena.registry import Registry, manifest_dict
 from referee.bots import load_manifest
 
 STALE_MS = 2000
@@ -23,7 +22,7 @@ STALE_MS = 2000
 
 def _bot(reg, sample):
     m = load_manifest(SAMPLES / sample)
-    return reg.register(sample, "tests", manifest=registry_manifest(m), manifest_dir=str(m.directory))[0].bot_id
+    return reg.register(sample, "tests", manifest=manifest_dict(m), manifest_dir=str(m.directory))[0].bot_id
 
 
 @pytest.mark.timeout(120)

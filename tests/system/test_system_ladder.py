@@ -1,6 +1,6 @@
-"""The whole ladder: registration through the API, a started ladder fed by the API's feeder, a real
-``arena worker`` process playing real sample bots with the real runner, ratings, leaderboard, history
-and replays through the API; the API's gauges."""
+"""The whole ladder: registration through the API, a ladder started through the API (admin token) and fed
+by its feeder, a real ``arena worker`` process playing real sample bots with the real runner, ratings,
+leaderboard, history and replays through the API; the ladder listed and stopped; the API's gauges."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import json
 import pytest
 from pilotta.arena.v1 import arena_pb2
 from prometheus_client import REGISTRY
-from system_helpers import TIMEOUT, last_json_line, register, wait_until, worker_proc
+from system_helpers import SAMPLES, TIMEOUT, last_json_line, register, wait_until, worker_proc
 
-from arena.ladder import get_run, start_ladder
+from arena.ladder import get_run
 from arena.queue import MatchQueue
 from arena.ratings import Ratings
 from arena.registry import Registry
-from arena.scheduler import LadderConfig, Scheduler
+from arena.scheduler import Scheduler
 from referee.record import verify_record
 
 MATCHES = 4
@@ -27,12 +27,20 @@ def test_ladder_from_registration_to_leaderboard(r, api, stub, module_redis, tmp
     register(stub, "heuristic")
     listed = stub.ListBots(arena_pb2.ListBotsRequest(), timeout=TIMEOUT)
     assert [b.name for b in listed.bots] == ["heuristic", "random"]
-    assert "pilotta" in listed.bots[0].games and json.loads(listed.bots[0].manifest_json)["name"] == "heuristic"
+    shipped = json.loads((SAMPLES / "heuristic" / "manifest.json").read_text())
+    assert json.loads(listed.bots[0].manifest_json) == shipped  # returned as registered
+    assert list(listed.bots[0].games) == shipped["games"]
+    # An endpoint bot for another game only: it is not enrolled on the pilotta ladder.
+    stub.RegisterBot(arena_pb2.RegisterBotRequest(name="belabot", owner="tests", games=["bela"],
+                                                  source=arena_pb2.BotSource(endpoint="127.0.0.1:1")), timeout=TIMEOUT)
 
+    admin = Registry(r).set_admin_token()
     scheduler = Scheduler(r, Registry(r), Ratings(r), MatchQueue(r))
-    run = start_ladder(scheduler, LadderConfig("pilotta", {}, deals=1, target=None), matches=MATCHES,
-                       max_in_flight=2)  # fmt: skip
-    ladder = run.ladder_id
+    run = stub.StartLadder(arena_pb2.StartLadderRequest(token=admin, variant="pilotta", deals=1, matches=MATCHES,
+                                                        max_in_flight=2), timeout=TIMEOUT)  # fmt: skip
+    ladder = run.ladder
+    assert (run.game, run.deals, run.target, run.duplicate, run.started) == ("pilotta", 1, 0, True, True)
+    assert (run.budget, run.max_in_flight, run.members) == (MATCHES, 2, 2)
     log = tmp_path / "worker.log"
     worker = worker_proc(module_redis.url, "w-ladder", log, "--max-matches", str(MATCHES),
                          "--bot-logs", str(tmp_path / "bots"))  # fmt: skip
@@ -52,6 +60,11 @@ def test_ladder_from_registration_to_leaderboard(r, api, stub, module_redis, tmp
 
     # The feeder stopped at the budget; the default ladder is the one started.
     assert get_run(scheduler, ladder).scheduled == MATCHES
+    listed = stub.ListLadders(arena_pb2.ListLaddersRequest(), timeout=TIMEOUT).ladders
+    assert [(x.ladder, x.started, x.scheduled, x.budget) for x in listed] == [(ladder, True, MATCHES, MATCHES)]
+    stopped = stub.StopLadder(arena_pb2.StopLadderRequest(token=admin, ladder=ladder), timeout=TIMEOUT)
+    assert not stopped.started and not stopped.HasField("budget") and stopped.scheduled == MATCHES
+    assert not stub.ListLadders(arena_pb2.ListLaddersRequest(), timeout=TIMEOUT).ladders[0].started
     assert stub.Leaderboard(arena_pb2.LeaderboardRequest(), timeout=TIMEOUT).ladder == ladder
     status = stub.LadderStatus(arena_pb2.LadderStatusRequest(ladder=ladder), timeout=TIMEOUT)
     assert (status.completed, status.queued, status.pending, status.dead_lettered) == (MATCHES, 0, 0, 0)

@@ -11,14 +11,15 @@ from system_helpers import SAMPLES
 
 from arena.model import MatchSpec
 from arena.registry import Registry
-from arena.runner import ArenaRunner, registry_manifest
-from referee.bots import free_port, load_manifest
+from arena.runner import ArenaRunner
+from referee.bots import free_port
 from referee.record import verify_record
 
 
 def _register(reg, name, sample):
-    m = load_manifest(SAMPLES / sample)
-    bot, _token = reg.register(name, "tests", manifest=registry_manifest(m), manifest_dir=str(m.directory))
+    """A sample bot registered with its manifest.json exactly as shipped."""
+    manifest = json.loads((SAMPLES / sample / "manifest.json").read_text())
+    bot, _token = reg.register(name, "tests", manifest=manifest, manifest_dir=str(SAMPLES / sample))
     return bot.bot_id
 
 
@@ -69,8 +70,8 @@ def test_unreachable_and_unstartable_bots_forfeit_with_a_reason(r, tmp_path):
     reg = Registry(r)
     h = _register(reg, "heuristic", "heuristic")
     gone, _ = reg.register("gone", "tests", endpoint=f"127.0.0.1:{free_port()}")
-    broken_manifest = {"name": "broken", "language": "none", "command": ["/nonexistent/bot-binary"],
-                       "port_arg": "--port"}  # fmt: skip
+    broken_manifest = {"name": "broken", "version": "0", "author": "tests", "language": "none",
+                       "command": ["/nonexistent/bot-binary"], "port": {"arg": "--port"}, "games": ["pilotta"]}
     broken, _ = reg.register("broken", "tests", manifest=broken_manifest, manifest_dir=str(tmp_path))
     for warm in (True, False):
         runner = ArenaRunner(reg, log_dir=tmp_path, warm_bots=warm)

@@ -74,16 +74,30 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
         assert first.returncode == 0, first.stderr
         owner_token = re.search(r"owner token .*: (\S+)", first.stdout).group(1)
         assert _cli(data, "bot", "register", "heuristic", "--manifest", str(SAMPLES / "heuristic")).returncode == 0
-        again = _cli(data, "bot", "register", "random", "--endpoint", "127.0.0.1:1")
+        again = _cli(data, "bot", "register", "random", "--endpoint", "127.0.0.1:1", "--games", "pilotta")
         assert again.returncode == 1 and "ALREADY_EXISTS" in again.stderr
+        no_games = _cli(data, "bot", "register", "remote", "--endpoint", "127.0.0.1:1")
+        assert no_games.returncode == 2 and "--games is required" in no_games.stderr
+        remote = _cli(data, "bot", "register", "remote", "--endpoint", "127.0.0.1:1", "--games", "bela,coinche")
+        assert remote.returncode == 0, remote.stderr
         listed = _cli(data, "bot", "list")
         assert listed.returncode == 0 and re.search(r"^heuristic\s+1", listed.stdout, re.M)
-        assert re.search(r"^random\s+1\s+t\s+active", listed.stdout, re.M)
+        assert re.search(r"^random\s+1\s+t\s+active\s+pilotta,", listed.stdout, re.M)
+        assert re.search(r"^remote\s+1\s+.*bela,coinche\s+127\.0\.0\.1:1$", listed.stdout, re.M)
+        assert _cli(data, "bot", "retire", "remote", "--token", token).returncode == 0  # the admin token
         no_board = _cli(data, "leaderboard")
         assert no_board.returncode == 1 and "no ladder yet" in no_board.stderr
 
+        # Ladders go through the API with the admin token (found in the data dir, or given).
+        denied = _cli(data, "ladder", "start", "--deals", "1", "--token", "wrong-token-123")
+        assert denied.returncode == 1 and "PERMISSION_DENIED" in denied.stderr
+        bad = _cli(data, "ladder", "start", "--variant", "poker", "--deals", "1")
+        assert bad.returncode == 1 and "unknown ruleset 'poker'" in bad.stderr
         started = _cli(data, "ladder", "start", "--variant", "pilotta", "--deals", "1", "--matches", "2")
         assert started.returncode == 0 and "2 bots" in started.stdout, started.stderr
+        ladder_id = re.search(r"ladder started: (\S+):", started.stdout).group(1)
+        listed = _cli(data, "ladder", "list")
+        assert listed.returncode == 0 and f"{ladder_id}: pilotta, 1 deals" in listed.stdout, listed.stderr
 
         def board():
             res = _cli(data, "leaderboard")
@@ -96,6 +110,11 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
         replay = _cli(data, "replay", match_id, "--out", str(tmp_path / "r.json"))
         assert replay.returncode == 0 and "Deal 1" in replay.stdout and "=== Leg 2 of 2" in replay.stdout
         assert json.loads((tmp_path / "r.json").read_text())["match_id"] == match_id
+        status = _cli(data, "ladder", "status")
+        assert status.returncode == 0 and f"ladder {ladder_id} (pilotta): 2 played" in status.stdout
+        stopped = _cli(data, "ladder", "stop", ladder_id, "--token", token)
+        assert stopped.returncode == 0 and "stopped" in stopped.stdout, stopped.stderr
+        assert "; stopped" in _cli(data, "ladder", "list").stdout
         retire = _cli(data, "bot", "retire", "random", "--token", "wrong-token-123")
         assert retire.returncode == 1 and "PERMISSION_DENIED" in retire.stderr
         assert _cli(data, "bot", "retire", "random", "--token", owner_token).returncode == 0
