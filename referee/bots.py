@@ -42,6 +42,7 @@ MANIFEST_NAME = "manifest.json"
 _ENDPOINT_RE = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9_.\-]+):(\d{1,5})$")
 _ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _REQUIRED = ("name", "version", "author", "language", "command", "port", "games")
+_OPTIONAL = ("description", "homepage")  # free text for people; nothing reads them
 
 
 class ManifestError(ValueError):
@@ -100,6 +101,10 @@ def parse_manifest(data: object, directory: Path, source: str = "manifest") -> M
     for key in _REQUIRED:
         if key not in data:
             raise ManifestError(f"{source}: missing field {key!r} (required: {', '.join(_REQUIRED)})")
+    for key in data:
+        if key not in _REQUIRED and key not in _OPTIONAL:
+            # A misspelt key would otherwise be ignored silently, and the bot started without it.
+            raise ManifestError(f"{source}: unknown field {key!r} (fields: {', '.join(_REQUIRED + _OPTIONAL)})")
     for key in ("name", "version", "author", "language"):
         value = data[key]
         if not isinstance(value, str) or not value.strip() or len(value) > 100:

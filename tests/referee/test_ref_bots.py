@@ -33,6 +33,7 @@ GOOD = {"name": "b", "version": "1", "author": "me", "language": "python",
     ({"port": 5000}, "port"),
     ({"games": []}, "games"),
     ({"version": 3}, "version"),
+    ({"prot": {"arg": "--port"}}, "prot"),  # a misspelt field is refused, not ignored
 ])
 def test_bad_manifest_names_the_field(change: dict[str, object], field: str) -> None:
     with pytest.raises(ManifestError, match=f"'{field}'"):
