@@ -28,7 +28,7 @@ from typing import Any
 import grpc
 from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
 
-from referee import wire
+from referee import wire, wire_bytes
 from referee.actions import ActionKind, action_kind, parse_action
 from referee.bots import Manifest, bot_label, launch_bots
 from referee.deal import Deal
@@ -226,7 +226,7 @@ class MatchRunner:
                 ("grpc.max_send_message_length", 4 << 20)]
         self.channels = {ep: grpc.insecure_channel(ep, options=opts) for ep in dict.fromkeys(seats4)}
         self.stubs = {ep: bot_pb2_grpc.BotStub(ch) for ep, ch in self.channels.items()}
-        # Decide takes the request's bytes as ``wire.decide_request_bytes`` writes them (no serializer).
+        # Decide takes the request's bytes as ``wire_bytes.decide_request_bytes`` writes them (no serializer).
         self.decide_calls = {ep: ch.unary_unary(DECIDE_METHOD, request_serializer=None,
                                                 response_deserializer=bot_pb2.DecideReply.FromString,
                                                 _registered_method=True)
@@ -386,7 +386,7 @@ class MatchRunner:
         actions = deal.legal_actions()
         decl = deal.declaration_codes[seat]
         legal = _legal_codes(actions, decl)
-        request = wire.decide_request_bytes(self.match_id, observe(deal, seat, game), legal,
+        request = wire_bytes.decide_request_bytes(self.match_id, observe(deal, seat, game), legal,
                                             deadline_ms=s.deadline_ms, time_bank_ms=int(b.time_bank_ms))
         index, outcome, latency, detail, comment = self.decide(bot_index, request, legal, decl)
         b.counts[outcome] += 1

@@ -1,6 +1,6 @@
 """The match runner's fast path says exactly what the protobuf runtime says.
 
-``observe`` keeps the public part of a deal's observations between calls and ``wire.decide_request_bytes``
+``observe`` keeps the public part of a deal's observations between calls and ``wire_bytes.decide_request_bytes``
 writes the request's bytes directly; both must give, state by state, what the plain computations give:
 the same Observation as a from-scratch reading of the deal, the very bytes ``SerializeToString`` writes.
 """
@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from pilotta.arena.v1 import bot_pb2
 
-from referee import wire
+from referee import wire, wire_bytes
 from referee.actions import Strain
 from referee.cards import Card, cards_in
 from referee.deal import Contract, Deal, Phase
@@ -86,14 +86,14 @@ def test_cached_observe_and_direct_bytes_agree_with_the_runtime(name: str) -> No
                 assert hash(obs) == hash(reference_observe(deal, seat, game))
                 assert observe(deal, seat, game) == obs  # asked twice in one state
                 expected = wire.observation_to_proto(obs).SerializeToString()
-                assert wire.observation_bytes(obs) == expected
+                assert wire_bytes.observation_bytes(obs) == expected
                 assert observe(deal, seat) == reference_observe(deal, seat)
             if not deal.is_over:
                 seat = deal.to_act
                 obs = observe(deal, seat, game)
                 legal = wire.legal_codes(deal)
                 for deadline, bank in ((1000, 10_000), (0, 0), (-5, 123_456_789)):
-                    assert wire.decide_request_bytes(f"m-{name}-{seed}", obs, legal, deadline_ms=deadline,
+                    assert wire_bytes.decide_request_bytes(f"m-{name}-{seed}", obs, legal, deadline_ms=deadline,
                                                      time_bank_ms=bank) == \
                         wire.decide_request(f"m-{name}-{seed}", obs, legal, deadline_ms=deadline,
                                             time_bank_ms=bank).SerializeToString()
@@ -130,13 +130,13 @@ def test_direct_bytes_of_edge_values() -> None:
                             contract=Contract(2, 250, Strain.ALL_TRUMP, 4)),
     ]
     for obs in variants:
-        assert wire.observation_bytes(obs) == wire.observation_to_proto(obs).SerializeToString()
+        assert wire_bytes.observation_bytes(obs) == wire.observation_to_proto(obs).SerializeToString()
         legal = ["", "play 7C"]
         obs = dataclasses.replace(obs, to_act=obs.seat)
-        assert wire.decide_request_bytes("", obs, legal, deadline_ms=1, time_bank_ms=2**32 - 1) == \
+        assert wire_bytes.decide_request_bytes("", obs, legal, deadline_ms=1, time_bank_ms=2**32 - 1) == \
             wire.decide_request("", obs, legal, deadline_ms=1, time_bank_ms=2**32 - 1).SerializeToString()
     obs = variants[0]
-    assert bot_pb2.Observation.FromString(wire.observation_bytes(obs)).scores == [-7, 2**31 - 1]
+    assert bot_pb2.Observation.FromString(wire_bytes.observation_bytes(obs)).scores == [-7, 2**31 - 1]
 
 
 def test_direct_bytes_refuse_what_the_runtime_refuses() -> None:
@@ -146,9 +146,9 @@ def test_direct_bytes_refuse_what_the_runtime_refuses() -> None:
         with pytest.raises(ValueError):
             wire.observation_to_proto(bad)
         with pytest.raises(ValueError):
-            wire.observation_bytes(bad)
+            wire_bytes.observation_bytes(bad)
     with pytest.raises(ValueError):
-        wire.decide_request_bytes("m", base, [], deadline_ms=1, time_bank_ms=1)
-    for runtime_refuses in (wire.decide_request, wire.decide_request_bytes):
+        wire_bytes.decide_request_bytes("m", base, [], deadline_ms=1, time_bank_ms=1)
+    for runtime_refuses in (wire.decide_request, wire_bytes.decide_request_bytes):
         with pytest.raises(ValueError):
             runtime_refuses("m", base, ["pass"], deadline_ms=2**32 + 5, time_bank_ms=1)

@@ -1,0 +1,304 @@
+"""The bytes of a DecideRequest, written directly: the referee's hot path.
+
+Building a DecideRequest field by field through the protobuf runtime cost more than all the rest of the
+referee's work per decision, so the match runner sends bytes written here. They are exactly
+``wire.decide_request(...).SerializeToString()``: ``tests/protocol/test_protocol_wire_bytes.py`` checks it
+for every ruleset, state by state and seat by seat, so a change to ``bot.proto`` that this writer does not
+follow fails there. Anything unexpected falls back to the protobuf runtime.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from referee.cards import card_name
+from referee.deal import Contract
+from referee.declarations import Declaration
+from referee.observation import AnnouncementView, Observation, TrickView
+from referee.wire import PHASES, SEATS, SUIT_LETTERS, decide_request, observation_to_proto
+
+# --- ---------------------------------------------------------
+# Building a DecideRequest field by field through the protobuf runtime costs more than the rest of the
+# referee's work per decision, so the match runner writes its wire bytes directly. The bytes are exactly
+# ``decide_request(...).SerializeToString()`` (the tests check it state by state): proto3 with fields in
+# number order, implicit-presence scalars left out at their default, ``optional`` ones written whenever
+# set, repeated numbers packed. Anything this writer does not expect falls back to the protobuf runtime.
+#
+# What repeats from one decision to the next is written once and remembered: the auction and the finished
+# tricks (by identity: ``observe`` hands out the same tuples while a deal's public view is unchanged), the
+# legal action lists, the header and tail scalars. Every memo is bounded (cleared when full).
+
+
+def _varint(n: int) -> bytes:
+    if n < 0:
+        n += 1 << 64  # int32/int64: a negative number is ten bytes of two's complement
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_VARINTS: tuple[bytes, ...] = tuple(_varint(n) for n in range(1 << 14))
+
+
+def _uv(n: int) -> bytes:
+    """A varint (negative numbers as int32 writes them)."""
+    return _VARINTS[n] if 0 <= n < 16384 else _varint(n)
+
+
+def _key(field: int, wire_type: int) -> bytes:
+    return _VARINTS[field << 3 | wire_type]  # every field number here is below 2048
+
+
+def _ld(field: int, payload: bytes) -> bytes:
+    """A length-delimited field (string, bytes, message, packed numbers)."""
+    n = len(payload)
+    return _VARINTS[field << 3 | 2] + (_VARINTS[n] if n < 16384 else _varint(n)) + payload
+
+
+def _number(field: int, value: int) -> bytes:
+    """A uint32/int32 field, left out when 0 (implicit presence)."""
+    return _VARINTS[field << 3] + (_VARINTS[value] if 0 <= value < 16384 else _varint(value)) if value else b""
+
+
+def _string(field: int, text: str) -> bytes:
+    """A string field, left out when empty (implicit presence)."""
+    return _ld(field, text.encode()) if text else b""
+
+
+def _check_uint32(*values: int) -> None:
+    for v in values:
+        if not 0 <= v < 1 << 32:
+            raise ValueError(f"{v} does not fit a uint32 field")
+
+
+def _check_int32(*values: int) -> None:
+    for v in values:
+        if not -(1 << 31) <= v < 1 << 31:
+            raise ValueError(f"{v} does not fit an int32 field")
+
+
+def _seat_fields(field: int, always: bool) -> dict[int, bytes]:
+    """A Seat field by engine seat; ``always`` for an ``optional`` field (written even for SOUTH)."""
+    return {s: _key(field, 0) + _uv(int(SEATS[s])) if always or SEATS[s] else b"" for s in range(4)}
+
+
+def _card_fields(field: int) -> dict[int, bytes]:
+    return {c: _ld(field, card_name(c).encode()) for c in range(32)}
+
+
+_OBS_SEAT, _OBS_DEALER, _OBS_TO_ACT = _seat_fields(2, False), _seat_fields(3, False), _seat_fields(19, True)
+_OBS_PHASE = {name: _key(4, 0) + _uv(int(value)) for name, value in PHASES.items()}
+_HAND_CARD, _TURNED_CARD = _card_fields(5), _card_fields(8)
+_TRICK_LEADER, _TRICK_CARD, _TRICK_WINNER = _seat_fields(1, False), _card_fields(2), _seat_fields(3, True)
+_CALL_SEAT, _BELOTE_SEAT, _CONTRACT_BIDDER = _seat_fields(1, False), _seat_fields(1, False), _seat_fields(1, False)
+_ANNOUNCEMENT_SEAT = _seat_fields(1, False)
+_DECL_CARD, _ANNOUNCEMENT_CARD = _card_fields(4), _card_fields(5)
+_BELOTE_SUIT = {suit: _ld(2, SUIT_LETTERS[suit].encode()) for suit in range(4)}
+
+K = TypeVar("K")
+V = TypeVar("V")
+_MEMO_MAX = 4096
+
+
+def _remember(memo: dict[K, V], key: K, value: V) -> V:
+    if len(memo) >= _MEMO_MAX:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
+def _trick_payload(trick: TrickView) -> bytes:
+    out = _TRICK_LEADER[trick.leader] + b"".join([_TRICK_CARD[c] for c in trick.cards])
+    return out if trick.winner is None else out + _TRICK_WINNER[trick.winner]
+
+
+def _head(obs: Observation) -> bytes:  # fields 1-4
+    return _string(1, obs.ruleset) + _OBS_SEAT[obs.seat] + _OBS_DEALER[obs.dealer] + _OBS_PHASE[obs.phase]
+
+
+_CALLS: dict[tuple[int, str], bytes] = {}
+
+
+def _auction(calls: tuple[tuple[int, str], ...]) -> bytes:  # field 6
+    out = []
+    for call in calls:
+        field = _CALLS.get(call)
+        if field is None:
+            field = _remember(_CALLS, call, _ld(6, _CALL_SEAT[call[0]] + _string(2, call[1])))
+        out.append(field)
+    return b"".join(out)
+
+
+def _contract(contract: Contract) -> bytes:  # field 7
+    _check_uint32(contract.value, contract.multiplier)
+    return _ld(7, _CONTRACT_BIDDER[contract.bidder] + _number(2, contract.value)
+               + _string(3, contract.strain.code) + _number(4, contract.multiplier))
+
+
+_TRICKS: dict[int, tuple[TrickView, bytes]] = {}  # by identity: a finished trick's field 10
+
+
+def _tricks(tricks: tuple[TrickView, ...]) -> bytes:  # field 10
+    out = []
+    for trick in tricks:
+        known = _TRICKS.get(id(trick))
+        if known is None or known[0] is not trick:
+            known = _remember(_TRICKS, id(trick), (trick, _ld(10, _trick_payload(trick))))
+        out.append(known[1])
+    return b"".join(out)
+
+
+def _declarations(declarations: tuple[Declaration, ...]) -> bytes:  # field 11
+    out = []
+    for d in declarations:
+        _check_uint32(d.points)
+        out.append(_ld(11, _string(1, d.code) + _string(2, d.kind.value) + _number(3, d.points)
+                       + b"".join([_DECL_CARD[c] for c in d.cards])))
+    return b"".join(out)
+
+
+def _announcements(announcements: tuple[AnnouncementView, ...]) -> bytes:  # field 12
+    out = []
+    for a in announcements:
+        _check_uint32(a.points, a.length)
+        body = (_ANNOUNCEMENT_SEAT[a.seat] + _string(2, a.kind) + _number(3, a.points) + _number(4, a.length)
+                + b"".join([_ANNOUNCEMENT_CARD[c] for c in a.cards]))
+        if a.credited is not None:
+            body += b"\x30\x01" if a.credited else b"\x30\x00"  # field 6
+        out.append(_ld(12, body))
+    return b"".join(out)
+
+
+def _tail(obs: Observation) -> bytes:  # fields 14-18
+    _check_uint32(*obs.tricks_won, obs.deal_number, obs.target)
+    _check_int32(*obs.scores, obs.hanging)
+    out = _ld(14, b"".join([_uv(n) for n in obs.tricks_won])) if obs.tricks_won else b""
+    if obs.scores:
+        out += _ld(15, b"".join([_uv(n) for n in obs.scores]))
+    return out + _number(16, obs.deal_number) + _number(17, obs.target) + _number(18, obs.hanging)
+
+
+_HEADS: dict[tuple[str, int, int, str], bytes] = {}
+_CONTRACTS: dict[tuple[int, int, int, int], bytes] = {}
+_TAILS: dict[tuple[tuple[int, int], tuple[int, int], int, int, int], bytes] = {}
+# By identity (``id``); an entry keeps its tuple alive, so the id cannot name another object meanwhile.
+_AUCTIONS: dict[int, tuple[tuple[tuple[int, str], ...], bytes]] = {}
+_TRICK_LISTS: dict[int, tuple[tuple[TrickView, ...], bytes]] = {}
+_ANNOUNCEMENT_LISTS: dict[int, tuple[tuple[AnnouncementView, ...], bytes]] = {}
+_DECLARATION_LISTS: dict[int, tuple[tuple[Declaration, ...], bytes]] = {}
+
+
+def _observation_payload(obs: Observation) -> bytes:
+    """The fields of ``obs`` as an Observation message's bytes; raises LookupError/ValueError on a value
+    this writer does not expect (the caller then asks the protobuf runtime)."""
+    key = (obs.ruleset, obs.seat, obs.dealer, obs.phase)
+    block = _HEADS.get(key)
+    parts = [block if block is not None else _remember(_HEADS, key, _head(obs)),
+             b"".join(map(_HAND_CARD.__getitem__, obs.hand))]
+    calls = obs.auction
+    if calls:
+        known_calls = _AUCTIONS.get(id(calls))
+        if known_calls is None or known_calls[0] is not calls:
+            known_calls = _remember(_AUCTIONS, id(calls), (calls, _auction(calls)))
+        parts.append(known_calls[1])
+    contract = obs.contract
+    if contract is not None:
+        ckey = (contract.bidder, contract.value, int(contract.strain), contract.multiplier)
+        block = _CONTRACTS.get(ckey)
+        parts.append(block if block is not None else _remember(_CONTRACTS, ckey, _contract(contract)))
+    if obs.turned_card is not None:
+        parts.append(_TURNED_CARD[obs.turned_card])
+    trick = obs.trick
+    block = _TRICK_LEADER[trick.leader] + b"".join(map(_TRICK_CARD.__getitem__, trick.cards))
+    if trick.winner is not None:
+        block += _TRICK_WINNER[trick.winner]
+    parts.append(b"\x4a" + _VARINTS[len(block)] + block)  # field 9 (at most 4 * 32 + 4 bytes long)
+    tricks = obs.tricks
+    if tricks:
+        known_tricks = _TRICK_LISTS.get(id(tricks))
+        if known_tricks is None or known_tricks[0] is not tricks:
+            known_tricks = _remember(_TRICK_LISTS, id(tricks), (tricks, _tricks(tricks)))
+        parts.append(known_tricks[1])
+    declarations = obs.own_declarations
+    if declarations:
+        known_declarations = _DECLARATION_LISTS.get(id(declarations))
+        if known_declarations is None or known_declarations[0] is not declarations:
+            known_declarations = _remember(_DECLARATION_LISTS, id(declarations),
+                                           (declarations, _declarations(declarations)))
+        parts.append(known_declarations[1])
+    views = obs.announcements
+    if views:
+        known_views = _ANNOUNCEMENT_LISTS.get(id(views))
+        if known_views is None or known_views[0] is not views:
+            known_views = _remember(_ANNOUNCEMENT_LISTS, id(views), (views, _announcements(views)))
+        parts.append(known_views[1])
+    if obs.belotes:
+        parts += [_ld(13, _BELOTE_SEAT[seat] + _BELOTE_SUIT[suit]) for seat, suit in obs.belotes]
+    tkey = (obs.tricks_won, obs.scores, obs.deal_number, obs.target, obs.hanging)
+    block = _TAILS.get(tkey)
+    parts.append(block if block is not None else _remember(_TAILS, tkey, _tail(obs)))
+    if obs.to_act is not None:
+        parts.append(_OBS_TO_ACT[obs.to_act])
+    return b"".join(parts)
+
+
+def observation_bytes(obs: Observation) -> bytes:
+    """``observation_to_proto(obs).SerializeToString()``, written directly."""
+    try:
+        return _observation_payload(obs)
+    except (LookupError, ValueError, TypeError, AttributeError):
+        return bytes(observation_to_proto(obs).SerializeToString())  # raises the runtime's error if any
+
+
+_LEGAL_CODES: dict[str, bytes] = {}  # an action code -> field 3 of a DecideRequest
+
+
+def _legal(codes: Sequence[str]) -> bytes:
+    out = []
+    for code in codes:
+        field = _LEGAL_CODES.get(code)
+        if field is None:
+            field = _remember(_LEGAL_CODES, code, _ld(3, code.encode()))
+        out.append(field)
+    return b"".join(out)
+
+
+_LEGAL_LISTS: dict[int, tuple[Sequence[str], bytes]] = {}  # by identity: legal codes -> field 3 of a request
+_MATCH_IDS: dict[str, bytes] = {}
+_NUMBERS: dict[tuple[int, int], bytes] = {}
+
+
+def decide_request_bytes(match_id: str, obs: Observation, legal: Sequence[str], *, deadline_ms: int,
+                         time_bank_ms: int) -> bytes:
+    """``decide_request(...).SerializeToString()``, written directly (what the match runner sends)."""
+    if not legal:
+        raise ValueError("a decision needs at least one legal action")
+    if obs.to_act is not None and obs.to_act != obs.seat:
+        raise ValueError(f"seat {obs.seat} is asked to decide but it is seat {obs.to_act}'s turn")
+    deadline_ms, time_bank_ms = max(0, deadline_ms), max(0, time_bank_ms)
+    if deadline_ms >= 1 << 32 or time_bank_ms >= 1 << 32:
+        return bytes(decide_request(match_id, obs, legal, deadline_ms=deadline_ms,
+                                    time_bank_ms=time_bank_ms).SerializeToString())
+    observation = observation_bytes(obs)
+    if isinstance(legal, tuple):  # the match runner's lists are remembered tuples: encoded once each
+        known = _LEGAL_LISTS.get(id(legal))
+        if known is None or known[0] is not legal:
+            known = _remember(_LEGAL_LISTS, id(legal), (legal, _legal(legal)))
+        block = known[1]
+    else:
+        block = _legal(legal)
+    head = _MATCH_IDS.get(match_id)
+    if head is None:
+        head = _remember(_MATCH_IDS, match_id, _string(1, match_id) + b"\x12")  # then field 2's length
+    numbers = _NUMBERS.get((deadline_ms, time_bank_ms))  # fields 4 and 5: the same request after request
+    if numbers is None:
+        numbers = _remember(_NUMBERS, (deadline_ms, time_bank_ms),
+                            _number(4, deadline_ms) + _number(5, time_bank_ms))
+    n = len(observation)
+    return b"".join((head, _VARINTS[n] if n < 16384 else _varint(n), observation, block, numbers))
+
+
