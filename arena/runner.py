@@ -25,7 +25,6 @@ worker does from its main thread; a bot whose thread ended is found dead and res
 
 from __future__ import annotations
 
-import ctypes
 import json
 import logging
 import os
@@ -43,7 +42,7 @@ from typing import Any
 from arena import metrics
 from arena.model import BotStats, BotVersion, LatencySummary, MatchResult, MatchSpec
 from arena.registry import Registry, launch_manifest, manifest_dict
-from referee.bots import BotProcess, BotStartError, Manifest, free_port, wait_serving
+from referee.bots import BotProcess, BotStartError, Manifest, free_port, start_failure, wait_serving
 from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
 
 log = logging.getLogger(__name__)
@@ -64,23 +63,31 @@ referee_manifest = launch_manifest  # a registered manifest bot version -> the l
 
 # ---------------------------------------------------------------------- warm bot pool
 
-_PR_SET_PDEATHSIG = 1
 _SIGKILL = 9
-try:  # Linux only; elsewhere bots of a SIGKILLed worker simply outlive it
-    _LIBC: Any = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
-except OSError:  # pragma: no cover
-    _LIBC = None
+
+# Run before the bot's own command: ask the kernel to signal the child when the thread that started it
+# dies (PR_SET_PDEATHSIG survives exec), give up if that parent is already gone, then exec the command.
+# This is a tiny launcher rather than a ``preexec_fn`` because a ``preexec_fn`` makes Python fork instead of
+# spawn, and gRPC's fork handlers then run in the child, which now and then aborted the bot before it served
+# ("epoll_wait error: Bad file descriptor").
+_LAUNCHER = (
+    "import ctypes, os, sys\n"
+    "if sys.platform.startswith('linux'):\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(1, int(sys.argv[2]), 0, 0, 0)\n"
+    "    if os.getppid() != int(sys.argv[1]):\n"
+    "        os._exit(1)\n"
+    "try:\n"
+    "    os.execvp(sys.argv[3], sys.argv[3:])\n"
+    "except OSError as e:\n"
+    "    sys.stderr.write(f'could not be started: cannot run {sys.argv[3]!r}: {e.strerror}\\n')\n"
+    "    os._exit(127)\n"
+)
 
 
-def die_with_parent(sig: int = _SIGKILL) -> Any:
-    """A ``preexec_fn``: between fork and exec, ask the kernel to send ``sig`` to the child when the
-    thread that started it (the worker's main thread) dies, however it dies."""
-
-    def preexec() -> None:
-        if _LIBC is not None:
-            _LIBC.prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0)
-
-    return preexec
+def with_parent_death(argv: Sequence[str], sig: int = _SIGKILL) -> list[str]:
+    """``argv`` wrapped so that the process gets ``sig`` when the calling process dies, however it dies
+    (Linux; elsewhere it simply outlives it)."""
+    return [sys.executable, "-c", _LAUNCHER, str(os.getpid()), str(int(sig)), *argv]
 
 
 def spawn_bot(manifest: Manifest, log_dir: Path, startup_timeout_s: float = 15.0) -> BotProcess:
@@ -94,11 +101,11 @@ def spawn_bot(manifest: Manifest, log_dir: Path, startup_timeout_s: float = 15.0
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", manifest.name)
     fd, name = tempfile.mkstemp(prefix=f"{safe}-{port}-", suffix=".stderr.log", dir=log_dir)
     stderr = os.fdopen(fd, "wb")
-    argv = manifest.argv(port)
+    argv = with_parent_death(manifest.argv(port))
     try:
         process = subprocess.Popen(
             argv, cwd=manifest.directory, env=manifest.env(port), stdin=subprocess.DEVNULL,
-            stdout=stderr, stderr=stderr, start_new_session=True, preexec_fn=die_with_parent(),
+            stdout=stderr, stderr=stderr, start_new_session=True,
         )  # fmt: skip
     except OSError as e:
         stderr.close()
@@ -106,7 +113,7 @@ def spawn_bot(manifest: Manifest, log_dir: Path, startup_timeout_s: float = 15.0
     bot = BotProcess(manifest, port, process, Path(name), stderr)
     why = wait_serving(bot.endpoint, startup_timeout_s, process)
     if why is not None:
-        bot.error = f"bot {manifest.name!r} did not start: {why} (its output: {name})"
+        bot.error = start_failure(manifest, why, Path(name))
     return bot
 
 

@@ -38,7 +38,7 @@ from arena import metrics
 from arena.api import ApiServer, ensure_admin_token
 from arena.redis_server import EmbeddedRedis, connect
 from arena.registry import Registry
-from arena.runner import ArenaRunner, die_with_parent
+from arena.runner import ArenaRunner, with_parent_death
 from arena.web import serve_web
 from arena.worker import Worker
 
@@ -270,8 +270,8 @@ class Stack:
         self._logs.append(out)
         # Own session: a Ctrl-C in the terminal reaches only us, and we stop the workers in order.  If we
         # are killed outright, the kernel sends them SIGTERM (a warm stop) instead of leaving them running.
-        return subprocess.Popen(self._worker_cmd(i), stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                                start_new_session=True, preexec_fn=die_with_parent(signal.SIGTERM))  # fmt: skip
+        return subprocess.Popen(with_parent_death(self._worker_cmd(i), signal.SIGTERM), stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=out, start_new_session=True)
 
     def _write_state(self) -> None:
         assert self.api is not None

@@ -265,8 +265,20 @@ def start_bot(manifest: Manifest, log_dir: Path, *, startup_timeout_s: float = 1
     bot = BotProcess(manifest, port, process, Path(name), stderr)
     why = wait_serving(bot.endpoint, startup_timeout_s, process)
     if why is not None:
-        bot.error = f"bot {manifest.name!r} did not start: {why} (its output: {name})"
+        bot.error = start_failure(manifest, why, Path(name))
     return bot
+
+
+def start_failure(manifest: Manifest, why: str, log: Path) -> str:
+    """Why a bot did not come up, with the last line it wrote (usually the reason), and where its output is."""
+    try:
+        with log.open("rb") as f:
+            f.seek(max(0, log.stat().st_size - 2000))
+            lines = [ln.strip() for ln in f.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+    except OSError:
+        lines = []
+    said = f"; its last words: {lines[-1][:300]!r}" if lines else ""
+    return f"bot {manifest.name!r} did not start: {why}{said} (its output: {log})"
 
 
 @contextlib.contextmanager
