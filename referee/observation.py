@@ -73,10 +73,6 @@ def action_code_cached(action: int, declaration_codes: tuple[str, ...] = ()) -> 
     return code
 
 
-# A frozen dataclass instance made without its __init__ (one ``object.__setattr__`` per field): the same
-# object, field for field, for the few made once per decision of every match.
-_new = object.__new__
-_set = object.__setattr__
 
 
 class _Public:
@@ -111,10 +107,7 @@ class _Public:
                 tricks = ()
             tricks += tuple(TrickView(t.leader, t.cards, t.winner) for t in deal.tricks[len(tricks):])
         self.auction, self.tricks = calls, tricks
-        trick = _new(TrickView)  # TrickView(deal.leader, cards, None) without the frozen __init__
-        _set(trick, "__dict__", {"leader": deal.leader,
-                                 "cards": tuple(deal.trick) if deal.phase is Phase.PLAY else (), "winner": None})
-        self.trick = trick
+        self.trick = TrickView(deal.leader, tuple(deal.trick) if deal.phase is Phase.PLAY else (), None)
         self.at = len(deal.history)
 
     def announcement_views(self, seat: int) -> tuple[AnnouncementView, ...]:
@@ -168,29 +161,25 @@ def observe(deal: Deal, seat: int, game: Game | None = None) -> Observation:
     public = _public(deal)
     announced = deal.announced
     phase = deal.phase
-    # An Observation like ``Observation(...)`` makes it, without the frozen __init__'s one setattr per field
-    # (this runs once per decision of every match); the fields in declaration order.
-    obs = _new(Observation)
-    _set(obs, "__dict__", {
-        "ruleset": deal.ruleset.name,
-        "seat": seat,
-        "dealer": deal.dealer,
-        "phase": _PHASE_NAMES[phase],
-        "to_act": None if phase is Phase.SCORED else deal.to_act,
-        "hand": tuple(cards_in(deal.hands[seat])),
-        "auction": public.auction,
-        "contract": deal.contract,
-        "turned_card": deal.turned_card,
-        "trick": public.trick,
-        "tricks": public.tricks,
-        "own_declarations": deal.declarations[seat],
-        "announcements": public.announcement_views(seat)
+    return Observation(
+        ruleset=deal.ruleset.name,
+        seat=seat,
+        dealer=deal.dealer,
+        phase=_PHASE_NAMES[phase],
+        to_act=None if phase is Phase.SCORED else deal.to_act,
+        hand=tuple(cards_in(deal.hands[seat])),
+        auction=public.auction,
+        contract=deal.contract,
+        turned_card=deal.turned_card,
+        trick=public.trick,
+        tricks=public.tricks,
+        own_declarations=deal.declarations[seat],
+        announcements=public.announcement_views(seat)
         if announced[0] or announced[1] or announced[2] or announced[3] else (),
-        "belotes": tuple((b.seat, b.suit) for b in deal.belotes) if deal.belotes else (),
-        "tricks_won": (deal.tricks_won[0], deal.tricks_won[1]),
-        "scores": (game.scores[0], game.scores[1]) if game is not None else (0, 0),
-        "deal_number": (len(game.deals) - 1) if game is not None else 0,
-        "target": deal.ruleset.target,
-        "hanging": game.hanging if game is not None else 0,
-    })
-    return obs
+        belotes=tuple((b.seat, b.suit) for b in deal.belotes) if deal.belotes else (),
+        tricks_won=(deal.tricks_won[0], deal.tricks_won[1]),
+        scores=(game.scores[0], game.scores[1]) if game is not None else (0, 0),
+        deal_number=(len(game.deals) - 1) if game is not None else 0,
+        target=deal.ruleset.target,
+        hanging=game.hanging if game is not None else 0,
+    )
