@@ -16,6 +16,7 @@ from referee.actions import (
     bid_strain,
     bid_value,
 )
+from referee.cards import Card
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import Declaration, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
@@ -62,7 +63,7 @@ class CoincheOptions(RulesetOptions):
 class Coinche(Ruleset):
     name = "coinche"
     title = "Coinche (belote coinchée)"
-    version = 1
+    version = 2  # 2: at all trump (option) a king or queen thrown on another suit makes no belote (002)
     Options = CoincheOptions
 
     @property
@@ -151,6 +152,23 @@ class Coinche(Ruleset):
         if contract.strain is Strain.ALL_TRUMP:
             return tuple(ALL_TRUMP_POINTS[c & 7] for c in range(32))
         return suit_points_table(contract.trump)
+
+    # --- Belote at all trump (option): 002's main text --------------------------------------------------
+    @staticmethod
+    def _in_line(deal: Deal, card: Card) -> bool:
+        """The card leads the trick, follows the led suit, or trumps. In a suit contract a trump always
+        does one of these; at all trump a king or queen discarded on another suit does none."""
+        if not deal.trick:
+            return True
+        return card >> 3 == deal.trick[0] >> 3 or card >> 3 == deal.trump
+
+    def may_announce_belote(self, deal: Deal, seat: int, card: Card) -> bool:
+        # 002: "Bei Alles Trumpf können König und Dame jeder Farbe ein Belot sein, und wird eine von ihnen
+        # auf einen Stich einer anderen Farbe abgeworfen, ist er verloren."
+        return self._in_line(deal, card)
+
+    def belote_second_counts(self, deal: Deal, seat: int, card: Card) -> bool:
+        return self._in_line(deal, card)
 
     # --- Declarations -------------------------------------------------------------------------------
     def declaration_scale(self, contract: Contract) -> DeclarationScale | None:
