@@ -41,16 +41,17 @@ def write_with_hanging(game: Game, deal: Deal) -> None:
     score = deal.score
     contract = deal.contract
     assert score is not None and contract is not None
-    for side in (0, 1):
-        game.scores[side] += score.written[side]
     if score.hanging:
         game.hanging += score.hanging
-        return
-    if game.hanging:
+    elif game.hanging:
+        # Added to this deal's ``written``, as every game does, so that the written points of all deals
+        # always sum to the game's totals.
         winner = contract.side if score.contract_made else 1 - contract.side
-        game.scores[winner] += game.hanging
+        score.written[winner] += game.hanging
         score.notes.append(f"the {game.hanging} hanging points go to side {winner}, the winner of this deal")
         game.hanging = 0
+    for side in (0, 1):
+        game.scores[side] += score.written[side]
 
 
 def score_taker_game(deal: Deal, tie: str, fall_takes_belote: bool, capot_bonus: int) -> DealScore:

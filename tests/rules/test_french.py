@@ -171,6 +171,9 @@ def test_hanging_points_go_to_the_winner_of_the_next_deal() -> None:
     # The next deal is made by side 0 ([142, 40]): side 0 also takes the 81 hanging: 142 + 81 = 223.
     rules.write_score(game, made)
     assert game.scores == [223, 121] and game.hanging == 0
+    # The 81 collected are written with the deal that collects them, so every deal's written points add up
+    # to the game's totals: [0, 81] + [223, 40] = [223, 121].
+    assert made.score is not None and made.score.written == [223, 40]
 
 
 def test_capot_adds_90() -> None:
