@@ -174,7 +174,11 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
                           f"this referee has version {ruleset.version}")
     seed = _require(record, "seed", int, "record")
     first_dealer = _require(record, "first_dealer", int, "record")
+    if not 0 <= first_dealer <= 3:
+        raise RecordError(f"record: first_dealer must be a seat from 0 to 3, not {first_dealer}")
     max_deals = record.get("max_deals")
+    if max_deals is not None and (not isinstance(max_deals, int) or isinstance(max_deals, bool) or max_deals < 1):
+        raise RecordError(f"record: max_deals must be null or a whole number from 1 up, not {max_deals!r}")
     deals_json = _require(record, "deals", list, "record")
     decks = [_deck_of(d, i) for i, d in enumerate(deals_json)]
 
