@@ -27,6 +27,7 @@ from referee.actions import (
     declare_subset,
 )
 from referee.cards import (
+    _SUIT_BYTE_CARDS,
     PLAIN_POINTS,
     PLAIN_STRENGTH,
     SUIT_MASKS,
@@ -49,6 +50,11 @@ class Phase(Enum):
     AUCTION = "auction"
     PLAY = "play"
     SCORED = "scored"
+
+
+# The phases as module constants: ``Phase.PLAY`` goes through the enum metaclass (about 15 times slower
+# than reading a global), and the hot paths test the phase on every step.
+_AUCTION, _PLAY, _SCORED = Phase.AUCTION, Phase.PLAY, Phase.SCORED
 
 
 def side_of(seat: int) -> int:
@@ -130,6 +136,12 @@ _ABOVE_PLAIN: tuple[CardMask, ...] = tuple(
 )
 
 
+# The king and queen of a suit differ in these rank bits: ``card ^ _KING_XOR_QUEEN`` is the other of the pair.
+_KING_XOR_QUEEN = Rank.KING ^ Rank.QUEEN
+
+# cards_in's per-suit tables, for its inlined copy in ``Deal.legal_actions``.
+_C, _D, _H, _S = _SUIT_BYTE_CARDS
+
 _POWER_TABLES: dict[tuple[int, int | None], tuple[int, ...]] = {}
 
 
@@ -145,6 +157,17 @@ def _power_table(mode: int, trump: int | None) -> tuple[int, ...]:
 class Deal:
     """The state of one deal. Create it through ``Ruleset.new_deal``; move it with ``apply``."""
 
+    # Fixed slots: the hot paths read and write these attributes on every step, and slots are cheaper
+    # than an instance dict. Rulesets keep their per-deal state here too (they only set these).
+    __slots__ = (
+        "_auction_actions", "_auction_at", "_legal_at", "_legal_mask", "announced", "auction",
+        "auction_round", "belote_mask", "belotes", "card_points", "contract", "credited", "dealer", "dealt",
+        "deck", "declaration_codes", "declarations", "declarations_settled", "declared", "hands", "high_bid",
+        "high_bidder", "history", "leader", "mode", "multiplier", "passed", "passes_in_row", "phase",
+        "points_table", "power", "ruleset", "score", "stock", "thrown_in", "to_act", "trick", "trick_best",
+        "tricks", "tricks_won", "trump", "turned_card",
+    )
+
     def __init__(self, ruleset: Ruleset, dealer: int, deck: tuple[Card, ...]) -> None:
         self.ruleset = ruleset
         self.dealer = dealer
@@ -153,7 +176,7 @@ class Deal:
         self.dealt: list[CardMask] = [0, 0, 0, 0]  # every card a seat has received this deal
         self.stock: list[Card] = []           # cards still to be dealt after the auction
         self.turned_card: Card | None = None  # a card turned face up for the auction, if the game has one
-        self.phase = Phase.AUCTION
+        self.phase = _AUCTION
         self.to_act = (dealer + 1) % 4
         self.history: list[tuple[int, Action]] = []
         # Auction
@@ -199,20 +222,32 @@ class Deal:
 
     @property
     def is_over(self) -> bool:
-        return self.phase is Phase.SCORED
+        return self.phase is _SCORED
 
     def clone(self) -> Deal:
         return copy.deepcopy(self)
 
     def legal_actions(self) -> list[Action]:
         """The actions the seat ``to_act`` may take now; empty only once the deal is scored."""
-        if self.phase is Phase.PLAY:
+        phase = self.phase
+        if phase is _PLAY:
             seat = self.to_act
-            if not self.declared[seat] and not self.tricks:
-                n = len(self.declarations[seat])
-                return [declare_action(s) for s in range(1 << n)]
-            return self._legal_plays(seat)
-        if self.phase is Phase.AUCTION:
+            if self.declared[seat] or self.tricks:
+                # Card plays, the common case (32 of a deal's ~40 steps): kept flat, without helper calls.
+                mask = self.legal_cards()
+                self._legal_at, self._legal_mask = len(self.history), mask  # apply() checks against this
+                # cards_in(mask), inlined; a card's play action is the card itself.
+                actions: list[Action] = [*_C[mask & 255], *_D[mask >> 8 & 255],  # type: ignore[list-item]
+                                         *_H[mask >> 16 & 255], *_S[mask >> 24 & 255]]  # type: ignore[list-item]
+                belote = mask & self.belote_mask
+                if belote:
+                    for c in cards_in(belote):
+                        if self._may_announce_belote(seat, c):
+                            actions.append(Action(c | BELOTE_FLAG))
+                return actions
+            n = len(self.declarations[seat])
+            return [declare_action(s) for s in range(1 << n)]
+        if phase is _AUCTION:
             actions = self.ruleset.auction_actions(self)
             self._auction_at, self._auction_actions = len(self.history), actions
             return list(actions)
@@ -247,36 +282,26 @@ class Deal:
         if follow:
             if led == trump:
                 return (follow & _ABOVE_TRUMP[best]) or follow
-            if self.ruleset.must_head_plain_suit and best >> 3 == led:
+            if best >> 3 == led and self.ruleset.must_head_plain_suit:
                 return (follow & _ABOVE_PLAIN[best]) or follow
             return follow
         trumps = hand & SUIT_MASKS[trump]
         if not trumps:
             return hand
-        if self.ruleset.partner_may_win and (self.leader + self.trick_best) % 4 == (self.to_act + 2) % 4:
+        ruleset = self.ruleset
+        if ruleset.partner_may_win and (self.leader + self.trick_best) % 4 == (self.to_act + 2) % 4:
             return hand
         if best >> 3 == trump:
             over = trumps & _ABOVE_TRUMP[best]
             if over:
                 return over
-            return trumps if self.ruleset.must_undertrump else hand
+            return trumps if ruleset.must_undertrump else hand
         return trumps
-
-    def _legal_plays(self, seat: int) -> list[Action]:
-        mask = self.legal_cards()
-        self._legal_at, self._legal_mask = len(self.history), mask  # apply() checks against this
-        actions: list[Action] = cards_in(mask)  # type: ignore[assignment]  # a card's play action is the card
-        belote = mask & self.belote_mask
-        if belote:
-            for c in cards_in(belote):
-                if self._may_announce_belote(seat, c):
-                    actions.append(Action(c | BELOTE_FLAG))
-        return actions
 
     def _may_announce_belote(self, seat: int, card: int) -> bool:
         if not self.belote_mask >> card & 1:
             return False  # not a king or queen of a belote suit (trump) in this contract
-        other = card ^ (Rank.KING ^ Rank.QUEEN)  # the king's queen or the queen's king
+        other = card ^ _KING_XOR_QUEEN  # the king's queen or the queen's king
         if not self.hands[seat] >> other & 1:
             return False  # only the first card of the pair announces it, while the other is still held
         return self.ruleset.may_announce_belote(self, seat, Card(card))
@@ -285,20 +310,16 @@ class Deal:
     def apply(self, action: Action) -> None:
         """Apply an action of the seat to act. Raises IllegalActionError naming the rule broken."""
         seat = self.to_act
-        if self.phase is Phase.PLAY and (self.tricks or self.declared[seat]):
-            self._apply_play(seat, action)  # the common case first: it runs 32 times a deal
-            self.history.append((seat, action))
-            return
-        if self.phase is Phase.SCORED:
-            raise IllegalActionError("the deal is over: no action is legal", "deal-over")
-        if self.phase is Phase.AUCTION:
+        phase = self.phase
+        if phase is _PLAY:
+            if self.declared[seat] or self.tricks:
+                self._apply_play(seat, action)  # the common case: it runs 32 times a deal
+            else:
+                self._apply_declare(seat, action)
+        elif phase is _AUCTION:
             self.ruleset.apply_auction(self, action)
-            self.history.append((seat, action))
-            return
-        if not self.declared[seat] and self.trick_number == 0:
-            self._apply_declare(seat, action)
         else:
-            self._apply_play(seat, action)
+            raise IllegalActionError("the deal is over: no action is legal", "deal-over")
         self.history.append((seat, action))
 
     def _apply_declare(self, seat: int, action: Action) -> None:
@@ -326,41 +347,50 @@ class Deal:
         legal = self._legal_mask if self._legal_at == len(self.history) else self.legal_cards()
         if not legal >> card & 1:
             raise IllegalActionError(self._why_illegal(card, legal), self._rule_broken(card, legal))
-        if action & BELOTE_FLAG and not self._may_announce_belote(seat, card):
+        belote = action & BELOTE_FLAG
+        if belote and not self._may_announce_belote(seat, card):
             raise IllegalActionError(
                 f"seat {seat} cannot announce belote with {card_name(card)}: belote is the king and queen "
                 "of a trump in one hand, announced with the first of the two when the rules allow it",
                 "belote-not-allowed")
         self.hands[seat] = hand & ~(1 << card)
-        if action & BELOTE_FLAG or self.belotes:
-            self.ruleset.on_card_played(self, seat, card, bool(action & BELOTE_FLAG))
+        if belote or self.belotes:
+            self.ruleset.on_card_played(self, seat, card, bool(belote))
         trick = self.trick
         trick.append(card)
-        if len(trick) == 1:
+        n = len(trick)
+        if n == 1:
             self.trick_best = 0
         else:
             best = trick[self.trick_best]
             # Same suit: the stronger card wins; another suit wins only as a trump over a non-trump.
-            if (self.power[card] > self.power[best]) if card >> 3 == best >> 3 else card >> 3 == self.trump:
-                self.trick_best = len(trick) - 1
-        if len(trick) < 4:
+            if card >> 3 == best >> 3:
+                power = self.power
+                if power[card] > power[best]:
+                    self.trick_best = n - 1
+            elif card >> 3 == self.trump:
+                self.trick_best = n - 1
+        if n < 4:
             self.to_act = (seat + 1) % 4
             return
-        winner = (self.leader + self.trick_best) % 4
+        leader = self.leader
+        winner = (leader + self.trick_best) % 4
         points = self.points_table
-        self.card_points[winner & 1] += points[trick[0]] + points[trick[1]] + points[trick[2]] + points[trick[3]]
-        self.tricks_won[winner & 1] += 1
-        self.tricks.append(Trick(self.leader, tuple(trick), winner))
+        side = winner & 1
+        self.card_points[side] += points[trick[0]] + points[trick[1]] + points[trick[2]] + points[trick[3]]
+        self.tricks_won[side] += 1
+        tricks = self.tricks
+        tricks.append(Trick(leader, tuple(trick), winner))
         self.trick = []
         self.trick_best = -1
         self.leader = self.to_act = winner
-        if len(self.tricks) == 1:
+        if len(tricks) == 1:
             self.credited = self.ruleset.credit_declarations(self)
             self.declarations_settled = True
-        if len(self.tricks) == 8:
-            self.card_points[winner & 1] += self.ruleset.last_trick_bonus(self)
+        elif len(tricks) == 8:
+            self.card_points[side] += self.ruleset.last_trick_bonus(self)
             self.score = self.ruleset.score_deal(self)
-            self.phase = Phase.SCORED
+            self.phase = _SCORED
 
     # --- Called by rulesets ------------------------------------------------------------------------
     def start_play(self, contract: Contract) -> None:
@@ -375,7 +405,7 @@ class Deal:
         self.points_table = self.ruleset.card_points_table(contract)
         self.power = _power_table(self.mode, self.trump)
         self.belote_mask = self.ruleset.belote_suits_mask(self)
-        self.phase = Phase.PLAY
+        self.phase = _PLAY
         self.leader = self.to_act = self.ruleset.first_leader(self)
         for seat in range(4):
             found = self.ruleset.find_declarations(self, seat)
@@ -387,7 +417,7 @@ class Deal:
     def throw_in(self) -> None:
         """Everyone passed: the deal ends without play and without score."""
         self.thrown_in = True
-        self.phase = Phase.SCORED
+        self.phase = _SCORED
         self.score = DealScore([0, 0], [0, 0], [0, 0], None, None, 1, [0, 0], notes=["thrown in: all passed"])
 
     def give(self, seat: int, cards: list[Card] | tuple[Card, ...]) -> None:
