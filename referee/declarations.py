@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from itertools import combinations
 
-from referee.cards import PLAIN_STRENGTH, Card, CardMask, Rank, Suit, card_name, make_card
+from referee.cards import PLAIN_STRENGTH, SUITS, Card, CardMask, Rank, Suit, card_name, make_card
 
 
 class DeclarationKind(Enum):
@@ -90,6 +90,7 @@ def _maximal_runs(byte: int) -> tuple[tuple[int, int], ...]:
 _RUNS_OF_BYTE: tuple[tuple[tuple[int, int], ...], ...] = tuple(_maximal_runs(b) for b in range(256))
 _RANK_MASKS: tuple[int, ...] = tuple(sum(1 << (8 * s + r) for s in range(4)) for r in range(8))
 _PERMUTED: dict[tuple[Rank, ...], tuple[int, ...]] = {}
+_RUNS_IN_ORDER: dict[tuple[Rank, ...], tuple[tuple[tuple[int, int], ...], ...]] = {}
 
 
 def _permutation(order: tuple[Rank, ...]) -> tuple[int, ...]:
@@ -101,30 +102,56 @@ def _permutation(order: tuple[Rank, ...]) -> tuple[int, ...]:
     return table
 
 
+def _runs_in_order(order: tuple[Rank, ...]) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """For a suit's byte of natural-rank bits, its maximal runs in ``order`` positions (one table per run
+    order, like ``_permutation``: a deal asks it for every hand)."""
+    table = _RUNS_IN_ORDER.get(order)
+    if table is None:
+        perm = _permutation(order)
+        table = _RUNS_IN_ORDER[order] = tuple(_RUNS_OF_BYTE[perm[b]] for b in range(256))
+    return table
+
+
 def find_declarations(hand: CardMask, scale: DeclarationScale) -> tuple[Declaration, ...]:
     """The disjoint declarations of a hand worth the most points, the best first."""
-    quads = [Rank(r) for r in range(8) if hand & _RANK_MASKS[r] == _RANK_MASKS[r] and scale.quad_points(Rank(r))]
-    perm = _permutation(scale.run_order)
-    if not quads and not any(_RUNS_OF_BYTE[perm[hand >> (8 * s) & 0xFF]] for s in range(4)):
-        return ()
+    runs = _runs_in_order(scale.run_order)
+    # The ranks held in all four suits; most hands hold none, and most hold no run either, so that case
+    # is answered from these two lookups alone.
+    all_four = hand & hand >> 8 & hand >> 16 & hand >> 24 & 0xFF
+    if not all_four:
+        suit_runs = (runs[hand & 0xFF], runs[hand >> 8 & 0xFF], runs[hand >> 16 & 0xFF], runs[hand >> 24 & 0xFF])
+        if not any(suit_runs):
+            return ()
+        # No four of a kind: the declarations are the runs, split as the scale says.
+        found: list[Declaration] = []
+        for suit, in_suit in zip(SUITS, suit_runs, strict=True):
+            for first, length in in_suit:
+                found.extend(_split_run(range(first, first + length), suit, scale))
+        return tuple(sorted(found, key=_declaration_order))
+    quads = [Rank(r) for r in range(8) if all_four >> r & 1 and scale.quad_points(Rank(r))]
     best: tuple[int, list[Declaration]] = (-1, [])
     # At most two quads fit in eight cards: try every subset of them, then the runs of what remains.
     for n in range(len(quads) + 1):
         for chosen in combinations(quads, n):
             rest = hand
-            found: list[Declaration] = []
+            found = []
             for r in chosen:
                 rest &= ~_RANK_MASKS[r]
                 cards = tuple(make_card(s, r) for s in Suit)
                 found.append(Declaration(DeclarationKind.FOUR_OF_A_KIND, cards, scale.quad_points(r),
                                          PLAIN_STRENGTH[r]))
-            for suit in Suit:
-                for first, length in _RUNS_OF_BYTE[perm[rest >> (8 * suit) & 0xFF]]:
+            for suit in SUITS:
+                for first, length in runs[rest >> (8 * suit) & 0xFF]:
                     found.extend(_split_run(range(first, first + length), suit, scale))
             total = sum(d.points for d in found)
             if total > best[0]:
                 best = (total, found)
-    return tuple(sorted(best[1], key=lambda d: (-d.points, d.kind.value, -d.top, -d.length)))
+    return tuple(sorted(best[1], key=_declaration_order))
+
+
+def _declaration_order(d: Declaration) -> tuple[int, str, int, int]:
+    """The best first: more points, then four of a kind before a run, the higher top, the longer."""
+    return (-d.points, d.kind.value, -d.top, -d.length)
 
 
 def _split_run(positions: Sequence[int], suit: Suit, scale: DeclarationScale) -> list[Declaration]:
