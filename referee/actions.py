@@ -52,8 +52,12 @@ class Strain(IntEnum):
 
     @property
     def is_suit(self) -> bool:
-        return self <= Strain.SPADES
+        return self <= 3  # CLUBS..SPADES (not ``Strain.SPADES``: see NO_TRUMP_STRAIN below)
 
+
+# Reading a member through its enum class (``Strain.NO_TRUMP``) calls the metaclass's Python-level
+# ``__getattr__``; code that runs on every deal compares with these module constants instead.
+NO_TRUMP_STRAIN, ALL_TRUMP_STRAIN = Strain.NO_TRUMP, Strain.ALL_TRUMP
 
 _STRAIN_CODES = {s.code: s for s in Strain}
 

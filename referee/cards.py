@@ -53,6 +53,7 @@ RANKS: tuple[Rank, ...] = tuple(Rank)
 ALL_CARDS: tuple[Card, ...] = tuple(Card(i) for i in range(32))
 FULL_DECK_MASK: CardMask = (1 << 32) - 1
 SUIT_MASKS: tuple[CardMask, ...] = tuple(0xFF << (8 * s) for s in range(4))
+CARD_BITS: tuple[CardMask, ...] = tuple(1 << c for c in range(32))  # CARD_BITS[c] == 1 << c, without a shift
 
 
 def make_card(suit: Suit | int, rank: Rank | int) -> Card:

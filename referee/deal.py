@@ -17,7 +17,9 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from referee.actions import (
+    ALL_TRUMP_STRAIN,
     BELOTE_FLAG,
+    NO_TRUMP_STRAIN,
     Action,
     ActionKind,
     Strain,
@@ -28,6 +30,7 @@ from referee.actions import (
 )
 from referee.cards import (
     _SUIT_BYTE_CARDS,
+    CARD_BITS,
     PLAIN_POINTS,
     PLAIN_STRENGTH,
     SUIT_MASKS,
@@ -396,9 +399,9 @@ class Deal:
     def start_play(self, contract: Contract) -> None:
         """End the auction with a contract: set the trump mode and card points, find declarations."""
         self.contract = contract
-        if contract.strain is Strain.NO_TRUMP:
+        if contract.strain is NO_TRUMP_STRAIN:
             self.mode, self.trump = NO_TRUMP, None
-        elif contract.strain is Strain.ALL_TRUMP:
+        elif contract.strain is ALL_TRUMP_STRAIN:
             self.mode, self.trump = ALL_TRUMP, None
         else:
             self.mode, self.trump = SUIT_TRUMP, int(contract.strain)
@@ -421,9 +424,11 @@ class Deal:
         self.score = DealScore([0, 0], [0, 0], [0, 0], None, None, 1, [0, 0], notes=["thrown in: all passed"])
 
     def give(self, seat: int, cards: list[Card] | tuple[Card, ...]) -> None:
+        mask = 0
         for c in cards:
-            self.hands[seat] |= 1 << c
-            self.dealt[seat] |= 1 << c
+            mask |= CARD_BITS[c]
+        self.hands[seat] |= mask
+        self.dealt[seat] |= mask
 
     # --- Words -----------------------------------------------------------------------------------
     def code(self, action: Action, seat: int | None = None) -> str:

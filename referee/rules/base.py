@@ -11,10 +11,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from referee.actions import (
+    ALL_TRUMP_STRAIN,
     CONTRA,
+    NO_TRUMP_STRAIN,
     PASS,
     SURCONTRA,
     Action,
@@ -26,7 +29,7 @@ from referee.actions import (
     bid_strain,
     bid_value,
 )
-from referee.cards import SUIT_MASKS, Card, CardMask, Rank, make_card
+from referee.cards import CARD_BITS, SUIT_MASKS, Card, CardMask, Rank, make_card
 from referee.deal import BeloteCall, Contract, Deal, DealScore, side_of
 from referee.declarations import Declaration, DeclarationScale, find_declarations
 from referee.errors import IllegalActionError, RulesetError
@@ -48,9 +51,24 @@ class RulesetOptions:
 _LADDER_CACHE: dict[tuple[int, int, int, tuple[Strain, ...]], list[Action]] = {}
 
 
+@lru_cache(maxsize=16)
+def _packet_positions(packets: tuple[int, ...], start: int) -> tuple[tuple[int, ...], ...]:
+    """The deck positions each seat receives when ``packets`` rounds are dealt from ``start``, the seat
+    after the dealer first. The games use a handful of layouts, so they are kept (in a bounded cache)."""
+    positions: list[list[int]] = [[], [], [], []]
+    i = start
+    for n in packets:
+        for seat_positions in positions:
+            seat_positions.extend(range(i, i + n))
+            i += n
+    return tuple(tuple(p) for p in positions)
+
+
 def _KQ(suit: int) -> CardMask:
     return 1 << make_card(suit, Rank.KING) | 1 << make_card(suit, Rank.QUEEN)
 
+
+_KQ_MASKS: tuple[CardMask, ...] = tuple(_KQ(s) for s in range(4))  # _KQ of each suit, once
 
 class Ruleset:
     name: ClassVar[str] = ""
@@ -114,13 +132,17 @@ class Ruleset:
     @staticmethod
     def deal_in_packets(deal: Deal, packets: tuple[int, ...], start: int = 0) -> int:
         """Deal ``packets`` rounds from ``deal.deck[start:]``; return the index of the next card."""
-        i = start
-        for n in packets:
-            for k in range(1, 5):
-                seat = (deal.dealer + k) % 4
-                deal.give(seat, deal.deck[i:i + n])
-                i += n
-        return i
+        deck, hands, dealt = deal.deck, deal.hands, deal.dealt
+        # Each seat's cards are gathered into one mask from its precomputed deck positions: cheaper than
+        # giving each packet in turn, and the same hands.
+        for k, positions in enumerate(_packet_positions(packets, start)):
+            mask = 0
+            for i in positions:
+                mask |= CARD_BITS[deck[i]]
+            seat = (deal.dealer + 1 + k) % 4
+            hands[seat] |= mask
+            dealt[seat] |= mask
+        return start + 4 * sum(packets)
 
     def first_leader(self, deal: Deal) -> int:
         return (deal.dealer + 1) % 4
@@ -232,9 +254,9 @@ class Ruleset:
 
     def belote_suits(self, contract: Contract) -> tuple[int, ...]:
         """Suits whose king and queen in one hand make a belote under this contract."""
-        if contract.strain is Strain.NO_TRUMP:
+        if contract.strain is NO_TRUMP_STRAIN:
             return ()
-        if contract.strain is Strain.ALL_TRUMP:
+        if contract.strain is ALL_TRUMP_STRAIN:
             return (0, 1, 2, 3)
         return (int(contract.strain),)
 
@@ -244,7 +266,7 @@ class Ruleset:
             return 0
         mask = 0
         for s in self.belote_suits(contract):
-            mask |= _KQ(s)
+            mask |= _KQ_MASKS[s]
         return mask
 
     def may_announce_belote(self, deal: Deal, seat: int, card: Card) -> bool:
@@ -258,7 +280,7 @@ class Ruleset:
             return
         for i, call in enumerate(deal.belotes):
             if call.seat == seat and not call.completed and not call.lost and card >> 3 == call.suit:
-                pair = _KQ(call.suit)
+                pair = _KQ_MASKS[call.suit]
                 if pair >> card & 1:
                     counts = self.belote_second_counts(deal, seat, card)
                     deal.belotes[i] = dataclasses.replace(call, completed=counts, lost=not counts)

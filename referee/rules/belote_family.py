@@ -31,9 +31,18 @@ def split_run(length: int) -> tuple[int, ...]:
 STANDARD_SCALE = DeclarationScale(NATURAL_RUN_ORDER, run_points, split_run, quad_points)
 
 
+def _points_table(trump: int | None) -> tuple[int, ...]:
+    return tuple(TRUMP_POINTS[c & 7] if c >> 3 == trump else PLAIN_POINTS[c & 7] for c in range(32))
+
+
+# The five tables (a trump suit, or none), made once: every deal asks for one.
+_SUIT_POINTS_TABLES: dict[int | None, tuple[int, ...]] = {t: _points_table(t) for t in (0, 1, 2, 3, None)}
+
+
 def suit_points_table(trump: int | None) -> tuple[int, ...]:
     """002's card points: trump J 20, 9 14, A 11, 10 10, K 4, Q 3; plain A 11, 10 10, K 4, Q 3, J 2."""
-    return tuple(TRUMP_POINTS[c & 7] if c >> 3 == trump else PLAIN_POINTS[c & 7] for c in range(32))
+    table = _SUIT_POINTS_TABLES.get(trump)
+    return _points_table(trump) if table is None else table
 
 
 def single_declaration_key(d: Declaration, trump: int | None) -> tuple[int, int, int, int, int]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from referee.actions import Action, Strain, action_code, bid_action, bid_strain, bid_value
+from referee.actions import NO_TRUMP_STRAIN, Action, Strain, action_code, bid_action, bid_strain, bid_value
 from referee.cards import PLAIN_POINTS, TRUMP_POINTS, Card, Rank
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import NATURAL_RUN_ORDER, Declaration, DeclarationKind, DeclarationScale
@@ -45,6 +45,21 @@ def _quad_points(rank: Rank) -> int:
 
 
 SCALE = DeclarationScale(NATURAL_RUN_ORDER, _run_points, _run_parts, _quad_points)
+
+
+def _points_table(strain: Strain) -> tuple[int, ...]:
+    if strain is Strain.ALL_TRUMP:
+        # 002: "jede Farbe [rangiert und zählt] als Trumpffarbe": 4 x 62 + 10 = 258.
+        return tuple(TRUMP_POINTS[c & 7] for c in range(32))
+    if strain is Strain.NO_TRUMP:
+        # 002: "bei Kein Trumpf zählen die Kartenpunkte und der letzte Stich doppelt": 2 x (120 + 10).
+        return tuple(2 * PLAIN_POINTS[c & 7] for c in range(32))
+    trump = int(strain)
+    return tuple(TRUMP_POINTS[c & 7] if c >> 3 == trump else PLAIN_POINTS[c & 7] for c in range(32))
+
+
+# Card points under each strain, indexed by the strain (made once: every deal asks for one).
+POINTS_TABLES: tuple[tuple[int, ...], ...] = tuple(_points_table(s) for s in Strain)
 
 
 def declaration_key(d: Declaration) -> tuple[int, int]:
@@ -144,18 +159,11 @@ class Bulgarian(Ruleset):
 
     # --- Card play ----------------------------------------------------------------------------------
     def card_points_table(self, contract: Contract) -> tuple[int, ...]:
-        if contract.strain is Strain.ALL_TRUMP:
-            # 002: "jede Farbe [rangiert und zählt] als Trumpffarbe": 4 x 62 + 10 = 258.
-            return tuple(TRUMP_POINTS[c & 7] for c in range(32))
-        if contract.strain is Strain.NO_TRUMP:
-            # 002: "bei Kein Trumpf zählen die Kartenpunkte und der letzte Stich doppelt": 2 x (120 + 10).
-            return tuple(2 * PLAIN_POINTS[c & 7] for c in range(32))
-        trump = int(contract.strain)
-        return tuple(TRUMP_POINTS[c & 7] if c >> 3 == trump else PLAIN_POINTS[c & 7] for c in range(32))
+        return POINTS_TABLES[contract.strain]
 
     def last_trick_bonus(self, deal: Deal) -> int:
         assert deal.contract is not None
-        return 20 if deal.contract.strain is Strain.NO_TRUMP else 10
+        return 20 if deal.contract.strain is NO_TRUMP_STRAIN else 10
 
     @staticmethod
     def _in_line(deal: Deal, card: Card) -> bool:
@@ -177,7 +185,7 @@ class Bulgarian(Ruleset):
     # --- Declarations -------------------------------------------------------------------------------
     def declaration_scale(self, contract: Contract) -> DeclarationScale | None:
         # 002: in no trump "gibt es keine Meldungen".
-        return None if contract.strain is Strain.NO_TRUMP else SCALE
+        return None if contract.strain is NO_TRUMP_STRAIN else SCALE
 
     def credit_declarations(self, deal: Deal) -> list[list[Declaration]]:
         """002: "Folgen und vier gleiche Karten werden getrennt verglichen. Nur die Seite mit der besten

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from typing import cast
 
 from referee.actions import (
+    ALL_TRUMP_STRAIN,
     CONTRA,
+    NO_TRUMP_STRAIN,
     PASS,
     SURCONTRA,
     Action,
@@ -30,6 +32,8 @@ SUIT_STRAINS = (Strain.CLUBS, Strain.DIAMONDS, Strain.HEARTS, Strain.SPADES)
 # Modern no-trump / all-trump card values (house rules): each suit is worth 38, so a deal stays 162.
 NO_TRUMP_POINTS: tuple[int, ...] = (0, 0, 0, 10, 2, 3, 4, 19)    # 7 8 9 10 J Q K A
 ALL_TRUMP_POINTS: tuple[int, ...] = (0, 0, 9, 5, 14, 1, 3, 6)
+_NO_TRUMP_TABLE: tuple[int, ...] = tuple(NO_TRUMP_POINTS[c & 7] for c in range(32))  # by card, made once
+_ALL_TRUMP_TABLE: tuple[int, ...] = tuple(ALL_TRUMP_POINTS[c & 7] for c in range(32))
 
 
 @dataclass(frozen=True)
@@ -147,10 +151,10 @@ class Coinche(Ruleset):
 
     # --- Card play ----------------------------------------------------------------------------------
     def card_points_table(self, contract: Contract) -> tuple[int, ...]:
-        if contract.strain is Strain.NO_TRUMP:
-            return tuple(NO_TRUMP_POINTS[c & 7] for c in range(32))
-        if contract.strain is Strain.ALL_TRUMP:
-            return tuple(ALL_TRUMP_POINTS[c & 7] for c in range(32))
+        if contract.strain is NO_TRUMP_STRAIN:
+            return _NO_TRUMP_TABLE
+        if contract.strain is ALL_TRUMP_STRAIN:
+            return _ALL_TRUMP_TABLE
         return suit_points_table(contract.trump)
 
     # --- Belote at all trump (option): 002's main text --------------------------------------------------
@@ -173,7 +177,7 @@ class Coinche(Ruleset):
     # --- Declarations -------------------------------------------------------------------------------
     def declaration_scale(self, contract: Contract) -> DeclarationScale | None:
         # As 002 says of no trump in its main text: no declarations (and no belote, see belote_suits).
-        return None if contract.strain is Strain.NO_TRUMP else STANDARD_SCALE
+        return None if contract.strain is NO_TRUMP_STRAIN else STANDARD_SCALE
 
     def credit_declarations(self, deal: Deal) -> list[list[Declaration]]:
         # 002: "Bei French Belote und Coinche entscheidet die beste einzelne Meldung am Tisch".

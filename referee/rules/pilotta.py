@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import cast
 
-from referee.actions import Action, Strain, action_code
+from referee.actions import NO_TRUMP_STRAIN, Action, Strain, action_code
 from referee.cards import PLAIN_POINTS, TRUMP_POINTS, Card, Rank
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import (
@@ -136,7 +136,7 @@ class Pilotta(Ruleset):
 
     # --- Declarations -------------------------------------------------------------------------------
     def declaration_scale(self, contract: Contract) -> DeclarationScale | None:
-        return None if contract.strain is Strain.NO_TRUMP else self._scale
+        return None if contract.strain is NO_TRUMP_STRAIN else self._scale
 
     def declaration_strength(self, d: Declaration, trump: int | None) -> tuple[int, int, int, int, int]:
         """Orders declarations: points; at equal points four of a kind before a run; then the longer run;
