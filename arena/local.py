@@ -7,7 +7,6 @@ started for the command and stopped after it, its stderr kept in a log file.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 import uuid
@@ -21,23 +20,11 @@ from pilotta.arena.v1 import bot_pb2_grpc
 
 from referee import wire
 from referee.bots import BotStartError, Manifest, ManifestError, launch_bots, resolve_bot
+from referee.cli import parse_options
 from referee.errors import RulesetError
 from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
 from referee.record import dumps
 from referee.rules import get_ruleset, ruleset_names
-
-
-def _options(pairs: Sequence[str]) -> dict[str, object]:
-    options: dict[str, object] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--option takes key=value, not {pair!r}")
-        try:
-            options[key] = json.loads(value)
-        except json.JSONDecodeError:
-            options[key] = value
-    return options
 
 
 def _limits(p: argparse.ArgumentParser) -> None:
@@ -123,7 +110,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         return 2
     try:
         bots = _resolve(args.bots)
-        options = _options(args.option)
+        options = parse_options(args.option)
         get_ruleset(args.variant, options)
         settings = _settings(args, game=args.variant, options=options, seed=args.seed, deals=args.deals,
                              duplicate=args.duplicate)

@@ -20,12 +20,13 @@ from referee.rules.base import Ruleset
 from referee.text import deal_text, game_text
 
 
-def _parse_options(pairs: Sequence[str]) -> dict[str, object]:
-    """``--option key=value`` pairs: JSON values (true, 100, "plain"), else plain text."""
+def parse_options(pairs: Sequence[str]) -> dict[str, object]:
+    """``--option key=value`` pairs: JSON values (true, 100, "plain"), else plain text. (Used by the
+    ``arena`` commands too.) Raises RulesetError, a ValueError, naming a pair without ``=``."""
     options: dict[str, object] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep:
+        if not sep or not key:
             raise RulesetError(f"--option takes key=value, not {pair!r}")
         try:
             options[key] = json.loads(value)
@@ -35,7 +36,7 @@ def _parse_options(pairs: Sequence[str]) -> dict[str, object]:
 
 
 def _ruleset(args: argparse.Namespace) -> Ruleset:
-    return get_ruleset(args.variant, _parse_options(args.option))
+    return get_ruleset(args.variant, parse_options(args.option))
 
 
 def play_random_game(ruleset: Ruleset, seed: int, max_deals: int | None = None) -> Game:
