@@ -9,7 +9,7 @@ ruleset's (``Ruleset.credit_declarations``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from itertools import combinations
 
@@ -68,6 +68,15 @@ class DeclarationScale:
     run_points: Callable[[int], int]          # length of a run part -> points
     run_parts: Callable[[int], tuple[int, ...]]  # length of a maximal run -> lengths of its parts, top first
     quad_points: Callable[[Rank], int]        # rank -> points (0: four of this rank is no declaration)
+    # The run declarations of each suit's byte of cards (index ``suit * 256 + byte``), made on first use
+    # by ``find_declarations``: declarations are immutable, so hands with the same run share them.
+    run_table: list[tuple[Declaration, ...]] = field(default_factory=list, init=False, repr=False,
+                                                     compare=False)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> DeclarationScale:
+        # Immutable but for the run table, which only caches: a copy (``Deal.clone`` copies the ruleset)
+        # can share it rather than copy a thousand declarations.
+        return self
 
 
 def _maximal_runs(byte: int) -> tuple[tuple[int, int], ...]:
@@ -89,60 +98,55 @@ def _maximal_runs(byte: int) -> tuple[tuple[int, int], ...]:
 
 _RUNS_OF_BYTE: tuple[tuple[tuple[int, int], ...], ...] = tuple(_maximal_runs(b) for b in range(256))
 _RANK_MASKS: tuple[int, ...] = tuple(sum(1 << (8 * s + r) for s in range(4)) for r in range(8))
-_PERMUTED: dict[tuple[Rank, ...], tuple[int, ...]] = {}
-_RUNS_IN_ORDER: dict[tuple[Rank, ...], tuple[tuple[tuple[int, int], ...], ...]] = {}
 
 
 def _permutation(order: tuple[Rank, ...]) -> tuple[int, ...]:
     """Maps a suit's byte of natural-rank bits to the byte of bits in ``order`` positions."""
-    table = _PERMUTED.get(order)
-    if table is None:
-        table = tuple(sum(1 << pos for pos, rank in enumerate(order) if b >> rank & 1) for b in range(256))
-        _PERMUTED[order] = table
-    return table
+    return tuple(sum(1 << pos for pos, rank in enumerate(order) if b >> rank & 1) for b in range(256))
 
 
-def _runs_in_order(order: tuple[Rank, ...]) -> tuple[tuple[tuple[int, int], ...], ...]:
-    """For a suit's byte of natural-rank bits, its maximal runs in ``order`` positions (one table per run
-    order, like ``_permutation``: a deal asks it for every hand)."""
-    table = _RUNS_IN_ORDER.get(order)
-    if table is None:
-        perm = _permutation(order)
-        table = _RUNS_IN_ORDER[order] = tuple(_RUNS_OF_BYTE[perm[b]] for b in range(256))
+def _run_table(scale: DeclarationScale) -> list[tuple[Declaration, ...]]:
+    """The scale's run declarations by suit and byte (see ``DeclarationScale.run_table``)."""
+    table = scale.run_table
+    if not table:
+        perm = _permutation(scale.run_order)
+        built: list[tuple[Declaration, ...]] = []
+        for suit in SUITS:
+            for byte in range(256):
+                runs: list[Declaration] = []
+                for first, length in _RUNS_OF_BYTE[perm[byte]]:
+                    runs.extend(_split_run(range(first, first + length), suit, scale))
+                built.append(tuple(runs))
+        table[:] = built  # filled in one step: another thread sees it empty or whole
     return table
 
 
 def find_declarations(hand: CardMask, scale: DeclarationScale) -> tuple[Declaration, ...]:
     """The disjoint declarations of a hand worth the most points, the best first."""
-    runs = _runs_in_order(scale.run_order)
-    # The ranks held in all four suits; most hands hold none, and most hold no run either, so that case
-    # is answered from these two lookups alone.
+    runs = _run_table(scale)
+    # The ranks held in all four suits; most hands hold none, and then the declarations are the runs of
+    # each suit, read from the table.
     all_four = hand & hand >> 8 & hand >> 16 & hand >> 24 & 0xFF
     if not all_four:
-        suit_runs = (runs[hand & 0xFF], runs[hand >> 8 & 0xFF], runs[hand >> 16 & 0xFF], runs[hand >> 24 & 0xFF])
-        if not any(suit_runs):
+        clubs, diamonds = runs[hand & 0xFF], runs[256 + (hand >> 8 & 0xFF)]
+        hearts, spades = runs[512 + (hand >> 16 & 0xFF)], runs[768 + (hand >> 24 & 0xFF)]
+        if not (clubs or diamonds or hearts or spades):
             return ()
-        # No four of a kind: the declarations are the runs, split as the scale says.
-        found: list[Declaration] = []
-        for suit, in_suit in zip(SUITS, suit_runs, strict=True):
-            for first, length in in_suit:
-                found.extend(_split_run(range(first, first + length), suit, scale))
-        return tuple(sorted(found, key=_declaration_order))
+        return tuple(sorted((*clubs, *diamonds, *hearts, *spades), key=_declaration_order))
     quads = [Rank(r) for r in range(8) if all_four >> r & 1 and scale.quad_points(Rank(r))]
     best: tuple[int, list[Declaration]] = (-1, [])
     # At most two quads fit in eight cards: try every subset of them, then the runs of what remains.
     for n in range(len(quads) + 1):
         for chosen in combinations(quads, n):
             rest = hand
-            found = []
+            found: list[Declaration] = []
             for r in chosen:
                 rest &= ~_RANK_MASKS[r]
                 cards = tuple(make_card(s, r) for s in Suit)
                 found.append(Declaration(DeclarationKind.FOUR_OF_A_KIND, cards, scale.quad_points(r),
                                          PLAIN_STRENGTH[r]))
-            for suit in SUITS:
-                for first, length in runs[rest >> (8 * suit) & 0xFF]:
-                    found.extend(_split_run(range(first, first + length), suit, scale))
+            for suit in range(4):
+                found.extend(runs[256 * suit + (rest >> (8 * suit) & 0xFF)])
             total = sum(d.points for d in found)
             if total > best[0]:
                 best = (total, found)
