@@ -20,9 +20,9 @@ from typing import Any
 import grpc
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
-from arena.local import _options
 from arena.up import DEFAULT_API, DEFAULT_DATA_DIR, TOKEN_FILE, read_state
 from referee.bots import ManifestError, load_manifest
+from referee.cli import parse_options
 from referee.errors import RecordError
 from referee.record import dumps, verify_record
 from referee.text import SEAT_NAMES, game_text
@@ -206,7 +206,7 @@ def ladder_line(info: arena_pb2.LadderInfo) -> str:
 
 def cmd_ladder_start(args: argparse.Namespace) -> int:
     try:
-        options = _options(args.option)
+        options = parse_options(args.option)
     except ValueError as e:
         raise CommandError(str(e), 2) from None
     if args.deals and args.target:
