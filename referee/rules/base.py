@@ -269,9 +269,20 @@ class Ruleset:
             mask |= _KQ_MASKS[s]
         return mask
 
+    # Whether a belote card counts only when it leads, follows the led suit or trumps (002's main text);
+    # at all trump that means a king or queen discarded on another suit neither announces nor completes it.
+    belote_cards_in_line: bool = False
+
+    @staticmethod
+    def belote_card_in_line(deal: Deal, card: Card) -> bool:
+        """The card leads the trick, follows the led suit, or trumps."""
+        if not deal.trick:
+            return True
+        return card >> 3 == deal.trick[0] >> 3 or card >> 3 == deal.trump
+
     def may_announce_belote(self, deal: Deal, seat: int, card: Card) -> bool:
-        """Extra conditions on announcing belote with the first card of the pair (default: none)."""
-        return True
+        """Extra conditions on announcing belote with the first card of the pair."""
+        return not self.belote_cards_in_line or self.belote_card_in_line(deal, card)
 
     def on_card_played(self, deal: Deal, seat: int, card: Card, belote: bool) -> None:
         """Belote bookkeeping: the announcing card opens a call, the other card of the pair completes it."""
@@ -288,7 +299,8 @@ class Ruleset:
                     self.on_card_between_belote(deal, i, card)
 
     def belote_second_counts(self, deal: Deal, seat: int, card: Card) -> bool:
-        return True
+        """Whether the second card of an announced pair completes it."""
+        return not self.belote_cards_in_line or self.belote_card_in_line(deal, card)
 
     def on_card_between_belote(self, deal: Deal, index: int, card: Card) -> None:
         """A card of the belote suit played by the caller between the two cards of the pair."""

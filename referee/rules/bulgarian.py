@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from referee.actions import NO_TRUMP_STRAIN, Action, Strain, action_code, bid_action, bid_strain, bid_value
-from referee.cards import PLAIN_POINTS, TRUMP_POINTS, Card, Rank
+from referee.cards import PLAIN_POINTS, TRUMP_POINTS, Rank
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import NATURAL_RUN_ORDER, Declaration, DeclarationKind, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
@@ -117,6 +117,10 @@ class Bulgarian(Ruleset):
     must_undertrump = False     # 002: "höher stechen, wenn du kannst, sonst darfst du jede Karte spielen"
     must_head_plain_suit = False  # 002: following a plain suit, "du musst nur bedienen"
     pass_is_final = False       # 002 never takes a passed player out of the auction
+    # 002: belot "wird angesagt, wenn du die erste der beiden Karten spielst und sie zum Stich ausgespielt
+    # wird, die ausgespielte Farbe bedient oder sticht", and at all trump "wird eine von ihnen auf einen Stich
+    # einer anderen Farbe abgeworfen, ist er verloren". In a suit contract a trump always does one of these.
+    belote_cards_in_line = True
     doubling = True             # 002: "kontrieren ... rekontrieren"
     redeal_same_dealer = False  # 002: "werden die Karten eingeworfen und der nächste Spieler gibt"
 
@@ -164,23 +168,6 @@ class Bulgarian(Ruleset):
     def last_trick_bonus(self, deal: Deal) -> int:
         assert deal.contract is not None
         return 20 if deal.contract.strain is NO_TRUMP_STRAIN else 10
-
-    @staticmethod
-    def _in_line(deal: Deal, card: Card) -> bool:
-        """The card leads the trick, follows the led suit, or trumps (002's three cases of belot)."""
-        if not deal.trick:
-            return True
-        return card >> 3 == deal.trick[0] >> 3 or card >> 3 == deal.trump
-
-    def may_announce_belote(self, deal: Deal, seat: int, card: Card) -> bool:
-        # 002: belot "wird angesagt, wenn du die erste der beiden Karten spielst und sie zum Stich
-        # ausgespielt wird, die ausgespielte Farbe bedient oder sticht". In a suit contract a trump always
-        # does one of these; in all trump a king or queen discarded on another suit does none.
-        return self._in_line(deal, card)
-
-    def belote_second_counts(self, deal: Deal, seat: int, card: Card) -> bool:
-        # 002: "wird eine von ihnen auf einen Stich einer anderen Farbe abgeworfen, ist er verloren".
-        return self._in_line(deal, card)
 
     # --- Declarations -------------------------------------------------------------------------------
     def declaration_scale(self, contract: Contract) -> DeclarationScale | None:

@@ -18,7 +18,6 @@ from referee.actions import (
     bid_strain,
     bid_value,
 )
-from referee.cards import Card
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import Declaration, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
@@ -76,6 +75,9 @@ class Coinche(Ruleset):
         return cast(CoincheOptions, self.options)
     default_target = 1000
     pass_is_final = False  # standard: a player who passed may bid later in the same auction
+    # At all trump (an option) as 002's main text: "Bei Alles Trumpf können König und Dame jeder Farbe ein Belot
+    # sein, und wird eine von ihnen auf einen Stich einer anderen Farbe abgeworfen, ist er verloren."
+    belote_cards_in_line = True
 
     def __init__(self, options: dict[str, object] | None = None) -> None:
         super().__init__(options)
@@ -156,23 +158,6 @@ class Coinche(Ruleset):
         if contract.strain is ALL_TRUMP_STRAIN:
             return _ALL_TRUMP_TABLE
         return suit_points_table(contract.trump)
-
-    # --- Belote at all trump (option): 002's main text --------------------------------------------------
-    @staticmethod
-    def _in_line(deal: Deal, card: Card) -> bool:
-        """The card leads the trick, follows the led suit, or trumps. In a suit contract a trump always
-        does one of these; at all trump a king or queen discarded on another suit does none."""
-        if not deal.trick:
-            return True
-        return card >> 3 == deal.trick[0] >> 3 or card >> 3 == deal.trump
-
-    def may_announce_belote(self, deal: Deal, seat: int, card: Card) -> bool:
-        # 002: "Bei Alles Trumpf können König und Dame jeder Farbe ein Belot sein, und wird eine von ihnen
-        # auf einen Stich einer anderen Farbe abgeworfen, ist er verloren."
-        return self._in_line(deal, card)
-
-    def belote_second_counts(self, deal: Deal, seat: int, card: Card) -> bool:
-        return self._in_line(deal, card)
 
     # --- Declarations -------------------------------------------------------------------------------
     def declaration_scale(self, contract: Contract) -> DeclarationScale | None:
