@@ -34,6 +34,16 @@ MAX_BLOCK_MS = 2000
 T = TypeVar("T")
 
 
+def ensure_consumer_group(r: redis.Redis, stream: str, group: str) -> None:
+    """Create ``group`` on ``stream`` at id 0 (so entries written before it existed are delivered too);
+    a group that exists already is left as it is."""
+    try:
+        r.xgroup_create(stream, group, id="0", mkstream=True)
+    except redis.ResponseError as e:
+        if "BUSYGROUP" not in str(e):
+            raise
+
+
 @dataclass(frozen=True)
 class Claimed:
     """A match a worker now owns: the stream entry id, the spec, and how many
@@ -72,12 +82,7 @@ class MatchQueue:
         self.ensure_group()
 
     def ensure_group(self) -> None:
-        """Create the consumer group at id 0 (so earlier entries are delivered)."""
-        try:
-            self.r.xgroup_create(keys.MATCH_STREAM, keys.WORKER_GROUP, id="0", mkstream=True)
-        except redis.ResponseError as e:
-            if "BUSYGROUP" not in str(e):
-                raise
+        ensure_consumer_group(self.r, keys.MATCH_STREAM, keys.WORKER_GROUP)
 
     def _grouped(self, fn: Callable[[], T]) -> T:
         """Run ``fn``; if the group vanished (data wiped), recreate it and retry once."""

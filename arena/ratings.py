@@ -32,6 +32,7 @@ from openskill.models import PlackettLuce
 
 from arena import keys, stats
 from arena.model import MatchResult
+from arena.queue import ensure_consumer_group
 
 log = logging.getLogger(__name__)
 
@@ -85,11 +86,7 @@ class Ratings:
         self.ensure_group()
 
     def ensure_group(self) -> None:
-        try:
-            self.r.xgroup_create(keys.RESULTS_STREAM, keys.RATINGS_GROUP, id="0", mkstream=True)
-        except redis.ResponseError as e:
-            if "BUSYGROUP" not in str(e):
-                raise
+        ensure_consumer_group(self.r, keys.RESULTS_STREAM, keys.RATINGS_GROUP)
 
     # reads ----------------------------------------------------------------------
 
