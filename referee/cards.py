@@ -8,7 +8,7 @@ bitmask of cards, because the engine computes legal plays on every step and ints
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from enum import IntEnum
 from typing import NewType
 
@@ -106,19 +106,6 @@ _C, _D, _H, _S = _SUIT_BYTE_CARDS
 def cards_in(mask: CardMask) -> list[Card]:
     """The cards of a mask, ordered by suit then natural rank."""
     return [*_C[mask & 255], *_D[mask >> 8 & 255], *_H[mask >> 16 & 255], *_S[mask >> 24 & 255]]
-
-
-def iter_cards(mask: CardMask) -> Iterator[Card]:
-    return iter(cards_in(mask))
-
-
-def popcount(mask: CardMask) -> int:
-    return mask.bit_count()
-
-
-def format_cards(mask_or_cards: CardMask | Iterable[int]) -> str:
-    cards = cards_in(mask_or_cards) if isinstance(mask_or_cards, int) else list(mask_or_cards)
-    return " ".join(card_name(c) for c in cards)
 
 
 # --- Orders and points -------------------------------------------------------------------------------

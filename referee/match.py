@@ -34,13 +34,12 @@ from referee.bots import Manifest, bot_label, launch_bots
 from referee.deal import Deal
 from referee.game import Game
 from referee.observation import action_code_cached, observe
-from referee.record import ActionNote, RecordExtras, game_to_record
+from referee.record import MATCH_RECORD_FORMAT, ActionNote, RecordExtras, game_to_record
 from referee.rules import get_ruleset
 
 OUTCOMES = ("ok", "timeout", "illegal_action", "malformed_reply", "unreachable", "crashed")
 STRIKES = ("timeout", "illegal_action", "malformed_reply")
 REFEREE_NAME = "pilotta-referee/0.1"
-MATCH_RECORD_FORMAT = "pilotta-arena/match-record"
 DECIDE_METHOD = "/pilotta.arena.v1.Bot/Decide"
 
 

@@ -29,7 +29,7 @@ from referee.actions import (
     bid_strain,
     bid_value,
 )
-from referee.cards import CARD_BITS, SUIT_MASKS, Card, CardMask, Rank, make_card
+from referee.cards import CARD_BITS, Card, CardMask, Rank, make_card
 from referee.deal import BeloteCall, Contract, Deal, DealScore, side_of
 from referee.declarations import Declaration, DeclarationScale, find_declarations
 from referee.errors import IllegalActionError, RulesetError
@@ -76,7 +76,6 @@ class Ruleset:
     version: ClassVar[int] = 1
     Options: ClassVar[type[RulesetOptions]] = RulesetOptions
     default_target: ClassVar[int] = 0
-    deal_cards_per_player: ClassVar[int] = 8
 
     # Play switches (see ``Deal.legal_cards``).
     partner_may_win: bool = False      # unable to follow while partner wins the trick: any card
@@ -346,10 +345,6 @@ class Ruleset:
         if max(a, b) < self.target or a == b:
             return None
         return 0 if a > b else 1
-
-    @staticmethod
-    def suit_mask(suit: int) -> CardMask:
-        return SUIT_MASKS[suit]
 
     @staticmethod
     def point_bid_ladder(deal: Deal, lowest: int, highest: int, step: int,

@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import cast
 
-from referee.actions import NO_TRUMP_STRAIN, Action, Strain, action_code
+from referee.actions import NO_TRUMP_STRAIN, Action, Strain, action_code, bid_strain, bid_value
 from referee.cards import PLAIN_POINTS, TRUMP_POINTS, Card, Rank
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import (
@@ -89,7 +89,6 @@ class Pilotta(Ruleset):
         return self.point_bid_ladder(deal, 80, self.opts.max_bid, 10, self.strains)
 
     def bid_error(self, deal: Deal, action: Action, current: str) -> IllegalActionError:
-        from referee.actions import bid_strain, bid_value
         value, strain = bid_value(action), bid_strain(action)
         if strain not in self.strains:
             return IllegalActionError(f"{strain.code} bids are not allowed by these options "
