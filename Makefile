@@ -30,6 +30,7 @@ proto-check: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check referee arena sample_bots tests bench
+	$(VENV)/bin/ruff format --check referee arena sample_bots tests bench
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy referee arena

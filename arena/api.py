@@ -155,8 +155,9 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
 
     def _bot_info(self, bot: Bot) -> arena_pb2.BotInfo:
         v = bot.current
-        info = arena_pb2.BotInfo(name=bot.name, owner=bot.owner, version=v.version, retired=bot.retired,
-                                 created_at=bot.created)  # fmt: skip
+        info = arena_pb2.BotInfo(
+            name=bot.name, owner=bot.owner, version=v.version, retired=bot.retired, created_at=bot.created
+        )
         if v.endpoint is not None:
             info.endpoint = v.endpoint
         else:
@@ -172,15 +173,18 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
             if source.manifest_dir:
                 raise ValidationError("manifest_dir only goes with manifest_json, not with an endpoint")
             if not games:
-                raise ValidationError("games is required with an endpoint: the rulesets the bot plays "
-                                      "(e.g. pilotta, coinche)")  # fmt: skip
+                raise ValidationError(
+                    "games is required with an endpoint: the rulesets the bot plays (e.g. pilotta, coinche)"
+                )
             return {"endpoint": source.endpoint, "games": list(games)}
         if which == "manifest_json":
             if games:
                 raise ValidationError("games: a manifest bot's games are its manifest's 'games'; leave games empty")
             if not source.manifest_dir:
-                raise ValidationError("manifest_dir is required with manifest_json: the directory the "
-                                      "bot's command runs in, on the workers")  # fmt: skip
+                raise ValidationError(
+                    "manifest_dir is required with manifest_json: the directory the "
+                    "bot's command runs in, on the workers"
+                )
             try:
                 manifest = json.loads(source.manifest_json)
             except ValueError as e:
@@ -196,11 +200,16 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
 
     def _ladder_info(self, ladder_id: str, cfg: LadderConfig, run: LadderRun | None) -> arena_pb2.LadderInfo:
         info = arena_pb2.LadderInfo(
-            ladder=ladder_id, game=cfg.variant, options_json=json.dumps(dict(cfg.options), sort_keys=True),
-            deals=cfg.deals or 0, target=cfg.target or 0, duplicate=cfg.duplicate, started=run is not None,
+            ladder=ladder_id,
+            game=cfg.variant,
+            options_json=json.dumps(dict(cfg.options), sort_keys=True),
+            deals=cfg.deals or 0,
+            target=cfg.target or 0,
+            duplicate=cfg.duplicate,
+            started=run is not None,
             scheduled=scheduled_count(self.scheduler, ladder_id),
             members=int(self.r.scard(keys.ladder_members(ladder_id))),
-        )  # fmt: skip
+        )
         if run is not None:
             info.started_at = run.started
             info.max_in_flight = run.max_in_flight
@@ -224,16 +233,18 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         ladders = self.scheduler.ladders()
         if name in ladders:
             return name
-        runs = [run.ladder_id for run in started_runs(self.scheduler)
-                if not name or run.config.variant == name]  # fmt: skip
+        runs = [run.ladder_id for run in started_runs(self.scheduler) if not name or run.config.variant == name]
         if runs:
             return runs[0]
         of_variant = sorted(lid for lid, cfg in ladders.items() if not name or cfg.variant == name)
         if len(of_variant) == 1 or (of_variant and name):
             return of_variant[0]
         if not name:
-            raise UnknownLadderError("no ladder yet: start one with `arena ladder start --variant pilotta`"
-                                     if not ladders else f"several ladders; name one of {sorted(ladders)}")
+            raise UnknownLadderError(
+                "no ladder yet: start one with `arena ladder start --variant pilotta`"
+                if not ladders
+                else f"several ladders; name one of {sorted(ladders)}"
+            )
         raise UnknownLadderError(f"unknown ladder {name!r} (known: {', '.join(sorted(ladders)) or 'none'})")
 
     def _summary(self, s: dict[str, Any], names: dict[str, str]) -> arena_pb2.MatchSummary:
@@ -241,10 +252,15 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         with_cfg = self.scheduler.ladders().get(s["ladder"])
         if with_cfg is not None:
             game = with_cfg.variant
-        m = arena_pb2.MatchSummary(match_id=s["match_id"], ladder=s["ladder"], game=game,
-                                   bots=[names.get(b, b) for b in s["seats"]],
-                                   scores=[int(x) for x in s["points"]], forfeit_reason=s.get("forfeit") or "",
-                                   finished_at=float(s.get("finished", 0.0)))  # fmt: skip
+        m = arena_pb2.MatchSummary(
+            match_id=s["match_id"],
+            ladder=s["ladder"],
+            game=game,
+            bots=[names.get(b, b) for b in s["seats"]],
+            scores=[int(x) for x in s["points"]],
+            forfeit_reason=s.get("forfeit") or "",
+            finished_at=float(s.get("finished", 0.0)),
+        )
         if s.get("winner") is not None:
             m.winner_side = int(s["winner"])
         return m
@@ -297,10 +313,20 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                 continue
             rank += 1
             st = stats.bot_stats(self.r, ladder, row.bot_id).to_dict()
-            reply.entries.append(arena_pb2.LeaderboardEntry(
-                rank=rank, bot=names[row.bot_id], mu=row.mu, sigma=row.sigma, conservative=row.conservative,
-                games=row.games, wins=row.wins, losses=row.losses, draws=row.draws,
-                stats_json=json.dumps(st, sort_keys=True)))  # fmt: skip
+            reply.entries.append(
+                arena_pb2.LeaderboardEntry(
+                    rank=rank,
+                    bot=names[row.bot_id],
+                    mu=row.mu,
+                    sigma=row.sigma,
+                    conservative=row.conservative,
+                    games=row.games,
+                    wins=row.wins,
+                    losses=row.losses,
+                    draws=row.draws,
+                    stats_json=json.dumps(st, sort_keys=True),
+                )
+            )
         return reply
 
     @_rpc
@@ -336,10 +362,17 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         cfg = self.scheduler.ladder(ladder)
         now = time.time()
         spec = MatchSpec(
-            match_id=new_match_id(now), ladder=ladder, variant=cfg.variant,
-            seed=request.seed or random.getrandbits(63), bots=tuple(b.bot_id for b in bots),
-            options=dict(cfg.options), duplicate=cfg.duplicate, deals=cfg.deals, target=cfg.target, created=now,
-        )  # fmt: skip
+            match_id=new_match_id(now),
+            ladder=ladder,
+            variant=cfg.variant,
+            seed=request.seed or random.getrandbits(63),
+            bots=tuple(b.bot_id for b in bots),
+            options=dict(cfg.options),
+            duplicate=cfg.duplicate,
+            deals=cfg.deals,
+            target=cfg.target,
+            created=now,
+        )
         with self.r.pipeline(transaction=True) as p:  # released when the result is recorded
             for b in spec.distinct_bots():
                 p.hincrby(keys.ladder_inflight(ladder), b, 1)
@@ -354,10 +387,15 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         self.counts.refresh()
         q = queue_by_ladder(self.r).get(ladder, (0, 0, 0.0))
         return arena_pb2.LadderStatusReply(
-            ladder=ladder, game=cfg.variant, queued=q[0] - q[1], pending=q[1],
-            completed=self.counts.completed.get(ladder, 0), dead_lettered=self.counts.dead.get(ladder, 0),
-            oldest_pending_age_seconds=q[2], workers_alive=sorted(live_workers(self.r)),
-        )  # fmt: skip
+            ladder=ladder,
+            game=cfg.variant,
+            queued=q[0] - q[1],
+            pending=q[1],
+            completed=self.counts.completed.get(ladder, 0),
+            dead_lettered=self.counts.dead.get(ladder, 0),
+            oldest_pending_age_seconds=q[2],
+            workers_alive=sorted(live_workers(self.r)),
+        )
 
     @_rpc
     def StartLadder(self, request: arena_pb2.StartLadderRequest, context: Any) -> arena_pb2.LadderInfo:
@@ -368,8 +406,13 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
             raise ValidationError(f"options_json: not valid JSON: {e}") from None
         if not isinstance(options, dict):
             raise ValidationError(f"options_json: must be a JSON object, not {type(options).__name__}")
-        config = ladder_config(request.variant or "pilotta", options, deals=request.deals or None,
-                               target=request.target or None, duplicate=not request.single)  # fmt: skip
+        config = ladder_config(
+            request.variant or "pilotta",
+            options,
+            deals=request.deals or None,
+            target=request.target or None,
+            duplicate=not request.single,
+        )
         matches = request.matches if request.HasField("matches") else None
         run = start_ladder(self.scheduler, config, matches, request.max_in_flight or None)
         log.info("ladder %s started (%s matches)", run.ladder_id, "no end to the" if matches is None else matches)
@@ -393,8 +436,9 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         runs = {run.ladder_id: run for run in started_runs(self.scheduler)}
         ladders = self.scheduler.ladders()
         order = [lid for lid in runs if lid in ladders] + sorted(lid for lid in ladders if lid not in runs)
-        return arena_pb2.ListLaddersReply(ladders=[self._ladder_info(lid, ladders[lid], runs.get(lid))
-                                                   for lid in order])  # fmt: skip
+        return arena_pb2.ListLaddersReply(
+            ladders=[self._ladder_info(lid, ladders[lid], runs.get(lid)) for lid in order]
+        )
 
 
 # --------------------------------------------------------------------- observation
@@ -494,9 +538,16 @@ class ApiServer:
     """The API with its background threads.  ``start()``, then ``stop()`` (bounded)."""
 
     def __init__(
-        self, r: redis.Redis, host: str = "127.0.0.1", port: int = 50051, *, feed_ladders: bool = True,
-        update_ratings: bool = True, gauges_interval_s: float = 2.0, max_workers: int = 16,
-    ) -> None:  # fmt: skip
+        self,
+        r: redis.Redis,
+        host: str = "127.0.0.1",
+        port: int = 50051,
+        *,
+        feed_ladders: bool = True,
+        update_ratings: bool = True,
+        gauges_interval_s: float = 2.0,
+        max_workers: int = 16,
+    ) -> None:
         self.r = r
         self.service = ArenaService(r)
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="api"))

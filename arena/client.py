@@ -59,8 +59,11 @@ def call(args: argparse.Namespace, method: str, request: Any) -> Any:
         except grpc.RpcError as e:
             code = e.code()
             if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
-                raise CommandError(f"cannot reach the arena API at {address} ({code.name}: {e.details()}); "
-                                   "is `arena up` running? (--api HOST:PORT)", 3) from None  # fmt: skip
+                raise CommandError(
+                    f"cannot reach the arena API at {address} ({code.name}: {e.details()}); "
+                    "is `arena up` running? (--api HOST:PORT)",
+                    3,
+                ) from None
             raise CommandError(f"{code.name}: {e.details()}", 1) from None
 
 
@@ -82,8 +85,9 @@ def _games(args: argparse.Namespace) -> list[str]:
     """``--games a,b`` (with an endpoint; a manifest lists its own)."""
     games = [g.strip() for g in (args.games or "").split(",") if g.strip()]
     if args.endpoint and not games:
-        raise CommandError("--games is required with --endpoint: the rulesets the bot plays, e.g. "
-                           "--games pilotta,coinche", 2)  # fmt: skip
+        raise CommandError(
+            "--games is required with --endpoint: the rulesets the bot plays, e.g. --games pilotta,coinche", 2
+        )
     if args.manifest and games:
         raise CommandError("--games goes with --endpoint; a manifest bot's games are in its manifest", 2)
     return games
@@ -105,22 +109,32 @@ def _source_args(p: argparse.ArgumentParser) -> None:
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--endpoint", help="host:port of a running bot")
     g.add_argument("--manifest", help="a bot directory (with manifest.json) the workers start the bot from")
-    p.add_argument("--games", default=None, metavar="GAME[,GAME...]",
-                   help="with --endpoint: the rulesets the bot plays (pilotta, bulgarian, coinche, french, bela)")
+    p.add_argument(
+        "--games",
+        default=None,
+        metavar="GAME[,GAME...]",
+        help="with --endpoint: the rulesets the bot plays (pilotta, bulgarian, coinche, french, bela)",
+    )
 
 
 def cmd_bot_register(args: argparse.Namespace) -> int:
     owner = args.owner or os.environ.get("USER") or "anonymous"
-    reply = call(args, "RegisterBot", arena_pb2.RegisterBotRequest(name=args.name, owner=owner,
-                                                                   source=_source(args), games=_games(args)))
+    reply = call(
+        args,
+        "RegisterBot",
+        arena_pb2.RegisterBotRequest(name=args.name, owner=owner, source=_source(args), games=_games(args)),
+    )
     print(f"registered {reply.bot.name} (version {reply.bot.version}, owner {reply.bot.owner})")
     print(f"owner token (shown once; needed to update or retire the bot): {reply.owner_token}")
     return 0
 
 
 def cmd_bot_update(args: argparse.Namespace) -> int:
-    info = call(args, "UpdateBot", arena_pb2.UpdateBotRequest(name=args.name, token=args.token,
-                                                              source=_source(args), games=_games(args)))
+    info = call(
+        args,
+        "UpdateBot",
+        arena_pb2.UpdateBotRequest(name=args.name, token=args.token, source=_source(args), games=_games(args)),
+    )
     print(f"updated {info.name}: now version {info.version}")
     return 0
 
@@ -134,8 +148,10 @@ def cmd_bot_list(args: argparse.Namespace) -> int:
     for b in reply.bots:
         source = b.endpoint or "manifest: " + " ".join(json.loads(b.manifest_json).get("command", []))
         games = ",".join(b.games) or "(not declared)"
-        print(f"{b.name:<20} {b.version:>3}  {b.owner[:14]:<14} {'retired' if b.retired else 'active':<8} "
-              f"{games:<34} {source}")
+        print(
+            f"{b.name:<20} {b.version:>3}  {b.owner[:14]:<14} {'retired' if b.retired else 'active':<8} "
+            f"{games:<34} {source}"
+        )
     return 0
 
 
@@ -186,8 +202,11 @@ def admin_token(args: argparse.Namespace) -> str:
     except OSError:
         token = ""
     if not token:
-        raise CommandError(f"this needs the admin token: give --token, set $ARENA_ADMIN_TOKEN, or run it where "
-                           f"`arena up` keeps it ({path})", 2)  # fmt: skip
+        raise CommandError(
+            f"this needs the admin token: give --token, set $ARENA_ADMIN_TOKEN, or run it where "
+            f"`arena up` keeps it ({path})",
+            2,
+        )
     return token
 
 
@@ -200,8 +219,10 @@ def ladder_line(info: arena_pb2.LadderInfo) -> str:
     else:
         state = "started, no end"
     options = "" if info.options_json in ("", "{}") else f", options {info.options_json}"
-    return (f"{info.ladder}: {info.game}, {length}, {'duplicate' if info.duplicate else 'single'} matches"
-            f"{options}; {info.members} bots; {info.scheduled} scheduled; {state}")  # fmt: skip
+    return (
+        f"{info.ladder}: {info.game}, {length}, {'duplicate' if info.duplicate else 'single'} matches"
+        f"{options}; {info.members} bots; {info.scheduled} scheduled; {state}"
+    )
 
 
 def cmd_ladder_start(args: argparse.Namespace) -> int:
@@ -211,14 +232,23 @@ def cmd_ladder_start(args: argparse.Namespace) -> int:
         raise CommandError(str(e), 2) from None
     if args.deals and args.target:
         raise CommandError("give --deals or --target, not both", 2)
-    for flag, value in (("--deals", args.deals), ("--target", args.target), ("--matches", args.matches),
-                        ("--max-in-flight", args.max_in_flight)):  # fmt: skip
+    for flag, value in (
+        ("--deals", args.deals),
+        ("--target", args.target),
+        ("--matches", args.matches),
+        ("--max-in-flight", args.max_in_flight),
+    ):
         if value is not None and value < 1:
             raise CommandError(f"{flag} must be at least 1, not {value}", 2)
     request = arena_pb2.StartLadderRequest(
-        token=admin_token(args), variant=args.variant, options_json=json.dumps(options), deals=args.deals or 0,
-        target=args.target or 0, single=args.single, max_in_flight=args.max_in_flight or 0,
-    )  # fmt: skip
+        token=admin_token(args),
+        variant=args.variant,
+        options_json=json.dumps(options),
+        deals=args.deals or 0,
+        target=args.target or 0,
+        single=args.single,
+        max_in_flight=args.max_in_flight or 0,
+    )
     if args.matches is not None:
         request.matches = args.matches
     info = call(args, "StartLadder", request)
@@ -234,9 +264,11 @@ def cmd_ladder_stop(args: argparse.Namespace) -> int:
 
 def cmd_ladder_status(args: argparse.Namespace) -> int:
     s = call(args, "LadderStatus", arena_pb2.LadderStatusRequest(ladder=args.ladder or ""))
-    print(f"ladder {s.ladder} ({s.game}): {s.completed} played, {s.queued} waiting, {s.pending} being played, "
-          f"{s.dead_lettered} dead-lettered; oldest waiting {s.oldest_pending_age_seconds:.1f} s; "
-          f"workers alive: {len(s.workers_alive)}")
+    print(
+        f"ladder {s.ladder} ({s.game}): {s.completed} played, {s.queued} waiting, {s.pending} being played, "
+        f"{s.dead_lettered} dead-lettered; oldest waiting {s.oldest_pending_age_seconds:.1f} s; "
+        f"workers alive: {len(s.workers_alive)}"
+    )
     return 0
 
 
@@ -283,16 +315,20 @@ def add_ladder_parser(sub: Any) -> None:
 
 def format_leaderboard(reply: arena_pb2.LeaderboardReply) -> str:
     """The leaderboard with its uncertainty: mu ± 2 sigma is a ~95 % interval of a bot's skill."""
-    lines = [f"Leaderboard of ladder {reply.ladder} (ordered by mu - 3 sigma)",
-             f"{'#':>2}  {'bot':<16} {'mu':>6} {'sigma':>6} {'mu-3s':>7}  {'~95% skill':<15} {'games':>5}  "
-             f"{'W-L-D':<10} {'made/bid':<9} {'p50 ms':>7}"]  # fmt: skip
+    lines = [
+        f"Leaderboard of ladder {reply.ladder} (ordered by mu - 3 sigma)",
+        f"{'#':>2}  {'bot':<16} {'mu':>6} {'sigma':>6} {'mu-3s':>7}  {'~95% skill':<15} {'games':>5}  "
+        f"{'W-L-D':<10} {'made/bid':<9} {'p50 ms':>7}",
+    ]
     for e in reply.entries:
         st = json.loads(e.stats_json or "{}")
         wld = f"{e.wins}-{e.losses}-{e.draws}"
         interval = f"[{e.mu - 2 * e.sigma:5.1f}, {e.mu + 2 * e.sigma:5.1f}]"
         made = f"{st.get('contracts_made', 0)}/{st.get('contracts_bid', 0)}"
-        lines.append(f"{e.rank:>2}  {e.bot:<16} {e.mu:6.2f} {e.sigma:6.2f} {e.conservative:7.2f}  {interval:<15} "
-                     f"{e.games:>5}  {wld:<10} {made:<9} {st.get('latency_p50_ms', 0.0):7.2f}")  # fmt: skip
+        lines.append(
+            f"{e.rank:>2}  {e.bot:<16} {e.mu:6.2f} {e.sigma:6.2f} {e.conservative:7.2f}  {interval:<15} "
+            f"{e.games:>5}  {wld:<10} {made:<9} {st.get('latency_p50_ms', 0.0):7.2f}"
+        )
     if not reply.entries:
         lines.append("  (no rated games yet)")
     return "\n".join(lines)
@@ -321,9 +357,12 @@ def replay_text(summary: arena_pb2.MatchSummary, record: dict[str, Any]) -> str:
     side = ["+".join(dict.fromkeys(summary.bots[0::2])), "+".join(dict.fromkeys(summary.bots[1::2]))]
     result = record.get("result", {})
     winner = result.get("winner")
-    out = [f"Match {summary.match_id} on ladder {summary.ladder} ({summary.game}): {side[0]} vs {side[1]}",
-           f"Result: {'draw' if winner is None else side[winner] + ' win'}, {summary.scores[0]} to "
-           f"{summary.scores[1]}; {result.get('reason', '')}", ""]  # fmt: skip
+    out = [
+        f"Match {summary.match_id} on ladder {summary.ladder} ({summary.game}): {side[0]} vs {side[1]}",
+        f"Result: {'draw' if winner is None else side[winner] + ' win'}, {summary.scores[0]} to "
+        f"{summary.scores[1]}; {result.get('reason', '')}",
+        "",
+    ]
     for i, leg in enumerate(record.get("legs", [])):
         players = leg.get("players", [])
         seats = ", ".join(f"{SEAT_NAMES[s]} {p}" for s, p in enumerate(players))

@@ -101,8 +101,16 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"demo: {e}", file=sys.stderr)
         return 1
     print(f"demo: starting the arena ({args.workers} workers, embedded Redis in {data_dir})...", file=sys.stderr)
-    stack = Stack(UpConfig(data_dir=data_dir, workers=args.workers, api_port=0, web_port=0, metrics_port=None,
-                           worker_args=["--log-level", "WARNING"]))  # fmt: skip
+    stack = Stack(
+        UpConfig(
+            data_dir=data_dir,
+            workers=args.workers,
+            api_port=0,
+            web_port=0,
+            metrics_port=None,
+            worker_args=["--log-level", "WARNING"],
+        )
+    )
     try:
         stack.start()
     except (RuntimeError, OSError) as e:
@@ -113,8 +121,10 @@ def run_demo(args: argparse.Namespace) -> int:
     finally:
         t = time.monotonic()
         stack.stop()
-        print(f"demo: arena stopped in {time.monotonic() - t:.1f} s; total {time.monotonic() - started:.1f} s",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"demo: arena stopped in {time.monotonic() - t:.1f} s; total {time.monotonic() - started:.1f} s",
+            file=sys.stderr,
+        )
 
 
 def _play(args: argparse.Namespace, stack: Stack, stop: threading.Event, started: float) -> int:
@@ -123,21 +133,36 @@ def _play(args: argparse.Namespace, stack: Stack, stop: threading.Event, started
     api = arena_pb2_grpc.ArenaStub(channel)
     try:
         for name, directory in sample_bots(None if not args.no_node else False):
-            reply = api.RegisterBot(arena_pb2.RegisterBotRequest(
-                name=name, owner="demo", source=arena_pb2.BotSource(
-                    manifest_json=(directory / "manifest.json").read_text(), manifest_dir=str(directory))),
-                timeout=CALL_TIMEOUT_S)  # fmt: skip
+            reply = api.RegisterBot(
+                arena_pb2.RegisterBotRequest(
+                    name=name,
+                    owner="demo",
+                    source=arena_pb2.BotSource(
+                        manifest_json=(directory / "manifest.json").read_text(), manifest_dir=str(directory)
+                    ),
+                ),
+                timeout=CALL_TIMEOUT_S,
+            )
             print(f"demo: registered {reply.bot.name} ({directory.relative_to(REPO_ROOT)})", file=sys.stderr)
-        run = api.StartLadder(arena_pb2.StartLadderRequest(
-            token=stack.admin_token or "", variant=args.variant, deals=args.deals, matches=args.matches,
-            max_in_flight=args.workers), timeout=CALL_TIMEOUT_S)  # fmt: skip
-        print(f"demo: ladder {run.ladder}: {args.matches} duplicate {args.variant} matches of up to "
-              f"{args.deals} deals per leg", file=sys.stderr)  # fmt: skip
+        run = api.StartLadder(
+            arena_pb2.StartLadderRequest(
+                token=stack.admin_token or "",
+                variant=args.variant,
+                deals=args.deals,
+                matches=args.matches,
+                max_in_flight=args.workers,
+            ),
+            timeout=CALL_TIMEOUT_S,
+        )
+        print(
+            f"demo: ladder {run.ladder}: {args.matches} duplicate {args.variant} matches of up to "
+            f"{args.deals} deals per leg",
+            file=sys.stderr,
+        )
         ok = _wait(api, run.ladder, args.matches, args.timeout, stop)
         board = api.Leaderboard(arena_pb2.LeaderboardRequest(ladder=run.ladder), timeout=CALL_TIMEOUT_S)
         status = api.LadderStatus(arena_pb2.LadderStatusRequest(ladder=run.ladder), timeout=CALL_TIMEOUT_S)
-        recent = api.MatchHistory(arena_pb2.MatchHistoryRequest(ladder=run.ladder, limit=1),
-                                  timeout=CALL_TIMEOUT_S)  # fmt: skip
+        recent = api.MatchHistory(arena_pb2.MatchHistoryRequest(ladder=run.ladder, limit=1), timeout=CALL_TIMEOUT_S)
     except grpc.RpcError as e:
         print(f"demo: the API refused: {e.code().name}: {e.details()}", file=sys.stderr)
         return 1
@@ -146,13 +171,17 @@ def _play(args: argparse.Namespace, stack: Stack, stop: threading.Event, started
     print()
     print(format_leaderboard(board))
     print()
-    print(f"{status.completed} matches played in {time.monotonic() - started:.0f} s, "
-          f"{status.dead_lettered} dead-lettered, by {len(status.workers_alive)} workers")  # fmt: skip
+    print(
+        f"{status.completed} matches played in {time.monotonic() - started:.0f} s, "
+        f"{status.dead_lettered} dead-lettered, by {len(status.workers_alive)} workers"
+    )
     verdict, separated = _verdict(board)
     print(verdict)
     if recent.matches:
-        print(f"Watch a match: arena replay {recent.matches[0].match_id} --data-dir {args.data_dir}"
-              + ("" if args.serve else "  (with `arena demo --serve` running)"))
+        print(
+            f"Watch a match: arena replay {recent.matches[0].match_id} --data-dir {args.data_dir}"
+            + ("" if args.serve else "  (with `arena demo --serve` running)")
+        )
     if args.serve and ok:
         print(f"\n{stack.banner()}\nServing until Ctrl-C.", flush=True)
         while not stop.wait(1.0):
@@ -190,9 +219,11 @@ def _verdict(board: arena_pb2.LeaderboardReply) -> tuple[str, bool]:
         return "heuristic vs random: not both rated", False
     z, p = separation(h, r)
     apart = h.mu - 2 * h.sigma > r.mu + 2 * r.sigma
-    text = (f"heuristic vs random: mu {h.mu:.1f} ± {2 * h.sigma:.1f} vs {r.mu:.1f} ± {2 * r.sigma:.1f} "
-            f"(2 sigma); {z:.1f} sigma apart, P(heuristic stronger) = {p:.4f}: "
-            + ("separated" if apart else "not yet separated"))  # fmt: skip
+    text = (
+        f"heuristic vs random: mu {h.mu:.1f} ± {2 * h.sigma:.1f} vs {r.mu:.1f} ± {2 * r.sigma:.1f} "
+        f"(2 sigma); {z:.1f} sigma apart, P(heuristic stronger) = {p:.4f}: "
+        + ("separated" if apart else "not yet separated")
+    )
     return text, apart
 
 

@@ -59,9 +59,12 @@ class LadderRun:
 
 
 def ladder_config(
-    variant: str, options: Mapping[str, Any] | None = None, deals: int | None = None, target: int | None = None,
+    variant: str,
+    options: Mapping[str, Any] | None = None,
+    deals: int | None = None,
+    target: int | None = None,
     duplicate: bool = True,
-) -> LadderConfig:  # fmt: skip
+) -> LadderConfig:
     """A ladder's settings, checked against the ruleset (ValidationError naming what is wrong).
 
     Give ``deals`` (per leg; a leg also ends at the ruleset's target) or ``target`` (play each leg to it);
@@ -143,8 +146,14 @@ def get_run(scheduler: Scheduler, ladder_id: str) -> LadderRun:
     if raw is None:
         raise UnknownLadderError(f"ladder {ladder_id!r} is not started")
     d = json.loads(raw)
-    return LadderRun(ladder_id, scheduler.ladder(ladder_id), float(d["started"]), d.get("budget"),
-                     int(r.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0), int(d["max_in_flight"]))  # fmt: skip
+    return LadderRun(
+        ladder_id,
+        scheduler.ladder(ladder_id),
+        float(d["started"]),
+        d.get("budget"),
+        int(r.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0),
+        int(d["max_in_flight"]),
+    )
 
 
 def started_runs(scheduler: Scheduler) -> list[LadderRun]:
@@ -222,8 +231,12 @@ class LadderFeeder(threading.Thread):
                 enrol(self.scheduler, run.ladder_id, run.config.variant)
                 self._enrolled[run.ladder_id] = time.monotonic()
             wanted = min(target - waiting, run.remaining)
-            n = int(self._reserve(keys=[keys.LADDER_RUNS_SCHEDULED], args=[run.ladder_id, int(wanted),
-                                                               -1 if run.budget is None else run.budget]))
+            n = int(
+                self._reserve(
+                    keys=[keys.LADDER_RUNS_SCHEDULED],
+                    args=[run.ladder_id, int(wanted), -1 if run.budget is None else run.budget],
+                )
+            )
             if n <= 0:
                 continue
             specs = self.scheduler.schedule(run.ladder_id, n, max_in_flight=run.max_in_flight)

@@ -29,19 +29,30 @@ from referee.rules import get_ruleset, ruleset_names
 
 def _limits(p: argparse.ArgumentParser) -> None:
     p.add_argument("--deadline-ms", type=int, default=1000, help="time per decision (default 1000)")
-    p.add_argument("--time-bank-ms", type=int, default=10_000,
-                   help="extra time per bot per match, spent beyond the deadline (default 10000)")
-    p.add_argument("--max-strikes", type=int, default=3,
-                   help="timeouts/illegal answers a bot may commit before its side forfeits (default 3)")
+    p.add_argument(
+        "--time-bank-ms",
+        type=int,
+        default=10_000,
+        help="extra time per bot per match, spent beyond the deadline (default 10000)",
+    )
+    p.add_argument(
+        "--max-strikes",
+        type=int,
+        default=3,
+        help="timeouts/illegal answers a bot may commit before its side forfeits (default 3)",
+    )
     p.add_argument("--logs", default=None, help="directory for started bots' stderr (default: a temp dir)")
 
 
 # --- arena match ----------------------------------------------------------------------------------------
 def add_match_parser(sub: Any) -> None:
-    p = sub.add_parser("match", help="play a match between bots here and write its record",
-                       description="BOT is host:port of a running bot, or a bot directory / manifest file. "
-                                   "Two bots each play both seats of their side; four bots sit by seat "
-                                   "(seats 0 and 2 are partners).")
+    p = sub.add_parser(
+        "match",
+        help="play a match between bots here and write its record",
+        description="BOT is host:port of a running bot, or a bot directory / manifest file. "
+        "Two bots each play both seats of their side; four bots sit by seat "
+        "(seats 0 and 2 are partners).",
+    )
     p.add_argument("bots", nargs="+", metavar="BOT")
     p.add_argument("--variant", default="pilotta", help=f"ruleset name ({', '.join(ruleset_names())})")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="ruleset option")
@@ -49,8 +60,9 @@ def add_match_parser(sub: Any) -> None:
     length = p.add_mutually_exclusive_group()
     length.add_argument("--deals", type=int, help="play this many deals")
     length.add_argument("--game", action="store_true", help="play a whole game to the target (default)")
-    p.add_argument("--duplicate", action="store_true",
-                   help="replay the same deals with the partnerships swapped; add both legs")
+    p.add_argument(
+        "--duplicate", action="store_true", help="replay the same deals with the partnerships swapped; add both legs"
+    )
     p.add_argument("--out", help="where to write the match record (default: match-<id>.json)")
     p.add_argument("--match-id", default=None)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -66,54 +78,73 @@ def _progress(out: TextIO) -> Any:
             counts[event.outcome] = counts.get(event.outcome, 0) + 1
             if event.outcome != "ok":
                 fatal = event.outcome in ("crashed", "unreachable")
-                print(f"  leg {event.leg + 1} deal {event.deal_number} seat {event.seat} {event.bot}: "
-                      f"{event.outcome} ({event.detail})" + ("" if fatal else f"; played {event.action!r}"),
-                      file=out, flush=True)
+                print(
+                    f"  leg {event.leg + 1} deal {event.deal_number} seat {event.seat} {event.bot}: "
+                    f"{event.outcome} ({event.detail})" + ("" if fatal else f"; played {event.action!r}"),
+                    file=out,
+                    flush=True,
+                )
         elif isinstance(event, DealEvent):
             bad = sum(v for k, v in counts.items() if k != "ok")
             what = "thrown in" if event.thrown_in else f"written {event.written[0]}/{event.written[1]}"
-            print(f"leg {event.leg + 1} deal {event.deal_number}: {what}, scores "
-                  f"{event.scores[0]}/{event.scores[1]} ({counts.get('ok', 0)} decisions ok, {bad} not)",
-                  file=out, flush=True)
+            print(
+                f"leg {event.leg + 1} deal {event.deal_number}: {what}, scores "
+                f"{event.scores[0]}/{event.scores[1]} ({counts.get('ok', 0)} decisions ok, {bad} not)",
+                file=out,
+                flush=True,
+            )
+
     return on_event
 
 
 def print_outcome(outcome: MatchOutcome, out: TextIO) -> None:
     teams = [" + ".join(b.name for b in outcome.bots if b.team == t) for t in (0, 1)]
     head = "draw" if outcome.winner is None else f"team {outcome.winner} ({teams[outcome.winner]}) wins"
-    print(f"Result: {head}, {outcome.scores[0]} to {outcome.scores[1]} "
-          f"({outcome.deals_played} deals, {outcome.elapsed_s:.1f} s)", file=out)
+    print(
+        f"Result: {head}, {outcome.scores[0]} to {outcome.scores[1]} "
+        f"({outcome.deals_played} deals, {outcome.elapsed_s:.1f} s)",
+        file=out,
+    )
     print(f"  {outcome.reason}", file=out)
     for b in outcome.bots:
         j = b.to_json()
         bad = ", ".join(f"{k} {v}" for k, v in j["counts"].items() if v and k != "ok") or "no errors"
         lat = j["latency_ms"]
-        print(f"  team {b.team} {b.name}: {j['decisions']} decisions, {bad}, strikes {b.strikes}, "
-              f"notice failures {b.notice_failures}; latency p50 {lat['p50']} ms p99 {lat['p99']} ms "
-              f"max {lat['max']} ms", file=out)
+        print(
+            f"  team {b.team} {b.name}: {j['decisions']} decisions, {bad}, strikes {b.strikes}, "
+            f"notice failures {b.notice_failures}; latency p50 {lat['p50']} ms p99 {lat['p99']} ms "
+            f"max {lat['max']} ms",
+            file=out,
+        )
         for e in b.errors[:5]:
             print(f"    - {e}", file=out)
 
 
 def _settings(args: argparse.Namespace, **over: Any) -> MatchSettings:
     values: dict[str, Any] = {
-        "deadline_ms": args.deadline_ms, "time_bank_ms": args.time_bank_ms, "max_strikes": args.max_strikes,
-        "log_dir": args.logs}
+        "deadline_ms": args.deadline_ms,
+        "time_bank_ms": args.time_bank_ms,
+        "max_strikes": args.max_strikes,
+        "log_dir": args.logs,
+    }
     values.update(over)
     return MatchSettings(**values)
 
 
 def cmd_match(args: argparse.Namespace) -> int:
     if len(args.bots) not in (2, 4):
-        print(f"error: give 2 bots (each plays both seats of its side) or 4 (one per seat), "
-              f"not {len(args.bots)}", file=sys.stderr)
+        print(
+            f"error: give 2 bots (each plays both seats of its side) or 4 (one per seat), not {len(args.bots)}",
+            file=sys.stderr,
+        )
         return 2
     try:
         bots = _resolve(args.bots)
         options = parse_options(args.option)
         get_ruleset(args.variant, options)
-        settings = _settings(args, game=args.variant, options=options, seed=args.seed, deals=args.deals,
-                             duplicate=args.duplicate)
+        settings = _settings(
+            args, game=args.variant, options=options, seed=args.seed, deals=args.deals, duplicate=args.duplicate
+        )
         settings.validate()
     except (ManifestError, RulesetError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -163,8 +194,9 @@ class CheckReport:
 def add_check_bot_parser(sub: Any) -> None:
     p = sub.add_parser("check-bot", help="check that a bot follows the protocol, for every game it plays")
     p.add_argument("bot", metavar="BOT", help="host:port, or a bot directory / manifest file")
-    p.add_argument("--games", nargs="+", default=None,
-                   help="games to check (default: every game the bot's handshake lists)")
+    p.add_argument(
+        "--games", nargs="+", default=None, help="games to check (default: every game the bot's handshake lists)"
+    )
     p.add_argument("--deals", type=int, default=4, help="deals per game (default 4)")
     p.add_argument("--seed", type=int, default=1)
     _limits(p)
@@ -174,15 +206,17 @@ def add_check_bot_parser(sub: Any) -> None:
 def _handshake(endpoint: str, report: CheckReport) -> list[str]:
     with grpc.insecure_channel(endpoint) as channel:
         try:
-            reply = bot_pb2_grpc.BotStub(channel).Handshake(wire.handshake_request("arena check-bot"),
-                                                            timeout=5.0)
+            reply = bot_pb2_grpc.BotStub(channel).Handshake(wire.handshake_request("arena check-bot"), timeout=5.0)
         except grpc.RpcError as e:
             report.add("handshake", False, f"{e.code().name}: {e.details()}")
             return []
     report.add("handshake answers", True, f"{reply.name} {reply.version} by {reply.author or '?'}")
     report.add("handshake names the bot", bool(reply.name.strip()), "" if reply.name else "empty name")
-    report.add("protocol version", reply.protocol_version == wire.PROTOCOL_VERSION,
-               f"speaks {reply.protocol_version}, the referee {wire.PROTOCOL_VERSION}")
+    report.add(
+        "protocol version",
+        reply.protocol_version == wire.PROTOCOL_VERSION,
+        f"speaks {reply.protocol_version}, the referee {wire.PROTOCOL_VERSION}",
+    )
     report.add("handshake lists games", bool(reply.games), ", ".join(reply.games) or "no games listed")
     return list(reply.games)
 
@@ -203,8 +237,9 @@ def _check_game(endpoint: str, game: str, args: argparse.Namespace, report: Chec
             tally[1] += event.outcome != "ok"
 
     for attempt in range(4):  # more deals until declarations were asked for (bounded)
-        settings = _settings(args, game=game, seed=args.seed + attempt, deals=args.deals,
-                             max_total_deals=4 * args.deals)
+        settings = _settings(
+            args, game=game, seed=args.seed + attempt, deals=args.deals, max_total_deals=4 * args.deals
+        )
         outcomes.append(run_match([endpoint, endpoint], settings, f"check-{game}-{attempt}", on_event))
         if "declare" in phases or outcomes[-1].forfeit:
             break
@@ -212,24 +247,37 @@ def _check_game(endpoint: str, game: str, args: argparse.Namespace, report: Chec
     for phase, label in names.items():
         answers, bad = phases.get(phase, [0, 0])
         if answers == 0:
-            report.add(f"[{game}] legal answers in {label}", phase == "declare",
-                       "never asked in these deals" if phase == "declare"
-                       else "never asked (were all deals thrown in? does the bot ever bid?)")
+            report.add(
+                f"[{game}] legal answers in {label}",
+                phase == "declare",
+                "never asked in these deals"
+                if phase == "declare"
+                else "never asked (were all deals thrown in? does the bot ever bid?)",
+            )
         else:
             report.add(f"[{game}] legal answers in {label}", bad == 0, f"{answers - bad}/{answers} ok")
     bots = [b for o in outcomes for b in o.bots]
     timeouts = sum(b.counts["timeout"] for b in bots)
     worst = max((max(b.latencies_ms, default=0.0) for b in bots), default=0.0)
-    report.add(f"[{game}] answers within the deadline", timeouts == 0 and worst <= args.deadline_ms,
-               f"{timeouts} timeouts, slowest {worst:.1f} ms (deadline {args.deadline_ms} ms)")
+    report.add(
+        f"[{game}] answers within the deadline",
+        timeouts == 0 and worst <= args.deadline_ms,
+        f"{timeouts} timeouts, slowest {worst:.1f} ms (deadline {args.deadline_ms} ms)",
+    )
     crashed = [o.forfeit_reason for o in outcomes if o.forfeit]
     report.add(f"[{game}] plays whole deals without crashing", not crashed, "; ".join(crashed))
-    for kind, label in (("DealEnded", "end of deals"), ("MatchStarted", "start of matches"),
-                        ("MatchEnded", "end of matches")):
+    for kind, label in (
+        ("DealEnded", "end of deals"),
+        ("MatchStarted", "start of matches"),
+        ("MatchEnded", "end of matches"),
+    ):
         failed = sum(b.notice_failures_by_kind.get(kind, 0) for b in bots)
         sent = sum(b.notices_sent for b in bots)
-        report.add(f"[{game}] acknowledges notices at {label}", failed == 0,
-                   f"{failed} {kind} notices failed" if failed else f"{sent} notices sent in all")
+        report.add(
+            f"[{game}] acknowledges notices at {label}",
+            failed == 0,
+            f"{failed} {kind} notices failed" if failed else f"{sent} notices sent in all",
+        )
 
 
 def check_bot(endpoint: str, games: Sequence[str] | None, args: argparse.Namespace) -> CheckReport:
@@ -254,8 +302,11 @@ def cmd_check_bot(args: argparse.Namespace) -> int:
     with launch_bots([bot], args.logs) as (endpoints, procs):
         report = CheckReport()
         for p in procs:
-            report.add("bot starts and serves health SERVING", p.error is None,
-                       p.error or f"on {p.endpoint}; stderr in {p.stderr_path}")
+            report.add(
+                "bot starts and serves health SERVING",
+                p.error is None,
+                p.error or f"on {p.endpoint}; stderr in {p.stderr_path}",
+            )
         if report.ok:
             report.results += check_bot(endpoints[0], args.games, args).results
     report.print(sys.stdout)

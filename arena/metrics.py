@@ -352,9 +352,7 @@ def _non_negative(value: float, what: str) -> float:
 # helpers: matches, deals, decisions, errors
 
 
-def record_match(
-    game: str, outcome: Outcome, deals: int = 0, *, registry: CollectorRegistry | None = None
-) -> None:
+def record_match(game: str, outcome: Outcome, deals: int = 0, *, registry: CollectorRegistry | None = None) -> None:
     """Count one completed match of ``game`` with ``outcome``, and the ``deals`` it played."""
     m = get_metrics(registry)
     game = _label(game, "game")
@@ -370,17 +368,15 @@ def record_deals(game: str, count: int = 1, *, registry: CollectorRegistry | Non
     get_metrics(registry).deals_completed.labels(game=_label(game, "game")).inc(count)
 
 
-def observe_decision(
-    phase: str, bot: str, seconds: float, *, registry: CollectorRegistry | None = None
-) -> None:
+def observe_decision(phase: str, bot: str, seconds: float, *, registry: CollectorRegistry | None = None) -> None:
     """Observe one decision request to ``bot`` in game ``phase`` that took ``seconds``.
 
     Call it for every request sent, failed ones included (a timeout observes the time waited): the
     histogram's ``_count`` is the denominator of the bot error-rate alert.
     """
-    get_metrics(registry).decision_latency.labels(
-        phase=_label(phase, "phase"), bot=_label(bot, "bot")
-    ).observe(_non_negative(seconds, "decision latency"))
+    get_metrics(registry).decision_latency.labels(phase=_label(phase, "phase"), bot=_label(bot, "bot")).observe(
+        _non_negative(seconds, "decision latency")
+    )
 
 
 def record_bot_error(

@@ -107,9 +107,7 @@ class MatchQueue:
         """Take the next never-delivered match, waiting at most ``block_ms``."""
         block = max(1, min(int(block_ms), MAX_BLOCK_MS))
         resp = self._grouped(
-            lambda: self.r.xreadgroup(
-                keys.WORKER_GROUP, worker_id, {keys.MATCH_STREAM: ">"}, count=1, block=block
-            )
+            lambda: self.r.xreadgroup(keys.WORKER_GROUP, worker_id, {keys.MATCH_STREAM: ">"}, count=1, block=block)
         )
         for _stream, entries in resp or []:
             for msg_id, fields in entries:
@@ -154,8 +152,16 @@ class MatchQueue:
         try:
             spec = MatchSpec.from_json(raw)
         except ValueError as e:
-            self._dead_letter(msg_id, fields.get("match_id", "?"), f"malformed spec: {e}", raw, deliveries,
-                              worker_id, ladder=None, bots=())  # fmt: skip
+            self._dead_letter(
+                msg_id,
+                fields.get("match_id", "?"),
+                f"malformed spec: {e}",
+                raw,
+                deliveries,
+                worker_id,
+                ladder=None,
+                bots=(),
+            )
             return None
         return Claimed(msg_id, spec, deliveries, reclaimed)
 
@@ -210,20 +216,42 @@ class MatchQueue:
     def dead_letter(self, claimed: Claimed, worker_id: str, reason: str) -> bool:
         s = claimed.spec
         return self._dead_letter(
-            claimed.msg_id, s.match_id, reason, s.to_json(), claimed.deliveries, worker_id,
-            ladder=s.ladder, bots=s.distinct_bots(),
-        )  # fmt: skip
+            claimed.msg_id,
+            s.match_id,
+            reason,
+            s.to_json(),
+            claimed.deliveries,
+            worker_id,
+            ladder=s.ladder,
+            bots=s.distinct_bots(),
+        )
 
     def _dead_letter(
-        self, msg_id: str, match_id: str, reason: str, spec_json: str, deliveries: int, worker_id: str,
-        ladder: str | None, bots: Sequence[str],
-    ) -> bool:  # fmt: skip
+        self,
+        msg_id: str,
+        match_id: str,
+        reason: str,
+        spec_json: str,
+        deliveries: int,
+        worker_id: str,
+        ladder: str | None,
+        bots: Sequence[str],
+    ) -> bool:
         inflight = keys.ladder_inflight(ladder) if ladder else keys.NO_LADDER_INFLIGHT
         out = self._bury(
             keys=[keys.MATCH_STREAM, keys.DEAD_STREAM, keys.LAST_ERROR, inflight],
-            args=[keys.WORKER_GROUP, msg_id, match_id, reason[:4000], spec_json, deliveries, worker_id,
-                  repr(time.time()), *bots],
-        )  # fmt: skip
+            args=[
+                keys.WORKER_GROUP,
+                msg_id,
+                match_id,
+                reason[:4000],
+                spec_json,
+                deliveries,
+                worker_id,
+                repr(time.time()),
+                *bots,
+            ],
+        )
         return bool(out)
 
     # dead letters ---------------------------------------------------------------
@@ -231,9 +259,7 @@ class MatchQueue:
     def dead_letters(self, count: int = 100) -> list[DeadLetter]:
         out = []
         for dead_id, f in self.r.xrange(keys.DEAD_STREAM, count=count):
-            out.append(
-                DeadLetter(dead_id, f["match_id"], f["reason"], int(f["deliveries"]), f["worker"], f["spec"])
-            )
+            out.append(DeadLetter(dead_id, f["match_id"], f["reason"], int(f["deliveries"]), f["worker"], f["spec"]))
         return out
 
     def requeue_dead(self, dead_id: str) -> str | None:

@@ -222,9 +222,7 @@ class Ratings:
         batches.append(stale[1])
         if not any(batches):
             block = min(max(block_ms, 0), 2000) or None
-            new = self.r.xreadgroup(
-                keys.RATINGS_GROUP, consumer, {keys.RESULTS_STREAM: ">"}, count=count, block=block
-            )
+            new = self.r.xreadgroup(keys.RATINGS_GROUP, consumer, {keys.RESULTS_STREAM: ">"}, count=count, block=block)
             batches.extend(e for _s, e in new or [])
         for entries in batches:
             for entry_id, fields in entries:

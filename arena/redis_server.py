@@ -96,17 +96,25 @@ class EmbeddedRedis:
     def _args(self) -> list[str]:
         return [
             str(self.executable),
-            "--port", str(self.port),
-            "--bind", "127.0.0.1",
-            "--dir", str(self.data_dir),
-            "--appendonly", "yes",
+            "--port",
+            str(self.port),
+            "--bind",
+            "127.0.0.1",
+            "--dir",
+            str(self.data_dir),
+            "--appendonly",
+            "yes",
             # everysec: at most ~1 s of writes lost on a crash (SIGKILL/power),
             # none on SHUTDOWN, at a fraction of the cost of "always".
-            "--appendfsync", "everysec",
-            "--save", "",  # AOF is the persistence; no background RDB snapshots
-            "--daemonize", "no",
-            "--logfile", str(self.log_path),
-        ]  # fmt: skip
+            "--appendfsync",
+            "everysec",
+            "--save",
+            "",  # AOF is the persistence; no background RDB snapshots
+            "--daemonize",
+            "no",
+            "--logfile",
+            str(self.log_path),
+        ]
 
     def start(self) -> EmbeddedRedis:
         if self.proc is not None and self.proc.poll() is None:
@@ -168,9 +176,12 @@ class EmbeddedRedis:
             # No retries: the dropped connection IS the success signal, and
             # redis-py's default retry/backoff would add seconds of reconnecting.
             client = redis.Redis(
-                host="127.0.0.1", port=self.port, socket_timeout=2.0, socket_connect_timeout=2.0,
+                host="127.0.0.1",
+                port=self.port,
+                socket_timeout=2.0,
+                socket_connect_timeout=2.0,
                 retry=Retry(NoBackoff(), 0),
-            )  # fmt: skip
+            )
             with contextlib.suppress(redis.RedisError, OSError):
                 client.shutdown()  # the connection drops as the server exits
             client.close()

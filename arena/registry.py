@@ -93,8 +93,9 @@ def validate_games(games: object, what: str = "games") -> tuple[str, ...]:
     """A non-empty list of distinct ruleset names, each one ``referee.rules.ruleset_names()`` knows."""
     known = ruleset_names()
     if not isinstance(games, list | tuple) or not games:
-        raise ValidationError(f"{what}: give the rulesets the bot plays, a non-empty list of "
-                              f"{', '.join(known)}; got {games!r}")  # fmt: skip
+        raise ValidationError(
+            f"{what}: give the rulesets the bot plays, a non-empty list of {', '.join(known)}; got {games!r}"
+        )
     for game in games:
         if game not in known:
             raise ValidationError(f"{what}: unknown game {game!r} (known: {', '.join(known)})")
@@ -133,9 +134,15 @@ def validate_manifest(manifest: object, manifest_dir: str | None = None) -> dict
 def manifest_dict(manifest: Manifest) -> dict[str, Any]:
     """A parsed manifest (``referee.bots.load_manifest``) as its JSON object, for ``Registry.register``."""
     port = {"arg": manifest.port_arg} if manifest.port_arg is not None else {"env": manifest.port_env}
-    return {"name": manifest.name, "version": manifest.version, "author": manifest.author,
-            "language": manifest.language, "command": list(manifest.command), "port": port,
-            "games": list(manifest.games)}  # fmt: skip
+    return {
+        "name": manifest.name,
+        "version": manifest.version,
+        "author": manifest.author,
+        "language": manifest.language,
+        "command": list(manifest.command),
+        "port": port,
+        "games": list(manifest.games),
+    }
 
 
 def launch_manifest(version: BotVersion) -> Manifest:
@@ -143,14 +150,17 @@ def launch_manifest(version: BotVersion) -> Manifest:
     stored manifest is not valid: e.g. written in an older format)."""
     if version.manifest is None:
         raise ValidationError(f"bot {version.bot_id} v{version.version} has an endpoint, not a manifest")
-    return parse_bot_manifest(dict(version.manifest), version.manifest_dir or ".",
-                              f"bot {version.bot_id} v{version.version}")  # fmt: skip
+    return parse_bot_manifest(
+        dict(version.manifest), version.manifest_dir or ".", f"bot {version.bot_id} v{version.version}"
+    )
 
 
 def _target(
-    endpoint: str | None, manifest: Mapping[str, Any] | None, manifest_dir: str | None,
+    endpoint: str | None,
+    manifest: Mapping[str, Any] | None,
+    manifest_dir: str | None,
     games: Sequence[str] | None,
-) -> tuple[str | None, dict[str, Any] | None, str | None, tuple[str, ...]]:  # fmt: skip
+) -> tuple[str | None, dict[str, Any] | None, str | None, tuple[str, ...]]:
     """(endpoint, manifest, manifest_dir, games) of a new version, all validated."""
     if (endpoint is None) == (manifest is None):
         raise ValidationError("give exactly one of endpoint (host:port) or manifest")

@@ -104,9 +104,14 @@ def spawn_bot(manifest: Manifest, log_dir: Path, startup_timeout_s: float = 15.0
     argv = with_parent_death(manifest.argv(port))
     try:
         process = subprocess.Popen(
-            argv, cwd=manifest.directory, env=manifest.env(port), stdin=subprocess.DEVNULL,
-            stdout=stderr, stderr=stderr, start_new_session=True,
-        )  # fmt: skip
+            argv,
+            cwd=manifest.directory,
+            env=manifest.env(port),
+            stdin=subprocess.DEVNULL,
+            stdout=stderr,
+            stderr=stderr,
+            start_new_session=True,
+        )
     except OSError as e:
         stderr.close()
         raise BotStartError(f"bot {manifest.name!r} ({manifest.source}): cannot run {argv[0]!r}: {e}") from None
@@ -186,8 +191,12 @@ class ArenaRunner:
         self.registry = registry
         self.log_dir = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="arena-bots-"))
         self.pool = BotPool(self.log_dir, startup_timeout_s=startup_timeout_s) if warm_bots else None
-        self.limits: dict[str, float] = {"deadline_ms": deadline_ms, "time_bank_ms": time_bank_ms,
-                                         "max_strikes": max_strikes, "startup_timeout_s": startup_timeout_s}
+        self.limits: dict[str, float] = {
+            "deadline_ms": deadline_ms,
+            "time_bank_ms": time_bank_ms,
+            "max_strikes": max_strikes,
+            "startup_timeout_s": startup_timeout_s,
+        }
 
     def close(self) -> None:
         if self.pool is not None:
@@ -215,10 +224,16 @@ class ArenaRunner:
             if spec.target is not None:
                 options["target"] = spec.target
             settings = MatchSettings(
-                game=spec.variant, options=options, seed=spec.seed, deals=spec.deals, duplicate=spec.duplicate,
-                log_dir=str(self.log_dir), deadline_ms=int(self.limits["deadline_ms"]),
-                time_bank_ms=int(self.limits["time_bank_ms"]), max_strikes=int(self.limits["max_strikes"]),
-            )  # fmt: skip
+                game=spec.variant,
+                options=options,
+                seed=spec.seed,
+                deals=spec.deals,
+                duplicate=spec.duplicate,
+                log_dir=str(self.log_dir),
+                deadline_ms=int(self.limits["deadline_ms"]),
+                time_bank_ms=int(self.limits["time_bank_ms"]),
+                max_strikes=int(self.limits["max_strikes"]),
+            )
             endpoints: list[str | Manifest] = [targets[b] for b in spec.bots]
             outcome = run_match(endpoints, settings, spec.match_id, _metrics_reporter(spec, names))
         finally:
@@ -339,7 +354,7 @@ def _count_record(rec: Mapping[str, Any], seat_bots: Sequence[str], counters: di
         capot = score.get("capot")
         if capot is not None:
             # A capot is the side's achievement: credited to each distinct bot of that side.
-            for bot in dict.fromkeys(seat_bots[int(capot)::2]):
+            for bot in dict.fromkeys(seat_bots[int(capot) :: 2]):
                 counters[bot]["capots"] += 1
         for decl in deal.get("declarations", []):
             counters[seat_bots[int(decl["seat"])]]["declarations"] += len(decl.get("announced", []))

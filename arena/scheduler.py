@@ -73,10 +73,16 @@ class LadderConfig:
 
     def canonical(self) -> str:
         return json.dumps(
-            {"variant": self.variant, "options": dict(self.options), "deals": self.deals,
-             "target": self.target, "duplicate": self.duplicate},
-            sort_keys=True, separators=(",", ":"),
-        )  # fmt: skip
+            {
+                "variant": self.variant,
+                "options": dict(self.options),
+                "deals": self.deals,
+                "target": self.target,
+                "duplicate": self.duplicate,
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+        )
 
     @property
     def ladder_id(self) -> str:
@@ -127,11 +133,7 @@ def pick_pairs(
         anchor = max(eligible, key=lambda c: (priority(c, now, fairness_s), c.bot_id))
 
         def cost(o: Candidate, anchor: Candidate = anchor) -> float:
-            return (
-                rating_distance(anchor, o)
-                - wait_weight * priority(o, now, fairness_s)
-                + jitter * rng.random()
-            )
+            return rating_distance(anchor, o) - wait_weight * priority(o, now, fairness_s) + jitter * rng.random()
 
         opponent = min((c for c in eligible if c.bot_id != anchor.bot_id), key=cost)
         pairs.append((anchor.bot_id, opponent.bot_id))

@@ -121,10 +121,19 @@ def health_server(host: str, port: int) -> tuple[Any, Any, int]:
 
 
 def run_worker(
-    redis_url: str, *, worker_id: str | None = None, host: str = "0.0.0.0", health_port: int | None = 50052,
-    metrics_port: int | None = None, stale_ms: int = 60_000, bot_logs: str | None = None, warm_bots: bool = True,
-    max_matches: int | None = None, idle_exit_s: float | None = None, deadline_ms: int = 1000,
-) -> int:  # fmt: skip
+    redis_url: str,
+    *,
+    worker_id: str | None = None,
+    host: str = "0.0.0.0",
+    health_port: int | None = 50052,
+    metrics_port: int | None = None,
+    stale_ms: int = 60_000,
+    bot_logs: str | None = None,
+    warm_bots: bool = True,
+    max_matches: int | None = None,
+    idle_exit_s: float | None = None,
+    deadline_ms: int = 1000,
+) -> int:
     """One worker process until SIGTERM (warm: finishes its match) or a second signal (cold)."""
     worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
     r = connect(redis_url)
@@ -212,8 +221,7 @@ class Stack:
         (self.data_dir / "logs").mkdir(exist_ok=True)
         state = read_state(self.data_dir)
         if state and _alive(int(state.get("pid", 0))) and int(state.get("pid", 0)) != os.getpid():
-            raise RuntimeError(f"an arena is already running from {self.data_dir} (pid {state['pid']}); "
-                               "stop it first")  # fmt: skip
+            raise RuntimeError(f"an arena is already running from {self.data_dir} (pid {state['pid']}); stop it first")
         try:
             if not self.cfg.redis_url:
                 self.redis = EmbeddedRedis(self.data_dir / "redis").start()
@@ -234,8 +242,9 @@ class Stack:
                 try:
                     self.metrics_server, _t = metrics.start_metrics_server(self.cfg.metrics_port)
                 except OSError as e:
-                    raise OSError(f"cannot serve metrics on port {self.cfg.metrics_port}: {e} "
-                                  "(--metrics-port 0: any free port)") from None  # fmt: skip
+                    raise OSError(
+                        f"cannot serve metrics on port {self.cfg.metrics_port}: {e} (--metrics-port 0: any free port)"
+                    ) from None
                 self.metrics_port = int(self.metrics_server.server_port)
             self._write_state()
         except BaseException:
@@ -258,9 +267,22 @@ class Stack:
     def _worker_cmd(self, i: int) -> list[str]:
         mp = self.cfg.metrics_port
         wport = None if mp is None else (0 if mp == 0 else mp + 1 + i)
-        cmd = [sys.executable, "-m", "arena.cli", "worker", "--redis", self.url,
-               "--worker-id", f"{socket.gethostname()}-up{os.getpid()}-{i}", "--host", self.cfg.host,
-               "--health-port", "0", "--bot-logs", str(self.data_dir / "bot-logs")]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "worker",
+            "--redis",
+            self.url,
+            "--worker-id",
+            f"{socket.gethostname()}-up{os.getpid()}-{i}",
+            "--host",
+            self.cfg.host,
+            "--health-port",
+            "0",
+            "--bot-logs",
+            str(self.data_dir / "bot-logs"),
+        ]
         if wport is not None:
             cmd += ["--metrics-port", str(wport)]
         return cmd + self.cfg.worker_args
@@ -270,15 +292,25 @@ class Stack:
         self._logs.append(out)
         # Own session: a Ctrl-C in the terminal reaches only us, and we stop the workers in order.  If we
         # are killed outright, the kernel sends them SIGTERM (a warm stop) instead of leaving them running.
-        return subprocess.Popen(with_parent_death(self._worker_cmd(i), signal.SIGTERM), stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=out, start_new_session=True)
+        return subprocess.Popen(
+            with_parent_death(self._worker_cmd(i), signal.SIGTERM),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            start_new_session=True,
+        )
 
     def _write_state(self) -> None:
         assert self.api is not None
-        state = {"pid": os.getpid(), "redis": self.url, "api": self.api.address,
-                 "web": f"http://{self.api.address.rsplit(':', 1)[0]}:{self.web_port}/",
-                 "metrics": self.metrics_port, "workers": [w.pid for w in self.workers],
-                 "started": time.time()}  # fmt: skip
+        state = {
+            "pid": os.getpid(),
+            "redis": self.url,
+            "api": self.api.address,
+            "web": f"http://{self.api.address.rsplit(':', 1)[0]}:{self.web_port}/",
+            "metrics": self.metrics_port,
+            "workers": [w.pid for w in self.workers],
+            "started": time.time(),
+        }
         tmp = self.data_dir / (STATE_FILE + ".tmp")
         tmp.write_text(json.dumps(state, indent=1) + "\n")
         tmp.replace(self.data_dir / STATE_FILE)
@@ -400,8 +432,9 @@ def run_up(cfg: UpConfig) -> int:
 
 
 def _metrics_port(p: argparse.ArgumentParser, default: int | None, what: str) -> None:
-    p.add_argument("--metrics-port", type=int, default=default,
-                   help=f"serve /metrics on this port ({what}; 0: any free port)")  # fmt: skip
+    p.add_argument(
+        "--metrics-port", type=int, default=default, help=f"serve /metrics on this port ({what}; 0: any free port)"
+    )
 
 
 def _log_level(p: argparse.ArgumentParser) -> None:
@@ -420,10 +453,18 @@ def cmd_up(args: argparse.Namespace) -> int:
     worker_args = ["--log-level", args.log_level]
     if args.fresh_bots:
         worker_args.append("--fresh-bots")
-    return run_up(UpConfig(
-        data_dir=Path(args.data_dir), workers=args.workers, redis_url=args.redis, host=args.host,
-        api_port=args.api_port, web_port=args.web_port, metrics_port=args.metrics_port, worker_args=worker_args,
-    ))  # fmt: skip
+    return run_up(
+        UpConfig(
+            data_dir=Path(args.data_dir),
+            workers=args.workers,
+            redis_url=args.redis,
+            host=args.host,
+            api_port=args.api_port,
+            web_port=args.web_port,
+            metrics_port=args.metrics_port,
+            worker_args=worker_args,
+        )
+    )
 
 
 def cmd_api(args: argparse.Namespace) -> int:
@@ -434,11 +475,18 @@ def cmd_api(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     _setup_logging(args)
     return run_worker(
-        args.redis, worker_id=args.worker_id, host=args.host,
-        health_port=None if args.health_port < 0 else args.health_port, metrics_port=args.metrics_port,
-        stale_ms=args.stale_ms, bot_logs=args.bot_logs, warm_bots=not args.fresh_bots,
-        max_matches=args.max_matches, idle_exit_s=args.idle_exit_s, deadline_ms=args.deadline_ms,
-    )  # fmt: skip
+        args.redis,
+        worker_id=args.worker_id,
+        host=args.host,
+        health_port=None if args.health_port < 0 else args.health_port,
+        metrics_port=args.metrics_port,
+        stale_ms=args.stale_ms,
+        bot_logs=args.bot_logs,
+        warm_bots=not args.fresh_bots,
+        max_matches=args.max_matches,
+        idle_exit_s=args.idle_exit_s,
+        deadline_ms=args.deadline_ms,
+    )
 
 
 def cmd_web(args: argparse.Namespace) -> int:
@@ -447,8 +495,11 @@ def cmd_web(args: argparse.Namespace) -> int:
 
 
 def _redis_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--redis", default=os.environ.get("ARENA_REDIS_URL", "redis://127.0.0.1:6379/0"),
-                   help="Redis URL (default $ARENA_REDIS_URL or redis://127.0.0.1:6379/0)")  # fmt: skip
+    p.add_argument(
+        "--redis",
+        default=os.environ.get("ARENA_REDIS_URL", "redis://127.0.0.1:6379/0"),
+        help="Redis URL (default $ARENA_REDIS_URL or redis://127.0.0.1:6379/0)",
+    )
 
 
 def add_server_parsers(sub: Any) -> None:

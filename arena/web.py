@@ -116,12 +116,20 @@ class Handler(BaseHTTPRequestHandler):
             status, ctype, body = self._error(HTTPStatus.BAD_REQUEST, "Bad request", str(e), api)
         except redis.RedisError as e:
             log.warning("web: redis unavailable: %s", e)
-            status, ctype, body = self._error(HTTPStatus.SERVICE_UNAVAILABLE, "Database unavailable",
-                                              "The arena's database cannot be reached right now; try again soon.", api)
+            status, ctype, body = self._error(
+                HTTPStatus.SERVICE_UNAVAILABLE,
+                "Database unavailable",
+                "The arena's database cannot be reached right now; try again soon.",
+                api,
+            )
         except Exception:
             log.exception("web: error serving %s", self.path)
-            status, ctype, body = self._error(HTTPStatus.INTERNAL_SERVER_ERROR, "Server error",
-                                              "Something went wrong on our side; it has been logged.", api)
+            status, ctype, body = self._error(
+                HTTPStatus.INTERNAL_SERVER_ERROR,
+                "Server error",
+                "Something went wrong on our side; it has been logged.",
+                api,
+            )
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
@@ -220,8 +228,14 @@ class Handler(BaseHTTPRequestHandler):
         matches, cursor = d.matches(ladder, bot_id, limit, before)
         names = d.with_names(matches)
         api = {"matches": [{**m, "names": [names[b] for b in m["seats"]]} for m in matches], "next": cursor}
-        return api, {"matches": matches, "names": names, "ladders": list(d.ladders()), "ladder": ladder,
-                     "bot_name": bot_name, "cursor": cursor}
+        return api, {
+            "matches": matches,
+            "names": names,
+            "ladders": list(d.ladders()),
+            "ladder": ladder,
+            "bot_name": bot_name,
+            "cursor": cursor,
+        }
 
     def _bot(self, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
         """(API reply, page arguments) of a bot page."""
@@ -232,8 +246,14 @@ class Handler(BaseHTTPRequestHandler):
         except UnknownBotError:
             raise NotFound(f"There is no bot named “{name}”.") from None
         # Endpoint and manifest stay private: they say where a bot runs.
-        info = {"bot_id": b.bot_id, "name": b.name, "owner": b.owner, "created": b.created,
-                "retired": b.retired, "version": b.version}
+        info = {
+            "bot_id": b.bot_id,
+            "name": b.name,
+            "owner": b.owner,
+            "created": b.created,
+            "retired": b.retired,
+            "version": b.version,
+        }
         ladders = d.bot_ladders(bot_id)
         hist = {lad["ladder"]: d.plot_history(lad["ladder"], bot_id) for lad in ladders}
         matches, _ = d.matches(bot_id=bot_id, limit=20)
@@ -268,8 +288,9 @@ def serve_web(
 ) -> tuple[WebServer, threading.Thread]:
     """Serve in a daemon thread.  ``redis_client`` should come from ``redis_server.connect`` (timeouts)."""
     server = WebServer((host, port), WebData(redis_client))
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2},
-                              name=f"web:{server.server_address[1]}", daemon=True)
+    thread = threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.2}, name=f"web:{server.server_address[1]}", daemon=True
+    )
     thread.start()
     return server, thread
 

@@ -143,8 +143,9 @@ class WebData:
         pts = self.history(ladder, bot_id)
         if pts and len(pts) < HISTORY_POINTS and pts[0]["match_id"]:
             mu, sigma = float(self.ratings.model.mu), float(self.ratings.model.sigma)
-            pts.insert(0, {"ts": pts[0]["ts"], "match_id": "", "mu": mu, "sigma": sigma,
-                           "conservative": mu - 3 * sigma})
+            pts.insert(
+                0, {"ts": pts[0]["ts"], "match_id": "", "mu": mu, "sigma": sigma, "conservative": mu - 3 * sigma}
+            )
         return pts
 
     def bot_ladders(self, bot_id: str) -> list[dict[str, Any]]:
@@ -158,12 +159,14 @@ class WebData:
         for lid, rank in zip(lids, ranks, strict=True):
             if rank is None:
                 continue
-            out.append({
-                "ladder": lid,
-                "rank": int(rank) + 1,
-                "rating": self.ratings.get(lid, bot_id).to_dict(),
-                "stats": stats.bot_stats(self.r, lid, bot_id).to_dict(),
-            })
+            out.append(
+                {
+                    "ladder": lid,
+                    "rank": int(rank) + 1,
+                    "rating": self.ratings.get(lid, bot_id).to_dict(),
+                    "stats": stats.bot_stats(self.r, lid, bot_id).to_dict(),
+                }
+            )
         return out
 
     # matches ------------------------------------------------------------------------------
@@ -205,8 +208,11 @@ class WebData:
             if not entries:
                 return out, None
             scanned += len(entries)
-            wanted = [(eid, f["match_id"]) for eid, f in entries
-                      if "match_id" in f and (ladder is None or f.get("ladder") == ladder)]  # fmt: skip
+            wanted = [
+                (eid, f["match_id"])
+                for eid, f in entries
+                if "match_id" in f and (ladder is None or f.get("ladder") == ladder)
+            ]
             found = self.summaries([m for _e, m in wanted])
             for eid, mid in wanted:
                 s = found.get(mid)

@@ -27,8 +27,19 @@ log = logging.getLogger(__name__)
 
 SEAT_NAMES = ("South", "East", "North", "West")
 # Keys of a deal the viewer reads; everything else (the deck) stays out of the page.
-_DEAL_KEYS = ("number", "dealer", "hands", "actions", "contract", "thrown_in", "turned_card", "declarations",
-              "belotes", "score", "totals")
+_DEAL_KEYS = (
+    "number",
+    "dealer",
+    "hands",
+    "actions",
+    "contract",
+    "thrown_in",
+    "turned_card",
+    "declarations",
+    "belotes",
+    "score",
+    "totals",
+)
 
 
 def record_legs(record: object) -> list[Mapping[str, Any]]:
@@ -44,8 +55,11 @@ def record_legs(record: object) -> list[Mapping[str, Any]]:
 def _is_game(obj: object) -> bool:
     # The format field is optional here: hand-made records in tests and old files may lack it, and a
     # deals list is what the viewer actually needs.
-    return isinstance(obj, Mapping) and isinstance(obj.get("deals"), list) and (
-        obj.get("format") in (None, GAME_RECORD_FORMAT))
+    return (
+        isinstance(obj, Mapping)
+        and isinstance(obj.get("deals"), list)
+        and (obj.get("format") in (None, GAME_RECORD_FORMAT))
+    )
 
 
 def trick_winners(leg: Mapping[str, Any]) -> list[list[int | None]]:
@@ -64,8 +78,9 @@ def trick_winners(leg: Mapping[str, Any]) -> list[list[int | None]]:
 def _inferred_winners(deal: object) -> list[int | None]:
     """The winner of a trick leads the next one; the last trick's winner is unknown."""
     actions = deal.get("actions") if isinstance(deal, Mapping) else None
-    plays = [a.get("seat") for a in actions or [] if isinstance(a, Mapping)
-             and str(a.get("action", "")).startswith("play ")]
+    plays = [
+        a.get("seat") for a in actions or [] if isinstance(a, Mapping) and str(a.get("action", "")).startswith("play ")
+    ]
     leaders = plays[4::4]
     winners: list[int | None] = [s if isinstance(s, int) else None for s in leaders]
     return winners + [None] * (len(plays) // 4 - len(winners))
@@ -81,13 +96,15 @@ def replay_payload(result_dict: Mapping[str, Any], record: object, names: Mappin
             # Without names in the record only the first leg's seating is known (the result's seats).
             players = [names.get(b, b) for b in seats] if i == 0 else list(SEAT_NAMES)
         deals = [{k: d[k] for k in _DEAL_KEYS if k in d} for d in leg["deals"] if isinstance(d, Mapping)]
-        legs_out.append({
-            "players": players,
-            "ruleset": leg.get("ruleset"),
-            "result": leg.get("result"),
-            "deals": deals,
-            "trick_winners": trick_winners(leg),
-        })
+        legs_out.append(
+            {
+                "players": players,
+                "ruleset": leg.get("ruleset"),
+                "result": leg.get("result"),
+                "deals": deals,
+                "trick_winners": trick_winners(leg),
+            }
+        )
     return {
         "match_id": result_dict["match_id"],
         "ladder": result_dict["ladder"],

@@ -89,8 +89,12 @@ class _Heartbeat(threading.Thread):
         with self.lock:
             current = self.current
         try:
-            state = {"pid": os.getpid(), "host": socket.gethostname(), "ts": time.time(),
-                     "match_id": current.spec.match_id if current else None}  # fmt: skip
+            state = {
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "ts": time.time(),
+                "match_id": current.spec.match_id if current else None,
+            }
             with self.w.r.pipeline(transaction=False) as p:
                 p.set(keys.worker_heartbeat(self.w.worker_id), json.dumps(state), ex=self.w.heartbeat_ttl_s)
                 p.zadd(keys.WORKERS, {self.w.worker_id: state["ts"]})
@@ -99,8 +103,9 @@ class _Heartbeat(threading.Thread):
                 with self.lock:
                     if self.current is current and not self.lost:
                         self.lost = True
-                        log.warning("%s: match %s was taken over by another worker",
-                                    self.w.worker_id, current.spec.match_id)  # fmt: skip
+                        log.warning(
+                            "%s: match %s was taken over by another worker", self.w.worker_id, current.spec.match_id
+                        )
         except (redis.RedisError, OSError) as e:  # bounded by socket timeouts; try again next beat
             log.warning("%s: heartbeat failed: %s", self.w.worker_id, e)
 

@@ -51,8 +51,18 @@ def setup(r: Any, matches: int, deals: int) -> None:
     for i in range(matches):
         a, b = (ids[0], ids[1]) if i % 2 == 0 else (ids[1], ids[0])
         # A target no one reaches: every match is exactly ``deals`` deals per leg, whoever plays.
-        queue.enqueue(MatchSpec(f"m-{i:05d}", "bench", "pilotta", 1000 + i, (a, b), deals=deals,
-                                options={"target": 1_000_000}, created=time.time()))
+        queue.enqueue(
+            MatchSpec(
+                f"m-{i:05d}",
+                "bench",
+                "pilotta",
+                1000 + i,
+                (a, b),
+                deals=deals,
+                options={"target": 1_000_000},
+                created=time.time(),
+            )
+        )
 
 
 def run(url: str, r: Any, workers: int, matches: int, deals: int, fresh: bool, logs: Path) -> dict[str, float]:
@@ -60,10 +70,27 @@ def run(url: str, r: Any, workers: int, matches: int, deals: int, fresh: bool, l
     extra = ["--fresh-bots"] if fresh else []
     t0 = time.monotonic()
     cmds = [
-        [sys.executable, "-m", "arena.cli", "worker", "--redis", url, "--worker-id", f"bench-{i}",
-         "--health-port", "-1", "--idle-exit-s", "2", "--log-level", "WARNING", "--bot-logs", str(logs), *extra]
+        [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "worker",
+            "--redis",
+            url,
+            "--worker-id",
+            f"bench-{i}",
+            "--health-port",
+            "-1",
+            "--idle-exit-s",
+            "2",
+            "--log-level",
+            "WARNING",
+            "--bot-logs",
+            str(logs),
+            *extra,
+        ]
         for i in range(workers)
-    ]  # fmt: skip
+    ]
     procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO) for c in cmds]
     first = None
     deadline = time.monotonic() + 30 + matches * (5 if fresh else 1)
@@ -109,8 +136,10 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="fewer matches")
     args = ap.parse_args()
     matches = 20 if args.quick else args.matches
-    print(f"bench_arena: {os.cpu_count()} CPUs; random vs heuristic, duplicate matches of {args.deals} "
-          f"deals per leg; {matches} matches per run")  # fmt: skip
+    print(
+        f"bench_arena: {os.cpu_count()} CPUs; random vs heuristic, duplicate matches of {args.deals} "
+        f"deals per leg; {matches} matches per run"
+    )
     out = []
     with tempfile.TemporaryDirectory(prefix="bench-arena-") as tmp, EmbeddedRedis(Path(tmp) / "redis") as srv:
         r = connect(srv.url)
@@ -118,10 +147,12 @@ def main() -> int:
         for workers, fresh, n in plan:
             res = run(srv.url, r, workers, n, args.deals, fresh, Path(tmp) / "bot-logs")
             out.append(res)
-            print(f"  {workers} worker{'s' if workers > 1 else ' '} {'fresh bots' if fresh else 'warm bots '}: "
-                  f"{res['matches_per_s']:5.2f} matches/s overall, {res['steady_matches_per_s']:5.2f} steady "
-                  f"({res['deals_per_match']:.1f} deals/match, {res['deals_per_s_steady']:.0f} deals/s; "
-                  f"first result after {res['first_result_s']:.1f} s)")  # fmt: skip
+            print(
+                f"  {workers} worker{'s' if workers > 1 else ' '} {'fresh bots' if fresh else 'warm bots '}: "
+                f"{res['matches_per_s']:5.2f} matches/s overall, {res['steady_matches_per_s']:5.2f} steady "
+                f"({res['deals_per_match']:.1f} deals/match, {res['deals_per_s_steady']:.0f} deals/s; "
+                f"first result after {res['first_result_s']:.1f} s)"
+            )
         r.close()
     print(json.dumps({"bench": "arena", "runs": out}, indent=1))
     return 0

@@ -18,10 +18,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE_MODULES = [
-    "referee/cards.py", "referee/actions.py", "referee/declarations.py", "referee/deal.py", "referee/game.py",
-    "referee/errors.py", "referee/rules/base.py", "referee/rules/registry.py", "referee/rules/belote_family.py",
-    "referee/rules/pilotta.py", "referee/rules/bulgarian.py", "referee/rules/coinche.py",
-    "referee/rules/french.py", "referee/rules/bela.py",
+    "referee/cards.py",
+    "referee/actions.py",
+    "referee/declarations.py",
+    "referee/deal.py",
+    "referee/game.py",
+    "referee/errors.py",
+    "referee/rules/base.py",
+    "referee/rules/registry.py",
+    "referee/rules/belote_family.py",
+    "referee/rules/pilotta.py",
+    "referee/rules/bulgarian.py",
+    "referee/rules/coinche.py",
+    "referee/rules/french.py",
+    "referee/rules/bela.py",
 ]
 VARIANTS = ["pilotta", "bulgarian", "coinche", "french", "bela"]
 SECONDS = float(os.environ.get("BENCH_SECONDS", "3"))
@@ -46,15 +56,16 @@ def build_compiled() -> Path | None:
         return None
     if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(ROOT / "referee", target / "referee",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.so"))
-    print(f"bench: compiling the engine with mypyc into {target.relative_to(ROOT)} (a minute or two)...",
-          file=sys.stderr)
-    run = subprocess.run([str(mypyc), *ENGINE_MODULES], cwd=target, capture_output=True, text=True,
-                         timeout=1200)
+    shutil.copytree(ROOT / "referee", target / "referee", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    print(
+        f"bench: compiling the engine with mypyc into {target.relative_to(ROOT)} (a minute or two)...", file=sys.stderr
+    )
+    run = subprocess.run([str(mypyc), *ENGINE_MODULES], cwd=target, capture_output=True, text=True, timeout=1200)
     if run.returncode != 0:
-        print("bench: mypyc failed; compiled figures skipped:\n" + run.stdout[-2000:] + run.stderr[-2000:],
-              file=sys.stderr)
+        print(
+            "bench: mypyc failed; compiled figures skipped:\n" + run.stdout[-2000:] + run.stderr[-2000:],
+            file=sys.stderr,
+        )
         return None
     (target / ".built").write_text("ok\n")
     return target
@@ -64,10 +75,18 @@ def bench(variant: str, pythonpath: Path | None) -> dict[str, float]:
     env = dict(os.environ)
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
-    code = ("import json, sys; from referee.cli import main; "
-            "sys.exit(main(['bench', '--variant', sys.argv[1], '--seconds', sys.argv[2], '--json']))")
-    run = subprocess.run([sys.executable, "-c", code, variant, str(SECONDS)], capture_output=True, text=True,
-                         env=env, cwd=pythonpath or ROOT, timeout=300)
+    code = (
+        "import json, sys; from referee.cli import main; "
+        "sys.exit(main(['bench', '--variant', sys.argv[1], '--seconds', sys.argv[2], '--json']))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, variant, str(SECONDS)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=pythonpath or ROOT,
+        timeout=300,
+    )
     if run.returncode != 0:
         raise SystemExit(f"bench of {variant} failed: {run.stderr}")
     return dict(json.loads(run.stdout))
@@ -79,17 +98,23 @@ def main() -> int:
     for variant in VARIANTS:
         pure = bench(variant, None)
         fast = bench(variant, compiled) if compiled is not None else None
-        row = {"variant": variant, "pure_deals_per_second": pure["deals_per_second"],
-               "compiled_deals_per_second": fast["deals_per_second"] if fast else None,
-               "speedup": round(fast["deals_per_second"] / pure["deals_per_second"], 2) if fast else None,
-               "actions_per_deal": pure["actions_per_deal"]}
+        row = {
+            "variant": variant,
+            "pure_deals_per_second": pure["deals_per_second"],
+            "compiled_deals_per_second": fast["deals_per_second"] if fast else None,
+            "speedup": round(fast["deals_per_second"] / pure["deals_per_second"], 2) if fast else None,
+            "actions_per_deal": pure["actions_per_deal"],
+        }
         rows.append(row)
         line = f"{variant:<10} pure Python {pure['deals_per_second']:>9.0f} deals/s"
         if fast:
             line += f"   mypyc {fast['deals_per_second']:>9.0f} deals/s   x{row['speedup']}"
         print(line, flush=True)
-    print(json.dumps({"benchmark": "engine_random_deals", "seconds_each": SECONDS, "target_pilotta": 10000,
-                      "results": rows}))
+    print(
+        json.dumps(
+            {"benchmark": "engine_random_deals", "seconds_each": SECONDS, "target_pilotta": 10000, "results": rows}
+        )
+    )
     return 0
 
 

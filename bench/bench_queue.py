@@ -38,15 +38,28 @@ from arena.redis_server import EmbeddedRedis, connect  # noqa: E402
 
 def spec(i: int) -> MatchSpec:
     return MatchSpec(
-        match_id=f"m-{i:07d}", ladder="bench", variant="cypriot", seed=i, bots=("b-aaaa", "b-bbbb"),
-        options={"belote": True}, deals=8, created=time.time(),
-    )  # fmt: skip
+        match_id=f"m-{i:07d}",
+        ladder="bench",
+        variant="cypriot",
+        seed=i,
+        bots=("b-aaaa", "b-bbbb"),
+        options={"belote": True},
+        deals=8,
+        created=time.time(),
+    )
 
 
 def trivial(s: MatchSpec) -> MatchResult:
     """The no-op runner the worker processes use (loaded as bench_queue.py:trivial)."""
-    return MatchResult(match_id=s.match_id, ladder=s.ladder, seats=s.seats(), winner=s.seed % 2,
-                       points=(100, 62), deals_played=8, duplicate=s.duplicate)  # fmt: skip
+    return MatchResult(
+        match_id=s.match_id,
+        ladder=s.ladder,
+        seats=s.seats(),
+        winner=s.seed % 2,
+        points=(100, 62),
+        deals_played=8,
+        duplicate=s.duplicate,
+    )
 
 
 def wait_until(pred: Callable[[], object], timeout: float, what: str) -> None:
@@ -83,14 +96,34 @@ def bench_workers(url: str, n_workers: int, n: int, logs: Path) -> float:
     for k in range(n_workers):
         wid = f"bench-{n_workers}-{k}"
         with open(logs / f"{wid}.log", "w") as log:
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "arena.worker", "--redis", url, "--worker-id", wid,
-                 "--runner", f"{Path(__file__).resolve()}:trivial", "--block-ms", "100", "--log-level", "ERROR"],
-                cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-            ))  # fmt: skip
+            procs.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "arena.worker",
+                        "--redis",
+                        url,
+                        "--worker-id",
+                        wid,
+                        "--runner",
+                        f"{Path(__file__).resolve()}:trivial",
+                        "--block-ms",
+                        "100",
+                        "--log-level",
+                        "ERROR",
+                    ],
+                    cwd=REPO,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            )
     try:
-        wait_until(lambda: all(r.exists(keys.worker_heartbeat(f"bench-{n_workers}-{k}"))
-                               for k in range(n_workers)), 30, "workers to start")  # fmt: skip
+        wait_until(
+            lambda: all(r.exists(keys.worker_heartbeat(f"bench-{n_workers}-{k}")) for k in range(n_workers)),
+            30,
+            "workers to start",
+        )
         t0 = time.perf_counter()
         with r.pipeline(transaction=False) as p:  # enqueue fast so workers never starve
             for i in range(n):
@@ -143,8 +176,10 @@ def main() -> int:
         rate2 = bench_workers(srv.url, 2, n_workers_matches, logs)
         print(f"matches/s, 2 worker processes, trivial runner: {rate2:.0f}")
         enq_rate, mem_per = bench_backlog(srv.url, n_backlog)
-        print(f"{n_backlog} queued matches: enqueue {enq_rate:.0f}/s (one round trip each), "
-              f"{mem_per:.0f} bytes of Redis memory per queued match")  # fmt: skip
+        print(
+            f"{n_backlog} queued matches: enqueue {enq_rate:.0f}/s (one round trip each), "
+            f"{mem_per:.0f} bytes of Redis memory per queued match"
+        )
         figures = {
             "queue_cost_us_per_match": round(cost * 1e6, 1),
             "matches_per_s_1_worker": round(rate1, 1),

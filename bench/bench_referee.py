@@ -64,9 +64,20 @@ def serve_bot(port: int) -> None:
         return grpc.unary_unary_rpc_method_handler(fn)  # bytes in, bytes out
 
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("pilotta.arena.v1.Bot", {
-        "Decide": h(decide), "Handshake": h(handshake), "MatchStarted": h(ack), "DealEnded": h(ack),
-        "MatchEnded": h(ack)}),))
+    server.add_generic_rpc_handlers(
+        (
+            grpc.method_handlers_generic_handler(
+                "pilotta.arena.v1.Bot",
+                {
+                    "Decide": h(decide),
+                    "Handshake": h(handshake),
+                    "MatchStarted": h(ack),
+                    "DealEnded": h(ack),
+                    "MatchEnded": h(ack),
+                },
+            ),
+        )
+    )
     hs = health.HealthServicer()
     hs.set("", health_pb2.HealthCheckResponse.SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(hs, server)
@@ -127,20 +138,28 @@ def bench_decision(endpoint: str, decisions: int, block: int = 500) -> dict[str,
     runner.close()
     ratios = []
     for i in range(0, len(ref_ns) - block + 1, block):
-        ratios.append(sum(ref_ns[i:i + block]) / sum(raw_ns[i:i + block]) - 1)
+        ratios.append(sum(ref_ns[i : i + block]) / sum(raw_ns[i : i + block]) - 1)
     ref, base = sum(ref_ns) / len(ref_ns) / 1000, sum(raw_ns) / len(raw_ns) / 1000
     t0 = time.perf_counter()
     out = run_match([endpoint, endpoint], MatchSettings(options=BIG_TARGET, deals=20, seed=3), "bench-whole")
     whole = (time.perf_counter() - t0) / sum(b.counts["ok"] for b in out.bots) * 1e6
-    return {"referee_decision_us": round(ref, 1), "raw_grpc_round_trip_us": round(base, 1),
-            "overhead_ratio": round(statistics.median(ratios), 3),
-            "overhead_ratio_of_means": round(ref / base - 1, 3),
-            "overhead_ratio_blocks": {"min": round(min(ratios), 3), "max": round(max(ratios), 3),
-                                      "blocks": len(ratios), "block": block},
-            "decisions": len(ref_ns), "mean_request_bytes": round(sum(sizes) / len(sizes)),
-            # the step outside its Decide call (the call's latency is taken inside the step)
-            "referee_work_us": round(ref - sum(rpc_ms) * 1000 / len(rpc_ms), 1),
-            "whole_match_us_per_decision": round(whole, 1)}
+    return {
+        "referee_decision_us": round(ref, 1),
+        "raw_grpc_round_trip_us": round(base, 1),
+        "overhead_ratio": round(statistics.median(ratios), 3),
+        "overhead_ratio_of_means": round(ref / base - 1, 3),
+        "overhead_ratio_blocks": {
+            "min": round(min(ratios), 3),
+            "max": round(max(ratios), 3),
+            "blocks": len(ratios),
+            "block": block,
+        },
+        "decisions": len(ref_ns),
+        "mean_request_bytes": round(sum(sizes) / len(sizes)),
+        # the step outside its Decide call (the call's latency is taken inside the step)
+        "referee_work_us": round(ref - sum(rpc_ms) * 1000 / len(rpc_ms), 1),
+        "whole_match_us_per_decision": round(whole, 1),
+    }
 
 
 def bench_deals(endpoints: list[str], seconds: float) -> dict[str, Any]:
@@ -202,13 +221,17 @@ def main() -> None:
         bench_bot.wait(timeout=10)
     d = figures["decision"]
     if not a.json_only:
-        print(f"one decision through the referee: {d['referee_decision_us']} us; raw gRPC round trip of the "
-              f"same request bytes: {d['raw_grpc_round_trip_us']} us; overhead {d['overhead_ratio'] * 100:+.1f} % "
-              f"(median of {d['overhead_ratio_blocks']['blocks']} blocks, "
-              f"{d['overhead_ratio_blocks']['min'] * 100:+.1f} .. {d['overhead_ratio_blocks']['max'] * 100:+.1f} %;"
-              f" target at most +15 %)")
-        print(f"  the referee's own work per decision (outside the Decide call): {d['referee_work_us']} us; "
-              f"whole matches, notices included: {d['whole_match_us_per_decision']} us per decision")
+        print(
+            f"one decision through the referee: {d['referee_decision_us']} us; raw gRPC round trip of the "
+            f"same request bytes: {d['raw_grpc_round_trip_us']} us; overhead {d['overhead_ratio'] * 100:+.1f} % "
+            f"(median of {d['overhead_ratio_blocks']['blocks']} blocks, "
+            f"{d['overhead_ratio_blocks']['min'] * 100:+.1f} .. {d['overhead_ratio_blocks']['max'] * 100:+.1f} %;"
+            f" target at most +15 %)"
+        )
+        print(
+            f"  the referee's own work per decision (outside the Decide call): {d['referee_work_us']} us; "
+            f"whole matches, notices included: {d['whole_match_us_per_decision']} us per decision"
+        )
     if a.decision_only:
         print(json.dumps(figures, sort_keys=True))
         return

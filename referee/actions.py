@@ -99,14 +99,6 @@ def action_kind(action: int) -> ActionKind:
     raise ValueError(f"not an action id: {action}")
 
 
-def played_card(action: int) -> int:
-    return action & 31
-
-
-def announces_belote(action: int) -> bool:
-    return action < 64 and bool(action & BELOTE_FLAG)
-
-
 def bid_value(action: int) -> int:
     return (action - BID_BASE) >> 3
 
@@ -171,9 +163,13 @@ def parse_action(code: str, declaration_codes: tuple[str, ...] = ()) -> Action:
         subset = 0
         for word in words[1:]:
             if word not in declaration_codes:
-                raise ValueError(f"declaration {word!r} in {code!r} is not one of this hand's: "
-                                 f"{', '.join(declaration_codes) or 'none'}")
+                raise ValueError(
+                    f"declaration {word!r} in {code!r} is not one of this hand's: "
+                    f"{', '.join(declaration_codes) or 'none'}"
+                )
             subset |= 1 << declaration_codes.index(word)
         return declare_action(subset)
-    raise ValueError(f"not an action code: {code!r} (expected 'pass', 'bid 90 H', 'contra', 'surcontra', "
-                     "'play JH', 'play QH belote' or 'declare ...')")
+    raise ValueError(
+        f"not an action code: {code!r} (expected 'pass', 'bid 90 H', 'contra', 'surcontra', "
+        "'play JH', 'play QH belote' or 'declare ...')"
+    )

@@ -82,8 +82,8 @@ class Manifest:
         env = dict(os.environ)
         # Let a bot written with this repository's SDK import it without installing anything.
         env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(REPO_ROOT), str(REPO_ROOT / "sample_bots" / "python"), env.get("PYTHONPATH"))
-            if p)
+            p for p in (str(REPO_ROOT), str(REPO_ROOT / "sample_bots" / "python"), env.get("PYTHONPATH")) if p
+        )
         env["PYTHONUNBUFFERED"] = "1"
         if self.port_env is not None:
             env[self.port_env] = str(port)
@@ -110,8 +110,7 @@ def parse_manifest(data: object, directory: Path, source: str = "manifest") -> M
         if not isinstance(value, str) or not value.strip() or len(value) > 100:
             raise _bad(source, key, f"must be a non-empty string of at most 100 characters, not {value!r}")
     command = data["command"]
-    if (not isinstance(command, list) or not command
-            or not all(isinstance(w, str) and w for w in command)):
+    if not isinstance(command, list) or not command or not all(isinstance(w, str) and w for w in command):
         raise _bad(source, "command", f"must be a non-empty list of non-empty strings, not {command!r}")
     port = data["port"]
     port_arg = port_env = None
@@ -124,16 +123,22 @@ def parse_manifest(data: object, directory: Path, source: str = "manifest") -> M
     else:
         port_env = port["env"]
         if not isinstance(port_env, str) or not _ENV_RE.match(port_env):
-            raise _bad(source, "port.env", f"must be an environment variable name such as 'PORT', "
-                                           f"not {port_env!r}")
+            raise _bad(source, "port.env", f"must be an environment variable name such as 'PORT', not {port_env!r}")
     games = data["games"]
-    if (not isinstance(games, list) or not games
-            or not all(isinstance(g, str) and g for g in games)):
+    if not isinstance(games, list) or not games or not all(isinstance(g, str) and g for g in games):
         raise _bad(source, "games", f"must be a non-empty list of ruleset names, not {games!r}")
     return Manifest(
-        name=data["name"].strip(), version=data["version"], author=data["author"],
-        language=data["language"], command=tuple(command), games=tuple(games),
-        directory=directory, port_arg=port_arg, port_env=port_env, source=source)
+        name=data["name"].strip(),
+        version=data["version"],
+        author=data["author"],
+        language=data["language"],
+        command=tuple(command),
+        games=tuple(games),
+        directory=directory,
+        port_arg=port_arg,
+        port_env=port_env,
+        source=source,
+    )
 
 
 def load_manifest(path: str | os.PathLike[str]) -> Manifest:
@@ -141,8 +146,9 @@ def load_manifest(path: str | os.PathLike[str]) -> Manifest:
     p = Path(path)
     file = p / MANIFEST_NAME if p.is_dir() else p
     if not file.is_file():
-        raise ManifestError(f"{path}: no manifest here (expected a directory holding {MANIFEST_NAME} "
-                            "or a manifest file)")
+        raise ManifestError(
+            f"{path}: no manifest here (expected a directory holding {MANIFEST_NAME} or a manifest file)"
+        )
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
@@ -172,8 +178,7 @@ def free_port() -> int:
         return port
 
 
-def wait_serving(endpoint: str, timeout_s: float,
-                 process: subprocess.Popen[bytes] | None = None) -> str | None:
+def wait_serving(endpoint: str, timeout_s: float, process: subprocess.Popen[bytes] | None = None) -> str | None:
     """Wait until ``endpoint`` answers SERVING (or, for a bot without health checking, its Handshake).
 
     Returns None when serving, else why not. Bounded by ``timeout_s``; gives up early if ``process`` exits.
@@ -198,7 +203,8 @@ def wait_serving(endpoint: str, timeout_s: float,
                     try:
                         bot_pb2_grpc.BotStub(channel).Handshake(
                             bot_pb2.HandshakeRequest(protocol_version=1, referee="pilotta-referee probe"),
-                            timeout=max(0.05, min(1.0, end - time.monotonic())))
+                            timeout=max(0.05, min(1.0, end - time.monotonic())),
+                        )
                         return None
                     except grpc.RpcError as e2:
                         last = f"Handshake: {e2.code().name}"
@@ -256,12 +262,17 @@ def start_bot(manifest: Manifest, log_dir: Path, *, startup_timeout_s: float = 1
     argv = manifest.argv(port)
     try:
         process = subprocess.Popen(
-            argv, cwd=manifest.directory, env=manifest.env(port), stdin=subprocess.DEVNULL,
-            stdout=stderr, stderr=stderr, start_new_session=True)
+            argv,
+            cwd=manifest.directory,
+            env=manifest.env(port),
+            stdin=subprocess.DEVNULL,
+            stdout=stderr,
+            stderr=stderr,
+            start_new_session=True,
+        )
     except OSError as e:
         stderr.close()
-        raise BotStartError(
-            f"bot {manifest.name!r} ({manifest.source}): cannot run {argv[0]!r}: {e}") from None
+        raise BotStartError(f"bot {manifest.name!r} ({manifest.source}): cannot run {argv[0]!r}: {e}") from None
     bot = BotProcess(manifest, port, process, Path(name), stderr)
     why = wait_serving(bot.endpoint, startup_timeout_s, process)
     if why is not None:
@@ -282,9 +293,13 @@ def start_failure(manifest: Manifest, why: str, log: Path) -> str:
 
 
 @contextlib.contextmanager
-def launch_bots(bots: Sequence[str | Manifest], log_dir: str | os.PathLike[str] | None = None, *,
-                startup_timeout_s: float = 15.0,
-                stop_grace_s: float = 3.0) -> Iterator[tuple[list[str], list[BotProcess]]]:
+def launch_bots(
+    bots: Sequence[str | Manifest],
+    log_dir: str | os.PathLike[str] | None = None,
+    *,
+    startup_timeout_s: float = 15.0,
+    stop_grace_s: float = 3.0,
+) -> Iterator[tuple[list[str], list[BotProcess]]]:
     """Start every manifest among ``bots`` (one process per distinct manifest) and yield the endpoints by
     position together with the processes; stop them all on exit."""
     directory = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="pilotta-bots-"))

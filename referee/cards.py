@@ -26,10 +26,6 @@ class Suit(IntEnum):
     def letter(self) -> str:
         return "CDHS"[self]
 
-    @property
-    def symbol(self) -> str:
-        return "♣♦♥♠"[self]
-
 
 class Rank(IntEnum):
     """Ranks in natural order 7-8-9-10-J-Q-K-A: the order of runs (sequences) in declarations."""
@@ -60,14 +56,6 @@ def make_card(suit: Suit | int, rank: Rank | int) -> Card:
     return Card(int(suit) * 8 + int(rank))
 
 
-def card_suit(card: int) -> Suit:
-    return SUITS[card >> 3]
-
-
-def card_rank(card: int) -> Rank:
-    return RANKS[card & 7]
-
-
 def card_name(card: int) -> str:
     return "789TJQKA"[card & 7] + "CDHS"[card >> 3]
 
@@ -92,9 +80,7 @@ def mask_of(cards: Iterable[int]) -> CardMask:
 
 
 # Precomputed for speed: the cards of every 8-bit suit pattern, low card first.
-_BYTE_CARDS: tuple[tuple[int, ...], ...] = tuple(
-    tuple(i for i in range(8) if b >> i & 1) for b in range(256)
-)
+_BYTE_CARDS: tuple[tuple[int, ...], ...] = tuple(tuple(i for i in range(8) if b >> i & 1) for b in range(256))
 
 
 _SUIT_BYTE_CARDS: tuple[tuple[tuple[Card, ...], ...], ...] = tuple(

@@ -117,6 +117,7 @@ def bench_deals(ruleset: Ruleset, seconds: float, seed: int = 1) -> dict[str, fl
     """Whole random-play deals (auction, play, scoring) on one core, for ``seconds``."""
     rng = random.Random(seed)
     from referee.game import Chance
+
     chance = Chance(seed)
     deals = actions = 0
     start = time.perf_counter()
@@ -131,8 +132,12 @@ def bench_deals(ruleset: Ruleset, seconds: float, seed: int = 1) -> dict[str, fl
         if deals % 64 == 0 and time.perf_counter() >= deadline:
             break
     elapsed = time.perf_counter() - start
-    return {"deals": deals, "seconds": round(elapsed, 3), "deals_per_second": round(deals / elapsed, 1),
-            "actions_per_deal": round(actions / deals, 2)}
+    return {
+        "deals": deals,
+        "seconds": round(elapsed, 3),
+        "deals_per_second": round(deals / elapsed, 1),
+        "actions_per_deal": round(actions / deals, 2),
+    }
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -141,8 +146,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"{result['variant']}: {result['deals_per_second']} deals/s "
-              f"({result['deals']} deals in {result['seconds']} s, {result['actions_per_deal']} actions/deal)")
+        print(
+            f"{result['variant']}: {result['deals_per_second']} deals/s "
+            f"({result['deals']} deals in {result['seconds']} s, {result['actions_per_deal']} actions/deal)"
+        )
     return 0
 
 
@@ -152,8 +159,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     def variant_args(p: argparse.ArgumentParser) -> None:
         p.add_argument("--variant", default="pilotta", choices=ruleset_names(), help="ruleset name")
-        p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                       help="a ruleset option, e.g. --option target=151 (repeatable)")
+        p.add_argument(
+            "--option",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="a ruleset option, e.g. --option target=151 (repeatable)",
+        )
 
     p = sub.add_parser("play", help="play a whole game of random legal moves and print it")
     variant_args(p)

@@ -31,10 +31,8 @@ from referee.actions import (
 from referee.cards import (
     _SUIT_BYTE_CARDS,
     CARD_BITS,
-    PLAIN_POINTS,
     PLAIN_STRENGTH,
     SUIT_MASKS,
-    TRUMP_POINTS,
     TRUMP_STRENGTH,
     Card,
     CardMask,
@@ -100,7 +98,7 @@ class BeloteCall:
     seat: int
     suit: int
     completed: bool = False  # the second card of the pair was played and counts
-    lost: bool = False       # the pair no longer counts (e.g. a card of it was discarded)
+    lost: bool = False  # the pair no longer counts (e.g. a card of it was discarded)
 
 
 @dataclass
@@ -111,18 +109,23 @@ class DealScore:
     card_points: list[int]
     declarations: list[int]
     belote: list[int]
-    capot: int | None             # the side that took every trick
-    contract_made: bool | None    # None for a deal thrown in
+    capot: int | None  # the side that took every trick
+    contract_made: bool | None  # None for a deal thrown in
     multiplier: int
-    written: list[int]            # points written to the game score for this deal
-    hanging: int = 0              # points left hanging for the winner of the next deal
+    written: list[int]  # points written to the game score for this deal
+    hanging: int = 0  # points left hanging for the winner of the next deal
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return {
-            "card_points": list(self.card_points), "declarations": list(self.declarations),
-            "belote": list(self.belote), "capot": self.capot, "contract_made": self.contract_made,
-            "multiplier": self.multiplier, "written": list(self.written), "hanging": self.hanging,
+            "card_points": list(self.card_points),
+            "declarations": list(self.declarations),
+            "belote": list(self.belote),
+            "capot": self.capot,
+            "contract_made": self.contract_made,
+            "multiplier": self.multiplier,
+            "written": list(self.written),
+            "hanging": self.hanging,
             "notes": list(self.notes),
         }
 
@@ -152,8 +155,8 @@ def _power_table(mode: int, trump: int | None) -> tuple[int, ...]:
     table = _POWER_TABLES.get((mode, trump))
     if table is None:
         table = _POWER_TABLES[(mode, trump)] = tuple(
-            TRUMP_STRENGTH[c & 7] if mode == ALL_TRUMP or c >> 3 == trump else PLAIN_STRENGTH[c & 7]
-            for c in range(32))
+            TRUMP_STRENGTH[c & 7] if mode == ALL_TRUMP or c >> 3 == trump else PLAIN_STRENGTH[c & 7] for c in range(32)
+        )
     return table
 
 
@@ -163,21 +166,57 @@ class Deal:
     # Fixed slots: the hot paths read and write these attributes on every step, and slots are cheaper
     # than an instance dict. Rulesets keep their per-deal state here too (they only set these).
     __slots__ = (
-        "_auction_actions", "_auction_at", "_legal_at", "_legal_mask", "announced", "auction",
-        "auction_round", "belote_mask", "belotes", "card_points", "contract", "credited", "dealer", "dealt",
-        "deck", "declaration_codes", "declarations", "declarations_settled", "declared", "hands", "high_bid",
-        "high_bidder", "history", "leader", "mode", "multiplier", "passed", "passes_in_row", "phase",
-        "points_table", "power", "ruleset", "score", "stock", "thrown_in", "to_act", "trick", "trick_best",
-        "tricks", "tricks_won", "trump", "turned_card",
+        "_auction_actions",
+        "_auction_at",
+        "_legal_at",
+        "_legal_mask",
+        "announced",
+        "auction",
+        "auction_round",
+        "belote_mask",
+        "belotes",
+        "card_points",
+        "contract",
+        "credited",
+        "dealer",
+        "dealt",
+        "deck",
+        "declaration_codes",
+        "declarations",
+        "declarations_settled",
+        "declared",
+        "hands",
+        "high_bid",
+        "high_bidder",
+        "history",
+        "leader",
+        "mode",
+        "multiplier",
+        "passed",
+        "passes_in_row",
+        "phase",
+        "points_table",
+        "power",
+        "ruleset",
+        "score",
+        "stock",
+        "thrown_in",
+        "to_act",
+        "trick",
+        "trick_best",
+        "tricks",
+        "tricks_won",
+        "trump",
+        "turned_card",
     )
 
     def __init__(self, ruleset: Ruleset, dealer: int, deck: tuple[Card, ...]) -> None:
         self.ruleset = ruleset
         self.dealer = dealer
-        self.deck = deck                      # the shuffled pack: the chance of this deal
+        self.deck = deck  # the shuffled pack: the chance of this deal
         self.hands: list[CardMask] = [0, 0, 0, 0]
         self.dealt: list[CardMask] = [0, 0, 0, 0]  # every card a seat has received this deal
-        self.stock: list[Card] = []           # cards still to be dealt after the auction
+        self.stock: list[Card] = []  # cards still to be dealt after the auction
         self.turned_card: Card | None = None  # a card turned face up for the auction, if the game has one
         self.phase = _AUCTION
         self.to_act = (dealer + 1) % 4
@@ -196,10 +235,10 @@ class Deal:
         self.mode = SUIT_TRUMP
         self.trump: int | None = None
         self.points_table: tuple[int, ...] = ()
-        self.belote_mask: CardMask = 0     # kings and queens that can make a belote in this contract
+        self.belote_mask: CardMask = 0  # kings and queens that can make a belote in this contract
         self.leader = (dealer + 1) % 4
         self.trick: list[Card] = []
-        self.trick_best = -1       # index in ``trick`` of the card winning so far
+        self.trick_best = -1  # index in ``trick`` of the card winning so far
         self.power: tuple[int, ...] = ()  # each card's strength within its suit under this contract
         self._legal_at, self._legal_mask = -1, 0  # the legal cards computed at history length _legal_at
         self._auction_at = -1  # the same for auction actions
@@ -240,8 +279,13 @@ class Deal:
                 mask = self.legal_cards()
                 self._legal_at, self._legal_mask = len(self.history), mask  # apply() checks against this
                 # cards_in(mask), inlined; a card's play action is the card itself.
-                actions: list[Action] = [*_C[mask & 255], *_D[mask >> 8 & 255],  # type: ignore[list-item]
-                                         *_H[mask >> 16 & 255], *_S[mask >> 24 & 255]]  # type: ignore[list-item]
+                # A card's play action is the card itself: the tables hold Cards, the list Actions.
+                actions: list[Action] = [
+                    *_C[mask & 255],  # type: ignore[list-item]
+                    *_D[mask >> 8 & 255],  # type: ignore[list-item]
+                    *_H[mask >> 16 & 255],  # type: ignore[list-item]
+                    *_S[mask >> 24 & 255],  # type: ignore[list-item]
+                ]
                 belote = mask & self.belote_mask
                 if belote:
                     for c in cards_in(belote):
@@ -334,15 +378,16 @@ class Deal:
         if kind is not ActionKind.DECLARE or declare_subset(action) >= 1 << n:
             raise IllegalActionError(
                 f"seat {seat} must first say which declarations it announces with its first card "
-                f"(one of: {', '.join(self.code(a, seat) for a in self.legal_actions())})", "declare-first")
+                f"(one of: {', '.join(self.code(a, seat) for a in self.legal_actions())})",
+                "declare-first",
+            )
         subset = declare_subset(action)
         self.announced[seat] = tuple(d for i, d in enumerate(self.declarations[seat]) if subset >> i & 1)
         self.declared[seat] = True
 
     def _apply_play(self, seat: int, action: Action) -> None:
         if not 0 <= action < 64:
-            raise IllegalActionError(f"seat {seat} must play a card now, not {self._describe(action)}",
-                                     "play-a-card")
+            raise IllegalActionError(f"seat {seat} must play a card now, not {self._describe(action)}", "play-a-card")
         card = Card(action & 31)
         hand = self.hands[seat]
         if not hand >> card & 1:
@@ -355,7 +400,8 @@ class Deal:
             raise IllegalActionError(
                 f"seat {seat} cannot announce belote with {card_name(card)}: belote is the king and queen "
                 "of a trump in one hand, announced with the first of the two when the rules allow it",
-                "belote-not-allowed")
+                "belote-not-allowed",
+            )
         self.hands[seat] = hand & ~(1 << card)
         if belote or self.belotes:
             self.ruleset.on_card_played(self, seat, card, bool(belote))
@@ -466,8 +512,3 @@ class Deal:
         if self.trump is not None and card >> 3 != self.trump:
             return "must-trump"
         return "must-overtrump"
-
-
-def plain_and_trump_points(trump: int | None) -> tuple[int, ...]:
-    """Card points with ``trump`` as trump suit (None: no suit is trump)."""
-    return tuple(TRUMP_POINTS[c & 7] if c >> 3 == trump else PLAIN_POINTS[c & 7] for c in range(32))

@@ -65,13 +65,12 @@ class DeclarationScale:
     """What declarations are worth in a ruleset, and how long runs split."""
 
     run_order: tuple[Rank, ...]
-    run_points: Callable[[int], int]          # length of a run part -> points
+    run_points: Callable[[int], int]  # length of a run part -> points
     run_parts: Callable[[int], tuple[int, ...]]  # length of a maximal run -> lengths of its parts, top first
-    quad_points: Callable[[Rank], int]        # rank -> points (0: four of this rank is no declaration)
+    quad_points: Callable[[Rank], int]  # rank -> points (0: four of this rank is no declaration)
     # The run declarations of each suit's byte of cards (index ``suit * 256 + byte``), made on first use
     # by ``find_declarations``: declarations are immutable, so hands with the same run share them.
-    run_table: list[tuple[Declaration, ...]] = field(default_factory=list, init=False, repr=False,
-                                                     compare=False)
+    run_table: list[tuple[Declaration, ...]] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def __deepcopy__(self, memo: dict[int, object]) -> DeclarationScale:
         # Immutable but for the run table, which only caches: a copy (``Deal.clone`` copies the ruleset)
@@ -143,8 +142,9 @@ def find_declarations(hand: CardMask, scale: DeclarationScale) -> tuple[Declarat
             for r in chosen:
                 rest &= ~_RANK_MASKS[r]
                 cards = tuple(make_card(s, r) for s in Suit)
-                found.append(Declaration(DeclarationKind.FOUR_OF_A_KIND, cards, scale.quad_points(r),
-                                         PLAIN_STRENGTH[r]))
+                found.append(
+                    Declaration(DeclarationKind.FOUR_OF_A_KIND, cards, scale.quad_points(r), PLAIN_STRENGTH[r])
+                )
             for suit in range(4):
                 found.extend(runs[256 * suit + (rest >> (8 * suit) & 0xFF)])
             total = sum(d.points for d in found)
@@ -162,7 +162,7 @@ def _split_run(positions: Sequence[int], suit: Suit, scale: DeclarationScale) ->
     out: list[Declaration] = []
     end = len(positions)
     for part in scale.run_parts(len(positions)):
-        chunk = positions[end - part:end]
+        chunk = positions[end - part : end]
         cards = tuple(make_card(suit, scale.run_order[p]) for p in chunk)
         out.append(Declaration(DeclarationKind.RUN, cards, scale.run_points(part), chunk[-1], suit))
         end -= part

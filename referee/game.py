@@ -42,9 +42,16 @@ class Game:
     shuffle with given decks (a record that states its hands), indexed by deal number.
     """
 
-    def __init__(self, ruleset: Ruleset, seed: int, *, max_deals: int | None = None,
-                 first_dealer: int | None = None, decks: DeckSource | None = None,
-                 max_total_deals: int = 1000) -> None:
+    def __init__(
+        self,
+        ruleset: Ruleset,
+        seed: int,
+        *,
+        max_deals: int | None = None,
+        first_dealer: int | None = None,
+        decks: DeckSource | None = None,
+        max_total_deals: int = 1000,
+    ) -> None:
         self.ruleset = ruleset
         self.seed = seed
         self.chance = Chance(seed)
@@ -53,7 +60,7 @@ class Game:
         self._decks = decks
         self.first_dealer = self.chance.first_dealer if first_dealer is None else first_dealer
         self.scores = [0, 0]
-        self.hanging = 0             # points waiting for the winner of the next deal (games that have it)
+        self.hanging = 0  # points waiting for the winner of the next deal (games that have it)
         self.hanging_extra: dict[str, int] = {}
         self.deals: list[Deal] = []
         self.totals_history: list[list[int]] = []  # the game's totals after each deal, thrown-in ones too

@@ -38,7 +38,6 @@ from referee.record import MATCH_RECORD_FORMAT, ActionNote, RecordExtras, game_t
 from referee.rules import get_ruleset
 
 OUTCOMES = ("ok", "timeout", "illegal_action", "malformed_reply", "unreachable", "crashed")
-STRIKES = ("timeout", "illegal_action", "malformed_reply")
 REFEREE_NAME = "pilotta-referee/0.1"
 DECIDE_METHOD = "/pilotta.arena.v1.Bot/Decide"
 
@@ -48,28 +47,33 @@ class MatchSettings:
     game: str = "pilotta"
     options: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
-    deals: int | None = None          # a fixed number of deals; None plays a whole game to the target
+    deals: int | None = None  # a fixed number of deals; None plays a whole game to the target
     duplicate: bool = False
-    deadline_ms: int = 1000           # per decision
-    time_bank_ms: int = 10_000        # per bot per match, spent beyond each decision's deadline
-    max_strikes: int = 3              # strikes a bot may commit; one more and its team forfeits
+    deadline_ms: int = 1000  # per decision
+    time_bank_ms: int = 10_000  # per bot per match, spent beyond each decision's deadline
+    max_strikes: int = 3  # strikes a bot may commit; one more and its team forfeits
     notice_deadline_ms: int = 1000
     handshake_deadline_ms: int = 5000
     max_message_bytes: int = 1 << 20  # a bigger reply is malformed
-    log_dir: str | None = None        # where manifest bots' stderr goes (a temporary directory if None)
-    startup_timeout_s: float = 15.0   # for manifest bots to serve
-    max_total_deals: int = 1000       # a bound on deals thrown in (all passed): a match always ends
+    log_dir: str | None = None  # where manifest bots' stderr goes (a temporary directory if None)
+    startup_timeout_s: float = 15.0  # for manifest bots to serve
+    max_total_deals: int = 1000  # a bound on deals thrown in (all passed): a match always ends
 
     def validate(self) -> None:
-        for name in ("deadline_ms", "time_bank_ms", "max_strikes", "notice_deadline_ms",
-                     "handshake_deadline_ms", "max_message_bytes"):
+        for name in (
+            "deadline_ms",
+            "time_bank_ms",
+            "max_strikes",
+            "notice_deadline_ms",
+            "handshake_deadline_ms",
+            "max_message_bytes",
+        ):
             if getattr(self, name) < 0:
                 raise ValueError(f"MatchSettings.{name} must not be negative, not {getattr(self, name)}")
         if self.deadline_ms < 1:
             raise ValueError("MatchSettings.deadline_ms must be at least 1")
         if self.deals is not None and self.deals < 1:
-            raise ValueError(f"MatchSettings.deals must be at least 1 (or None for a whole game), "
-                             f"not {self.deals}")
+            raise ValueError(f"MatchSettings.deals must be at least 1 (or None for a whole game), not {self.deals}")
 
 
 @dataclass(frozen=True)
@@ -78,8 +82,8 @@ class DecisionEvent:
     deal_number: int
     seat: int
     bot: str
-    phase: str        # "auction", "declare" or "play"
-    action: str       # the action played (the default one after a strike)
+    phase: str  # "auction", "declare" or "play"
+    action: str  # the action played (the default one after a strike)
     outcome: str
     latency_ms: float
     detail: str = ""  # why the answer was not ok
@@ -125,22 +129,32 @@ class BotStats:
             return round(lat[min(len(lat) - 1, max(0, math.ceil(q * len(lat)) - 1))], 3) if lat else 0.0
 
         return {
-            "name": self.name, "endpoint": self.endpoint, "team": self.team, "decisions": len(lat),
-            "counts": dict(self.counts), "strikes": self.strikes, "notices_sent": self.notices_sent,
+            "name": self.name,
+            "endpoint": self.endpoint,
+            "team": self.team,
+            "decisions": len(lat),
+            "counts": dict(self.counts),
+            "strikes": self.strikes,
+            "notices_sent": self.notices_sent,
             "notice_failures": self.notice_failures,
             "notice_failures_by_kind": dict(self.notice_failures_by_kind),
             "time_bank_left_ms": round(self.time_bank_ms, 3),
-            "latency_ms": {"p50": pick(0.50), "p99": pick(0.99), "max": round(lat[-1], 3) if lat else 0.0,
-                           "mean": round(sum(lat) / len(lat), 3) if lat else 0.0},
-            "handshake": self.handshake, "errors": list(self.errors),
+            "latency_ms": {
+                "p50": pick(0.50),
+                "p99": pick(0.99),
+                "max": round(lat[-1], 3) if lat else 0.0,
+                "mean": round(sum(lat) / len(lat), 3) if lat else 0.0,
+            },
+            "handshake": self.handshake,
+            "errors": list(self.errors),
         }
 
 
 @dataclass
 class LegResult:
     seats: tuple[int, int, int, int]  # the bot (index in MatchOutcome.bots) in each seat
-    scores: tuple[int, int]           # per side
-    winner: int | None                # side
+    scores: tuple[int, int]  # per side
+    winner: int | None  # side
     deals_played: int
     reason: str
 
@@ -148,14 +162,14 @@ class LegResult:
 @dataclass
 class MatchOutcome:
     match_id: str
-    winner: int | None          # team (0: the bots of side 0 in the first leg); None for a draw
-    scores: tuple[int, int]     # per team, both legs added
+    winner: int | None  # team (0: the bots of side 0 in the first leg); None for a draw
+    scores: tuple[int, int]  # per team, both legs added
     forfeit: dict[str, Any] | None  # {"team", "bot", "seat", "reason"} when a team forfeited
     reason: str
     deals_played: int
     legs: list[LegResult]
     bots: list[BotStats]
-    record: dict[str, Any]      # the match record: deterministic for the same seed and answers
+    record: dict[str, Any]  # the match record: deterministic for the same seed and answers
     elapsed_s: float = 0.0
 
     @property
@@ -163,8 +177,11 @@ class MatchOutcome:
         return str(self.forfeit["reason"]) if self.forfeit else ""
 
     def stats_json(self) -> dict[str, Any]:
-        return {"bots": [b.to_json() for b in self.bots], "elapsed_s": round(self.elapsed_s, 3),
-                "deals_played": self.deals_played}
+        return {
+            "bots": [b.to_json() for b in self.bots],
+            "elapsed_s": round(self.elapsed_s, 3),
+            "deals_played": self.deals_played,
+        }
 
 
 class _Forfeit(Exception):
@@ -202,9 +219,15 @@ def _phase_of(deal_phase: str, action: int) -> str:
 class MatchRunner:
     """The machinery of ``run_match`` over open channels (the bench drives ``step`` directly)."""
 
-    def __init__(self, endpoints: Sequence[str], labels: Sequence[str], settings: MatchSettings,
-                 match_id: str, on_event: Callable[[Event], None] | None,
-                 cancel: threading.Event | None) -> None:
+    def __init__(
+        self,
+        endpoints: Sequence[str],
+        labels: Sequence[str],
+        settings: MatchSettings,
+        match_id: str,
+        on_event: Callable[[Event], None] | None,
+        cancel: threading.Event | None,
+    ) -> None:
         self.s = settings
         self.match_id = match_id
         self.on_event = on_event
@@ -221,15 +244,22 @@ class MatchRunner:
                 name = label if all(b.name != label for b in self.bots) else f"{label}#{len(self.bots) + 1}"
                 self.bots.append(BotStats(name, ep, seat & 1, time_bank_ms=float(settings.time_bank_ms)))
             self.first_seats.append(keys[key])
-        opts = [("grpc.max_receive_message_length", settings.max_message_bytes),
-                ("grpc.max_send_message_length", 4 << 20)]
+        opts = [
+            ("grpc.max_receive_message_length", settings.max_message_bytes),
+            ("grpc.max_send_message_length", 4 << 20),
+        ]
         self.channels = {ep: grpc.insecure_channel(ep, options=opts) for ep in dict.fromkeys(seats4)}
         self.stubs = {ep: bot_pb2_grpc.BotStub(ch) for ep, ch in self.channels.items()}
         # Decide takes the request's bytes as ``wire_bytes.decide_request_bytes`` writes them (no serializer).
-        self.decide_calls = {ep: ch.unary_unary(DECIDE_METHOD, request_serializer=None,
-                                                response_deserializer=bot_pb2.DecideReply.FromString,
-                                                _registered_method=True)
-                             for ep, ch in self.channels.items()}
+        self.decide_calls = {
+            ep: ch.unary_unary(
+                DECIDE_METHOD,
+                request_serializer=None,
+                response_deserializer=bot_pb2.DecideReply.FromString,
+                _registered_method=True,
+            )
+            for ep, ch in self.channels.items()
+        }
         self.ruleset = get_ruleset(settings.game, dict(settings.options))
 
     def _unique(self, name: str) -> str:
@@ -253,15 +283,20 @@ class MatchRunner:
     def handshake(self) -> list[tuple[int, str]]:
         """Handshake every distinct endpoint; return (bot, reason) for each unreachable bot."""
         failed: list[tuple[int, str]] = []
-        futures = {ep: stub.Handshake.future(wire.handshake_request(REFEREE_NAME),
-                                             timeout=self.s.handshake_deadline_ms / 1000)
-                   for ep, stub in self.stubs.items()}
+        futures = {
+            ep: stub.Handshake.future(wire.handshake_request(REFEREE_NAME), timeout=self.s.handshake_deadline_ms / 1000)
+            for ep, stub in self.stubs.items()
+        }
         for ep, fut in futures.items():
             try:
                 reply: bot_pb2.HandshakeReply = fut.result()
                 info: dict[str, Any] | None = {
-                    "name": reply.name, "version": reply.version, "author": reply.author,
-                    "protocol_version": reply.protocol_version, "games": list(reply.games)}
+                    "name": reply.name,
+                    "version": reply.version,
+                    "author": reply.author,
+                    "protocol_version": reply.protocol_version,
+                    "games": list(reply.games),
+                }
                 why = ""
             except grpc.RpcError as e:
                 info, why = None, f"{e.code().name}: {e.details()}"
@@ -298,8 +333,9 @@ class MatchRunner:
                 self.bots[bot].note(f"{rpc} notice failed: {e.code().name}")
 
     # --- Decisions ------------------------------------------------------------------------------------
-    def decide(self, bot_index: int, request: bytes,
-               legal: Sequence[str], decl_codes: tuple[str, ...]) -> tuple[int, str, float, str, str]:
+    def decide(
+        self, bot_index: int, request: bytes, legal: Sequence[str], decl_codes: tuple[str, ...]
+    ) -> tuple[int, str, float, str, str]:
         """Ask a bot (``request``: a DecideRequest's bytes); return (index in legal, outcome, latency ms,
         detail, comment)."""
         b = self.bots[bot_index]
@@ -350,16 +386,29 @@ class MatchRunner:
             return 0, outcome, latency, str(e)[:300], comment
 
     # --- A leg ----------------------------------------------------------------------------------------
-    def play_leg(self, leg: int, seats: tuple[int, int, int, int], games: list[Game],
-                 notes: dict[tuple[int, int], ActionNote]) -> None:
+    def play_leg(
+        self, leg: int, seats: tuple[int, int, int, int], games: list[Game], notes: dict[tuple[int, int], ActionNote]
+    ) -> None:
         s = self.s
         game = Game(self.ruleset, s.seed, max_deals=s.deals, max_total_deals=s.max_total_deals)
         games.append(game)
         names = [self.bots[b].name for b in seats]
-        self.notify("MatchStarted", seats, [
-            wire.match_start_notice(self.match_id, s.game, dict(s.options), seat, names,
-                                    deadline_ms=s.deadline_ms, time_bank_ms=s.time_bank_ms)
-            for seat in range(4)])
+        self.notify(
+            "MatchStarted",
+            seats,
+            [
+                wire.match_start_notice(
+                    self.match_id,
+                    s.game,
+                    dict(s.options),
+                    seat,
+                    names,
+                    deadline_ms=s.deadline_ms,
+                    time_bank_ms=s.time_bank_ms,
+                )
+                for seat in range(4)
+            ],
+        )
         while not game.over:
             if self.cancel is not None and self.cancel.is_set():
                 raise MatchCancelled()
@@ -367,13 +416,13 @@ class MatchRunner:
             if ended is not None:
                 deal_number, deal = ended
                 assert deal.score is not None
-                self.emit(DealEvent(leg, deal_number, tuple(deal.score.written), tuple(game.scores),
-                                    deal.thrown_in))
+                self.emit(DealEvent(leg, deal_number, tuple(deal.score.written), tuple(game.scores), deal.thrown_in))
                 notice = wire.deal_end_notice(deal, self.match_id, deal_number, game.scores)
                 self.notify("DealEnded", seats, [notice] * 4)
 
-    def step(self, leg: int, game: Game, seats: Sequence[int],
-             notes: dict[tuple[int, int], ActionNote]) -> tuple[int, Deal] | None:
+    def step(
+        self, leg: int, game: Game, seats: Sequence[int], notes: dict[tuple[int, int], ActionNote]
+    ) -> tuple[int, Deal] | None:
         """One decision: observation -> proto -> Decide -> parse -> apply. Returns (number, deal) when
         the deal ended with it. Raises _Forfeit when the bot's team forfeits."""
         s = self.s
@@ -385,8 +434,9 @@ class MatchRunner:
         actions = deal.legal_actions()
         decl = deal.declaration_codes[seat]
         legal = _legal_codes(actions, decl)
-        request = wire_bytes.decide_request_bytes(self.match_id, observe(deal, seat, game), legal,
-                                            deadline_ms=s.deadline_ms, time_bank_ms=int(b.time_bank_ms))
+        request = wire_bytes.decide_request_bytes(
+            self.match_id, observe(deal, seat, game), legal, deadline_ms=s.deadline_ms, time_bank_ms=int(b.time_bank_ms)
+        )
         index, outcome, latency, detail, comment = self.decide(bot_index, request, legal, decl)
         b.counts[outcome] += 1
         b.latencies_ms.append(latency)
@@ -394,8 +444,7 @@ class MatchRunner:
             notes[(deal_number, len(deal.history))] = ActionNote(outcome=outcome, comment=comment)
         if self.on_event is not None:
             phase = _phase_of(deal.phase.value, actions[index])
-            self.on_event(DecisionEvent(leg, deal_number, seat, b.name, phase, legal[index], outcome,
-                                        latency, detail))
+            self.on_event(DecisionEvent(leg, deal_number, seat, b.name, phase, legal[index], outcome, latency, detail))
         if outcome in ("crashed", "unreachable"):
             b.note(f"deal {deal_number}: {detail}")
             raise _Forfeit(bot_index, seat, f"bot {b.name} (seat {seat}) {outcome}: {detail}")
@@ -403,8 +452,9 @@ class MatchRunner:
             b.strikes += 1
             b.note(f"leg {leg} deal {deal_number} seat {seat}: {outcome}: {detail}")
             if b.strikes > s.max_strikes:
-                raise _Forfeit(bot_index, seat, f"bot {b.name} exceeded {s.max_strikes} strikes "
-                                                f"(last: {outcome}: {detail})")
+                raise _Forfeit(
+                    bot_index, seat, f"bot {b.name} exceeded {s.max_strikes} strikes (last: {outcome}: {detail})"
+                )
         game.apply(actions[index])
         return (deal_number, deal) if deal.is_over else None
 
@@ -416,13 +466,17 @@ def _leg_seats(first: Sequence[int], leg: int) -> tuple[int, int, int, int]:
     return (first[3], first[0], first[1], first[2])
 
 
-def run_match(bots: Sequence[str | Manifest], settings: MatchSettings, match_id: str,
-              on_event: Callable[[Event], None] | None = None, *,
-              cancel: threading.Event | None = None) -> MatchOutcome:
+def run_match(
+    bots: Sequence[str | Manifest],
+    settings: MatchSettings,
+    match_id: str,
+    on_event: Callable[[Event], None] | None = None,
+    *,
+    cancel: threading.Event | None = None,
+) -> MatchOutcome:
     """Play a match between two or four bots (endpoints or manifests); see the module docstring."""
     if len(bots) not in (2, 4):
-        raise ValueError(f"a match needs 2 bots (each partnered with itself) or 4 (one per seat), "
-                         f"not {len(bots)}")
+        raise ValueError(f"a match needs 2 bots (each partnered with itself) or 4 (one per seat), not {len(bots)}")
     settings.validate()
     with launch_bots(bots, settings.log_dir, startup_timeout_s=settings.startup_timeout_s) as (eps, procs):
         labels = [bot_label(b) for b in bots]
@@ -449,8 +503,12 @@ def _play(r: MatchRunner, procs: Sequence[Any]) -> MatchOutcome:
     failed = r.handshake()
     if failed:
         teams = sorted({r.bots[i].team for i, _ in failed})
-        forfeit = {"team": teams[0] if len(teams) == 1 else None, "bot": r.bots[failed[0][0]].name,
-                   "seat": r.first_seats.index(failed[0][0]), "reason": "; ".join(w for _, w in failed)}
+        forfeit = {
+            "team": teams[0] if len(teams) == 1 else None,
+            "bot": r.bots[failed[0][0]].name,
+            "seat": r.first_seats.index(failed[0][0]),
+            "reason": "; ".join(w for _, w in failed),
+        }
     else:
         for leg in range(2 if s.duplicate else 1):
             seats = _leg_seats(r.first_seats, leg)
@@ -459,8 +517,13 @@ def _play(r: MatchRunner, procs: Sequence[Any]) -> MatchOutcome:
             try:
                 r.play_leg(leg, seats, games, leg_notes)
             except _Forfeit as f:
-                forfeit = {"team": r.bots[f.bot].team, "bot": r.bots[f.bot].name, "seat": f.seat,
-                           "leg": leg, "reason": f.reason}
+                forfeit = {
+                    "team": r.bots[f.bot].team,
+                    "bot": r.bots[f.bot].name,
+                    "seat": f.seat,
+                    "leg": leg,
+                    "reason": f.reason,
+                }
             finally:
                 for (d, i), note in leg_notes.items():
                     notes[(leg, d, i)] = note
@@ -469,9 +532,14 @@ def _play(r: MatchRunner, procs: Sequence[Any]) -> MatchOutcome:
     return _finish(r, games, legs_seats, notes, forfeit, time.monotonic() - started)
 
 
-def _finish(r: MatchRunner, games: list[Game], legs_seats: list[tuple[int, int, int, int]],
-            notes: dict[tuple[int, int, int], ActionNote], forfeit: dict[str, Any] | None,
-            elapsed: float) -> MatchOutcome:
+def _finish(
+    r: MatchRunner,
+    games: list[Game],
+    legs_seats: list[tuple[int, int, int, int]],
+    notes: dict[tuple[int, int, int], ActionNote],
+    forfeit: dict[str, Any] | None,
+    elapsed: float,
+) -> MatchOutcome:
     s = r.s
     team_scores = [0, 0]
     legs: list[LegResult] = []
@@ -479,15 +547,21 @@ def _finish(r: MatchRunner, games: list[Game], legs_seats: list[tuple[int, int, 
     for leg, (game, seats) in enumerate(zip(games, legs_seats, strict=False)):
         for side in (0, 1):
             team_scores[r.bots[seats[side]].team] += game.scores[side]
-        legs.append(LegResult(seats, (game.scores[0], game.scores[1]), game.winner, game.played_deals,
-                              game.end_reason or "stopped"))
+        legs.append(
+            LegResult(
+                seats, (game.scores[0], game.scores[1]), game.winner, game.played_deals, game.end_reason or "stopped"
+            )
+        )
         leg_forfeit = forfeit if forfeit is not None and forfeit.get("leg") == leg else None
         if leg_forfeit is not None:
             side = next(x & 1 for x in range(4) if r.bots[seats[x]].team == leg_forfeit["team"])
             leg_forfeit = {"side": side, "seat": leg_forfeit["seat"], "reason": leg_forfeit["reason"]}
-        extras = RecordExtras(players=[r.bots[b].name for b in seats], match_id=r.match_id,
-                              notes={(d, i): n for (lg, d, i), n in notes.items() if lg == leg},
-                              forfeit=leg_forfeit)
+        extras = RecordExtras(
+            players=[r.bots[b].name for b in seats],
+            match_id=r.match_id,
+            notes={(d, i): n for (lg, d, i), n in notes.items() if lg == leg},
+            forfeit=leg_forfeit,
+        )
         records.append(game_to_record(game, extras))
     if forfeit is not None:
         team = forfeit["team"]
@@ -506,12 +580,19 @@ def _finish(r: MatchRunner, games: list[Game], legs_seats: list[tuple[int, int, 
     notice = wire.match_end_notice(r.match_id, side_winner, scores, reason)
     r.notify("MatchEnded", [seats[x] for x in reachable], [notice] * len(reachable))
     record = {
-        "format": MATCH_RECORD_FORMAT, "format_version": 1, "match_id": r.match_id, "game": s.game,
-        "options": dict(s.options), "seed": s.seed, "deals": s.deals, "duplicate": s.duplicate,
-        "limits": {"deadline_ms": s.deadline_ms, "time_bank_ms": s.time_bank_ms,
-                   "max_strikes": s.max_strikes},
+        "format": MATCH_RECORD_FORMAT,
+        "format_version": 1,
+        "match_id": r.match_id,
+        "game": s.game,
+        "options": dict(s.options),
+        "seed": s.seed,
+        "deals": s.deals,
+        "duplicate": s.duplicate,
+        "limits": {"deadline_ms": s.deadline_ms, "time_bank_ms": s.time_bank_ms, "max_strikes": s.max_strikes},
         "bots": [{"name": b.name, "team": b.team} for b in r.bots],
-        "legs": records, "result": result,
+        "legs": records,
+        "result": result,
     }
-    return MatchOutcome(r.match_id, winner, final, forfeit, reason, sum(lg.deals_played for lg in legs),
-                        legs, r.bots, record, elapsed)
+    return MatchOutcome(
+        r.match_id, winner, final, forfeit, reason, sum(lg.deals_played for lg in legs), legs, r.bots, record, elapsed
+    )

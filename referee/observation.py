@@ -29,11 +29,11 @@ class TrickView:
 @dataclass(frozen=True)
 class AnnouncementView:
     seat: int
-    kind: str                # "run" or "four"
+    kind: str  # "run" or "four"
     points: int
     length: int
     cards: tuple[Card, ...]  # empty until the declaration is shown (always known for one's own)
-    credited: bool | None    # None until the first trick settles the contest
+    credited: bool | None  # None until the first trick settles the contest
 
 
 @dataclass(frozen=True)
@@ -44,16 +44,16 @@ class Observation:
     phase: str
     to_act: int | None
     hand: tuple[Card, ...]
-    auction: tuple[tuple[int, str], ...]      # (seat, action code) in order
+    auction: tuple[tuple[int, str], ...]  # (seat, action code) in order
     contract: Contract | None
     turned_card: Card | None
-    trick: TrickView                           # the trick being played
-    tricks: tuple[TrickView, ...]              # the tricks completed, in order
+    trick: TrickView  # the trick being played
+    tricks: tuple[TrickView, ...]  # the tricks completed, in order
     own_declarations: tuple[Declaration, ...]  # what this seat may announce
     announcements: tuple[AnnouncementView, ...]
-    belotes: tuple[tuple[int, int], ...]       # (seat, suit) of each belote called
+    belotes: tuple[tuple[int, int], ...]  # (seat, suit) of each belote called
     tricks_won: tuple[int, int]
-    scores: tuple[int, int]                    # the game's totals before this deal
+    scores: tuple[int, int]  # the game's totals before this deal
     deal_number: int
     target: int
     hanging: int
@@ -71,8 +71,6 @@ def action_code_cached(action: int, declaration_codes: tuple[str, ...] = ()) -> 
         if action_kind(action) is not ActionKind.DECLARE:
             _CODES[action] = code
     return code
-
-
 
 
 class _Public:
@@ -101,11 +99,11 @@ class _Public:
         if len(deal.auction) != len(calls):
             if len(deal.auction) < len(calls):  # not the engine's doing: start again
                 calls = ()
-            calls += tuple((s, action_code_cached(a)) for s, a in deal.auction[len(calls):])
+            calls += tuple((s, action_code_cached(a)) for s, a in deal.auction[len(calls) :])
         if len(deal.tricks) != len(tricks):
             if len(deal.tricks) < len(tricks):
                 tricks = ()
-            tricks += tuple(TrickView(t.leader, t.cards, t.winner) for t in deal.tricks[len(tricks):])
+            tricks += tuple(TrickView(t.leader, t.cards, t.winner) for t in deal.tricks[len(tricks) :])
         self.auction, self.tricks = calls, tricks
         self.trick = TrickView(deal.leader, tuple(deal.trick) if deal.phase is Phase.PLAY else (), None)
         self.at = len(deal.history)
@@ -132,13 +130,21 @@ def _announcement_views(deal: Deal, seat: int) -> tuple[AnnouncementView, ...]:
     for s in range(4):
         for d in deal.announced[s]:
             shown = s == seat or (settled and id(d) in credited)
-            views.append(AnnouncementView(s, d.kind.value, d.points, d.length, d.cards if shown else (),
-                                          (id(d) in credited) if settled else None))
+            views.append(
+                AnnouncementView(
+                    s,
+                    d.kind.value,
+                    d.points,
+                    d.length,
+                    d.cards if shown else (),
+                    (id(d) in credited) if settled else None,
+                )
+            )
     return tuple(views)
 
 
 _PUBLIC: dict[int, _Public] = {}  # by id(deal); an entry holds its deal, so the id stays its own
-_PUBLIC_MAX = 256                 # live deals at once is the number of matches being played
+_PUBLIC_MAX = 256  # live deals at once is the number of matches being played
 
 
 def _public(deal: Deal) -> _Public:
@@ -147,8 +153,11 @@ def _public(deal: Deal) -> _Public:
         if len(_PUBLIC) >= _PUBLIC_MAX:
             _PUBLIC.clear()
         entry = _PUBLIC[id(deal)] = _Public(deal)
-    if entry.at != len(deal.history) or len(entry.auction) != len(deal.auction) \
-            or len(entry.tricks) != len(deal.tricks):
+    if (
+        entry.at != len(deal.history)
+        or len(entry.auction) != len(deal.auction)
+        or len(entry.tricks) != len(deal.tricks)
+    ):
         entry.update()
     return entry
 
@@ -175,7 +184,8 @@ def observe(deal: Deal, seat: int, game: Game | None = None) -> Observation:
         tricks=public.tricks,
         own_declarations=deal.declarations[seat],
         announcements=public.announcement_views(seat)
-        if announced[0] or announced[1] or announced[2] or announced[3] else (),
+        if announced[0] or announced[1] or announced[2] or announced[3]
+        else (),
         belotes=tuple((b.seat, b.suit) for b in deal.belotes) if deal.belotes else (),
         tricks_won=(deal.tricks_won[0], deal.tricks_won[1]),
         scores=(game.scores[0], game.scores[1]) if game is not None else (0, 0),

@@ -43,8 +43,9 @@ class RecordExtras:
     forfeit: dict[str, Any] | None = None  # {"side": 1, "seat": 3, "reason": "..."}
 
 
-def deal_to_json(deal: Deal, number: int, totals: Sequence[int] | None,
-                 extras: RecordExtras | None = None) -> dict[str, Any]:
+def deal_to_json(
+    deal: Deal, number: int, totals: Sequence[int] | None, extras: RecordExtras | None = None
+) -> dict[str, Any]:
     actions: list[dict[str, Any]] = []
     for i, (seat, action) in enumerate(deal.history):
         entry: dict[str, Any] = {"seat": seat, "action": deal.code(action, seat)}
@@ -64,9 +65,14 @@ def deal_to_json(deal: Deal, number: int, totals: Sequence[int] | None,
         "deck": [card_name(c) for c in deal.deck],
         "hands": [[card_name(c) for c in cards_in(deal.dealt[s] | deal.hands[s])] for s in range(4)],
         "actions": actions,
-        "contract": None if contract is None else {
-            "bidder": contract.bidder, "value": contract.value, "strain": contract.strain.code,
-            "multiplier": contract.multiplier},
+        "contract": None
+        if contract is None
+        else {
+            "bidder": contract.bidder,
+            "value": contract.value,
+            "strain": contract.strain.code,
+            "multiplier": contract.multiplier,
+        },
         "thrown_in": deal.thrown_in,
     }
     if deal.turned_card is not None:
@@ -74,11 +80,16 @@ def deal_to_json(deal: Deal, number: int, totals: Sequence[int] | None,
     if deal.score is not None:
         out["score"] = deal.score.to_json()
         out["declarations"] = [
-            {"seat": s, "announced": [d.code for d in deal.announced[s]],
-             "credited": [d.code for d in deal.announced[s] if any(d is c for c in deal.credited[s & 1])]}
-            for s in range(4)]
-        out["belotes"] = [{"seat": b.seat, "suit": "CDHS"[b.suit], "completed": b.completed, "lost": b.lost}
-                          for b in deal.belotes]
+            {
+                "seat": s,
+                "announced": [d.code for d in deal.announced[s]],
+                "credited": [d.code for d in deal.announced[s] if any(d is c for c in deal.credited[s & 1])],
+            }
+            for s in range(4)
+        ]
+        out["belotes"] = [
+            {"seat": b.seat, "suit": "CDHS"[b.suit], "completed": b.completed, "lost": b.lost} for b in deal.belotes
+        ]
     if totals is not None:
         out["totals"] = list(totals)
     return out
@@ -95,14 +106,12 @@ def game_to_record(game: Game, extras: RecordExtras | None = None) -> dict[str, 
     record: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "ruleset": {"name": game.ruleset.name, "version": game.ruleset.version,
-                    "options": game.ruleset.options_json()},
+        "ruleset": {"name": game.ruleset.name, "version": game.ruleset.version, "options": game.ruleset.options_json()},
         "seed": game.seed,
         "first_dealer": game.first_dealer,
         "max_deals": game.max_deals,
         "deals": deals,
-        "result": {"winner": game.winner, "scores": list(game.scores), "over": game.over,
-                   "reason": game.end_reason},
+        "result": {"winner": game.winner, "scores": list(game.scores), "over": game.over, "reason": game.end_reason},
     }
     if extras is not None:
         if extras.players:
@@ -170,8 +179,10 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
     except RulesetError as e:
         raise RecordError(f"ruleset: {e}") from None
     if rs.get("version") != ruleset.version:
-        raise RecordError(f"ruleset: the record was written by {name} version {rs.get('version')}, "
-                          f"this referee has version {ruleset.version}")
+        raise RecordError(
+            f"ruleset: the record was written by {name} version {rs.get('version')}, "
+            f"this referee has version {ruleset.version}"
+        )
     seed = _require(record, "seed", int, "record")
     first_dealer = _require(record, "first_dealer", int, "record")
     if not 0 <= first_dealer <= 3:
@@ -190,8 +201,7 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
     seeded = Game(ruleset, seed, max_deals=max_deals)
     game = Game(ruleset, seed, max_deals=max_deals, first_dealer=first_dealer, decks=deck_source)
     if seeded.first_dealer != first_dealer:
-        raise RecordError(f"first_dealer {first_dealer} does not match the seed (which gives "
-                          f"{seeded.first_dealer})")
+        raise RecordError(f"first_dealer {first_dealer} does not match the seed (which gives {seeded.first_dealer})")
     forfeit = _require(record, "result", dict, "record").get("forfeit")
     verified: list[VerifiedDeal] = []
     for number, dj in enumerate(deals_json):
@@ -229,20 +239,20 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
             if last and forfeit is not None:
                 verified.append(VerifiedDeal(number, deal))
                 break
-            raise RecordError(f"{where}: the record stops before the deal is over "
-                              f"(seat {deal.to_act} is to act)")
+            raise RecordError(f"{where}: the record stops before the deal is over (seat {deal.to_act} is to act)")
         _check_score(dj, deal, where)
         if "totals" in dj and dj["totals"] != game.totals_history[number]:
-            raise RecordError(f"{where}: totals {dj['totals']} stated, the replay gives "
-                              f"{game.totals_history[number]}")
+            raise RecordError(f"{where}: totals {dj['totals']} stated, the replay gives {game.totals_history[number]}")
         verified.append(VerifiedDeal(number, deal))
     result = _require(record, "result", dict, "record")
     if forfeit is None:
         if not game.over:
             raise RecordError("result: the record ends before the game is over")
         if result.get("winner") != game.winner or result.get("scores") != game.scores:
-            raise RecordError(f"result: winner {result.get('winner')} with {result.get('scores')} stated, "
-                              f"the replay gives winner {game.winner} with {game.scores}")
+            raise RecordError(
+                f"result: winner {result.get('winner')} with {result.get('scores')} stated, "
+                f"the replay gives winner {game.winner} with {game.scores}"
+            )
     return Verification(game, verified, forfeit)
 
 
@@ -268,7 +278,6 @@ def _check_score(dj: Mapping[str, Any], deal: Deal, where: str) -> None:
     if not isinstance(stated, dict):
         raise RecordError(f"{where}: field 'score' must be an object")
     actual = score.to_json()
-    for key in ("card_points", "declarations", "belote", "capot", "contract_made", "multiplier", "written",
-                "hanging"):
+    for key in ("card_points", "declarations", "belote", "capot", "contract_made", "multiplier", "written", "hanging"):
         if key in stated and stated[key] != actual[key]:
             raise RecordError(f"{where}: score {key} {stated[key]} stated, the replay gives {actual[key]}")

@@ -60,26 +60,43 @@ def settings_from_proto(msg: referee_pb2.MatchSettings) -> MatchSettings:
     except RulesetError as e:
         raise ValueError(f"settings.game/options_json: {e}") from None
     return MatchSettings(
-        game=game, options=options, seed=msg.seed, deals=msg.deals or None, duplicate=msg.duplicate,
+        game=game,
+        options=options,
+        seed=msg.seed,
+        deals=msg.deals or None,
+        duplicate=msg.duplicate,
         deadline_ms=msg.deadline_ms or _DEFAULTS.deadline_ms,
         time_bank_ms=msg.time_bank_ms or _DEFAULTS.time_bank_ms,
-        max_strikes=msg.max_strikes or _DEFAULTS.max_strikes)
+        max_strikes=msg.max_strikes or _DEFAULTS.max_strikes,
+    )
 
 
 def event_to_proto(event: Event) -> referee_pb2.MatchEvent:
     if isinstance(event, DecisionEvent):
-        return referee_pb2.MatchEvent(decision=referee_pb2.DecisionEvent(
-            deal_number=event.deal_number, seat=event.seat, action=event.action, outcome=event.outcome,
-            latency_ms=event.latency_ms))
-    return referee_pb2.MatchEvent(deal=referee_pb2.DealEvent(
-        deal_number=event.deal_number, written=list(event.written), scores=list(event.scores)))
+        return referee_pb2.MatchEvent(
+            decision=referee_pb2.DecisionEvent(
+                deal_number=event.deal_number,
+                seat=event.seat,
+                action=event.action,
+                outcome=event.outcome,
+                latency_ms=event.latency_ms,
+            )
+        )
+    return referee_pb2.MatchEvent(
+        deal=referee_pb2.DealEvent(
+            deal_number=event.deal_number, written=list(event.written), scores=list(event.scores)
+        )
+    )
 
 
 def result_to_proto(outcome: MatchOutcome) -> referee_pb2.MatchEvent:
     result = referee_pb2.MatchResult(
-        match_id=outcome.match_id, scores=list(outcome.scores), forfeit_reason=outcome.forfeit_reason,
+        match_id=outcome.match_id,
+        scores=list(outcome.scores),
+        forfeit_reason=outcome.forfeit_reason,
         record_json=json.dumps(outcome.record, sort_keys=True),
-        stats_json=json.dumps(outcome.stats_json(), sort_keys=True))
+        stats_json=json.dumps(outcome.stats_json(), sort_keys=True),
+    )
     if outcome.winner is not None:
         result.winner_side = outcome.winner
     return referee_pb2.MatchEvent(result=result)
@@ -89,12 +106,14 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
     def __init__(self, stopping: threading.Event | None = None) -> None:
         self.stopping = stopping or threading.Event()
 
-    def RunMatch(self, request: referee_pb2.MatchRequest,
-                 context: grpc.ServicerContext) -> Iterator[referee_pb2.MatchEvent]:
+    def RunMatch(
+        self, request: referee_pb2.MatchRequest, context: grpc.ServicerContext
+    ) -> Iterator[referee_pb2.MatchEvent]:
         endpoints = list(request.endpoints)
         if len(endpoints) not in (2, 4):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"endpoints: give 2 or 4 host:port addresses, not {len(endpoints)}")
+            context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, f"endpoints: give 2 or 4 host:port addresses, not {len(endpoints)}"
+            )
         bad = [e for e in endpoints if not is_endpoint(e)]
         if bad:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"endpoints: {bad[0]!r} is not host:port")
@@ -134,8 +153,9 @@ class RefereeServicer(referee_pb2_grpc.RefereeServicer):
         thread.join(timeout=5.0)
 
 
-def make_server(port: int, host: str = "127.0.0.1", max_workers: int = 32) -> tuple[grpc.Server, int,
-                                                                                      health.HealthServicer]:
+def make_server(
+    port: int, host: str = "127.0.0.1", max_workers: int = 32
+) -> tuple[grpc.Server, int, health.HealthServicer]:
     """A started Referee server with health and reflection; returns (server, bound port, health)."""
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers))
     referee_pb2_grpc.add_RefereeServicer_to_server(RefereeServicer(), server)
@@ -171,7 +191,8 @@ def serve(port: int, host: str = "127.0.0.1", *, grace_s: float = 30.0) -> None:
 
 def add_serve_parser(subparsers: Any) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = subparsers.add_parser(
-        "serve", help="serve the Referee gRPC service (RunMatch), with health checking and reflection")
+        "serve", help="serve the Referee gRPC service (RunMatch), with health checking and reflection"
+    )
     p.add_argument("--port", type=int, default=50050, help="port to listen on (0: any free port)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--grace", type=float, default=30.0, help="seconds running matches get on SIGTERM")

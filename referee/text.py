@@ -59,8 +59,12 @@ def score_lines(deal: Deal) -> list[str]:
 
 
 def game_text(game: Game) -> str:
-    out = [f"{game.ruleset.title or game.ruleset.name}: seed {game.seed}, target {game.ruleset.target}, "
-           f"first dealer {SEAT_NAMES[game.first_dealer]}", "Sides: 0 = South/North, 1 = East/West", ""]
+    out = [
+        f"{game.ruleset.title or game.ruleset.name}: seed {game.seed}, target {game.ruleset.target}, "
+        f"first dealer {SEAT_NAMES[game.first_dealer]}",
+        "Sides: 0 = South/North, 1 = East/West",
+        "",
+    ]
     for number, deal in enumerate(game.deals):
         out.extend(deal_text(deal, number))
         if number < len(game.totals_history):

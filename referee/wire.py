@@ -57,13 +57,6 @@ def seat_to_proto(seat: int) -> bot_pb2.Seat.ValueType:
     return SEATS[seat]
 
 
-def seat_from_proto(seat: bot_pb2.Seat.ValueType) -> int:
-    value = int(seat)
-    if not 0 <= value < 4:
-        raise ValueError(f"unknown Seat enum value {value}")
-    return value
-
-
 def phase_to_proto(phase: str) -> bot_pb2.Phase.ValueType:
     try:
         return PHASES[phase]
@@ -148,8 +141,9 @@ def legal_codes(deal: Deal) -> list[str]:
     return [deal.code(a) for a in deal.legal_actions()]
 
 
-def decide_request(match_id: str, obs: Observation, legal: Sequence[str], *, deadline_ms: int,
-                   time_bank_ms: int) -> bot_pb2.DecideRequest:
+def decide_request(
+    match_id: str, obs: Observation, legal: Sequence[str], *, deadline_ms: int, time_bank_ms: int
+) -> bot_pb2.DecideRequest:
     """The request asking ``obs.seat`` to choose one of ``legal`` (action codes)."""
     if not legal:
         raise ValueError("a decision needs at least one legal action")
@@ -175,16 +169,16 @@ def chosen_action(reply: bot_pb2.DecideReply, legal: Sequence[str]) -> str:
         raise MalformedReplyError("the reply names no action (set `action` or `index`)", "malformed_reply")
     if which == "index":
         if reply.index >= len(legal):
-            raise MalformedReplyError(f"index {reply.index} is out of range: there are {len(legal)} legal "
-                                      "actions", "illegal_action")
+            raise MalformedReplyError(
+                f"index {reply.index} is out of range: there are {len(legal)} legal actions", "illegal_action"
+            )
         return str(legal[reply.index])
     wanted = " ".join(reply.action.split()).casefold()
     for code in legal:
         if code.casefold() == wanted:
             return code
     shown = ", ".join(legal[:12]) + (", ..." if len(legal) > 12 else "")
-    raise MalformedReplyError(f"{reply.action!r} is not a legal action now (legal: {shown})",
-                              "illegal_action")
+    raise MalformedReplyError(f"{reply.action!r} is not a legal action now (legal: {shown})", "illegal_action")
 
 
 def reply_comment(reply: bot_pb2.DecideReply) -> str:
@@ -197,8 +191,16 @@ def handshake_request(referee: str) -> bot_pb2.HandshakeRequest:
     return bot_pb2.HandshakeRequest(protocol_version=PROTOCOL_VERSION, referee=referee)
 
 
-def match_start_notice(match_id: str, game: str, options: dict[str, object], seat: int, bots: Sequence[str],
-                       *, deadline_ms: int, time_bank_ms: int) -> bot_pb2.MatchStart:
+def match_start_notice(
+    match_id: str,
+    game: str,
+    options: dict[str, object],
+    seat: int,
+    bots: Sequence[str],
+    *,
+    deadline_ms: int,
+    time_bank_ms: int,
+) -> bot_pb2.MatchStart:
     if len(bots) != 4:
         raise ValueError(f"a match has four seats; got {len(bots)} bot names")
     return bot_pb2.MatchStart(
@@ -235,8 +237,7 @@ def deal_end_notice(deal: Deal, match_id: str, deal_number: int, scores: Sequenc
     )
 
 
-def match_end_notice(match_id: str, winner_side: int | None, scores: Sequence[int],
-                     reason: str) -> bot_pb2.MatchEnd:
+def match_end_notice(match_id: str, winner_side: int | None, scores: Sequence[int], reason: str) -> bot_pb2.MatchEnd:
     message = bot_pb2.MatchEnd(match_id=match_id, scores=list(scores), reason=reason)
     if winner_side is not None:
         if winner_side not in (0, 1):

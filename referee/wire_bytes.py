@@ -135,8 +135,13 @@ def _auction(calls: tuple[tuple[int, str], ...]) -> bytes:  # field 6
 
 def _contract(contract: Contract) -> bytes:  # field 7
     _check_uint32(contract.value, contract.multiplier)
-    return _ld(7, _CONTRACT_BIDDER[contract.bidder] + _number(2, contract.value)
-               + _string(3, contract.strain.code) + _number(4, contract.multiplier))
+    return _ld(
+        7,
+        _CONTRACT_BIDDER[contract.bidder]
+        + _number(2, contract.value)
+        + _string(3, contract.strain.code)
+        + _number(4, contract.multiplier),
+    )
 
 
 _TRICKS: dict[int, tuple[TrickView, bytes]] = {}  # by identity: a finished trick's field 10
@@ -156,8 +161,15 @@ def _declarations(declarations: tuple[Declaration, ...]) -> bytes:  # field 11
     out = []
     for d in declarations:
         _check_uint32(d.points)
-        out.append(_ld(11, _string(1, d.code) + _string(2, d.kind.value) + _number(3, d.points)
-                       + b"".join([_DECL_CARD[c] for c in d.cards])))
+        out.append(
+            _ld(
+                11,
+                _string(1, d.code)
+                + _string(2, d.kind.value)
+                + _number(3, d.points)
+                + b"".join([_DECL_CARD[c] for c in d.cards]),
+            )
+        )
     return b"".join(out)
 
 
@@ -165,8 +177,13 @@ def _announcements(announcements: tuple[AnnouncementView, ...]) -> bytes:  # fie
     out = []
     for a in announcements:
         _check_uint32(a.points, a.length)
-        body = (_ANNOUNCEMENT_SEAT[a.seat] + _string(2, a.kind) + _number(3, a.points) + _number(4, a.length)
-                + b"".join([_ANNOUNCEMENT_CARD[c] for c in a.cards]))
+        body = (
+            _ANNOUNCEMENT_SEAT[a.seat]
+            + _string(2, a.kind)
+            + _number(3, a.points)
+            + _number(4, a.length)
+            + b"".join([_ANNOUNCEMENT_CARD[c] for c in a.cards])
+        )
         if a.credited is not None:
             body += b"\x30\x01" if a.credited else b"\x30\x00"  # field 6
         out.append(_ld(12, body))
@@ -197,8 +214,10 @@ def _observation_payload(obs: Observation) -> bytes:
     this writer does not expect (the caller then asks the protobuf runtime)."""
     key = (obs.ruleset, obs.seat, obs.dealer, obs.phase)
     block = _HEADS.get(key)
-    parts = [block if block is not None else _remember(_HEADS, key, _head(obs)),
-             b"".join(map(_HAND_CARD.__getitem__, obs.hand))]
+    parts = [
+        block if block is not None else _remember(_HEADS, key, _head(obs)),
+        b"".join(map(_HAND_CARD.__getitem__, obs.hand)),
+    ]
     calls = obs.auction
     if calls:
         known_calls = _AUCTIONS.get(id(calls))
@@ -227,8 +246,9 @@ def _observation_payload(obs: Observation) -> bytes:
     if declarations:
         known_declarations = _DECLARATION_LISTS.get(id(declarations))
         if known_declarations is None or known_declarations[0] is not declarations:
-            known_declarations = _remember(_DECLARATION_LISTS, id(declarations),
-                                           (declarations, _declarations(declarations)))
+            known_declarations = _remember(
+                _DECLARATION_LISTS, id(declarations), (declarations, _declarations(declarations))
+            )
         parts.append(known_declarations[1])
     views = obs.announcements
     if views:
@@ -272,8 +292,9 @@ _MATCH_IDS: dict[str, bytes] = {}
 _NUMBERS: dict[tuple[int, int], bytes] = {}
 
 
-def decide_request_bytes(match_id: str, obs: Observation, legal: Sequence[str], *, deadline_ms: int,
-                         time_bank_ms: int) -> bytes:
+def decide_request_bytes(
+    match_id: str, obs: Observation, legal: Sequence[str], *, deadline_ms: int, time_bank_ms: int
+) -> bytes:
     """``decide_request(...).SerializeToString()``, written directly (what the match runner sends)."""
     if not legal:
         raise ValueError("a decision needs at least one legal action")
@@ -281,8 +302,9 @@ def decide_request_bytes(match_id: str, obs: Observation, legal: Sequence[str], 
         raise ValueError(f"seat {obs.seat} is asked to decide but it is seat {obs.to_act}'s turn")
     deadline_ms, time_bank_ms = max(0, deadline_ms), max(0, time_bank_ms)
     if deadline_ms >= 1 << 32 or time_bank_ms >= 1 << 32:
-        return bytes(decide_request(match_id, obs, legal, deadline_ms=deadline_ms,
-                                    time_bank_ms=time_bank_ms).SerializeToString())
+        return bytes(
+            decide_request(match_id, obs, legal, deadline_ms=deadline_ms, time_bank_ms=time_bank_ms).SerializeToString()
+        )
     observation = observation_bytes(obs)
     if isinstance(legal, tuple):  # the match runner's lists are remembered tuples: encoded once each
         known = _LEGAL_LISTS.get(id(legal))
@@ -296,9 +318,6 @@ def decide_request_bytes(match_id: str, obs: Observation, legal: Sequence[str], 
         head = _remember(_MATCH_IDS, match_id, _string(1, match_id) + b"\x12")  # then field 2's length
     numbers = _NUMBERS.get((deadline_ms, time_bank_ms))  # fields 4 and 5: the same request after request
     if numbers is None:
-        numbers = _remember(_NUMBERS, (deadline_ms, time_bank_ms),
-                            _number(4, deadline_ms) + _number(5, time_bank_ms))
+        numbers = _remember(_NUMBERS, (deadline_ms, time_bank_ms), _number(4, deadline_ms) + _number(5, time_bank_ms))
     n = len(observation)
     return b"".join((head, _VARINTS[n] if n < 16384 else _varint(n), observation, block, numbers))
-
-

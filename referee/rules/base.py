@@ -70,6 +70,7 @@ def _KQ(suit: int) -> CardMask:
 
 _KQ_MASKS: tuple[CardMask, ...] = tuple(_KQ(s) for s in range(4))  # _KQ of each suit, once
 
+
 class Ruleset:
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""
@@ -78,14 +79,14 @@ class Ruleset:
     default_target: ClassVar[int] = 0
 
     # Play switches (see ``Deal.legal_cards``).
-    partner_may_win: bool = False      # unable to follow while partner wins the trick: any card
-    must_undertrump: bool = True       # unable to follow or overtrump: still play a trump if held
+    partner_may_win: bool = False  # unable to follow while partner wins the trick: any card
+    must_undertrump: bool = True  # unable to follow or overtrump: still play a trump if held
     must_head_plain_suit: bool = False  # following a plain suit: beat the best card of it when possible
 
     # Auction switches for the shared ascending auction.
-    pass_is_final: bool = False        # a player who passed may not bid again in this deal
-    doubling: bool = True              # contra and surcontra exist
-    redeal_same_dealer: bool = False   # after a thrown-in deal the same dealer deals again
+    pass_is_final: bool = False  # a player who passed may not bid again in this deal
+    doubling: bool = True  # contra and surcontra exist
+    redeal_same_dealer: bool = False  # after a thrown-in deal the same dealer deals again
 
     def __init__(self, options: Mapping[str, object] | None = None) -> None:
         self.options: RulesetOptions = self._parse_options(options or {})
@@ -97,13 +98,15 @@ class Ruleset:
         values: dict[str, object] = {}
         for key, value in given.items():
             if key not in fields:
-                raise RulesetError(f"ruleset {cls.name!r} has no option {key!r} "
-                                   f"(options: {', '.join(sorted(fields))})")
+                raise RulesetError(f"ruleset {cls.name!r} has no option {key!r} (options: {', '.join(sorted(fields))})")
             default = fields[key].default
             if isinstance(default, bool) and not isinstance(value, bool):
                 raise RulesetError(f"option {key!r} of {cls.name!r} must be true or false, not {value!r}")
-            if isinstance(default, int) and not isinstance(default, bool) and (
-                    isinstance(value, bool) or not isinstance(value, int)):
+            if (
+                isinstance(default, int)
+                and not isinstance(default, bool)
+                and (isinstance(value, bool) or not isinstance(value, int))
+            ):
                 raise RulesetError(f"option {key!r} of {cls.name!r} must be a whole number, not {value!r}")
             if isinstance(default, str) and not isinstance(value, str):
                 raise RulesetError(f"option {key!r} of {cls.name!r} must be text, not {value!r}")
@@ -217,8 +220,9 @@ class Ruleset:
         except ValueError:
             return IllegalActionError(f"action id {action} is not an action", "unknown-action")
         if kind in (ActionKind.PLAY, ActionKind.DECLARE):
-            return IllegalActionError(f"{text!r} is not an auction action: the auction is not over",
-                                      "auction-in-progress")
+            return IllegalActionError(
+                f"{text!r} is not an auction action: the auction is not over", "auction-in-progress"
+            )
         current = action_code(deal.high_bid) if deal.high_bid is not None else "none"
         if kind is ActionKind.CONTRA:
             if not self.doubling:
@@ -226,23 +230,27 @@ class Ruleset:
             if deal.high_bidder is None:
                 return IllegalActionError("contra needs a bid to double", "contra-without-bid")
             if side_of(seat) == side_of(deal.high_bidder):
-                return IllegalActionError("only the defenders may say contra, not the bidding side",
-                                          "contra-by-bidders")
+                return IllegalActionError(
+                    "only the defenders may say contra, not the bidding side", "contra-by-bidders"
+                )
             return IllegalActionError("the contract is already doubled", "already-doubled")
         if kind is ActionKind.SURCONTRA:
             if not self.doubling:
                 return IllegalActionError(f"there is no surcontra in {self.name}", "no-contra")
             if deal.multiplier != 2:
-                return IllegalActionError("surcontra answers a contra, and there is none to answer",
-                                          "surcontra-without-contra")
+                return IllegalActionError(
+                    "surcontra answers a contra, and there is none to answer", "surcontra-without-contra"
+                )
             return IllegalActionError("only the bidding side may say surcontra", "surcontra-by-defenders")
         if kind is ActionKind.BID:
             return self.bid_error(deal, action, current)
         return IllegalActionError(f"{text!r} is not legal for seat {seat} now", "illegal-auction-action")
 
     def bid_error(self, deal: Deal, action: Action, current: str) -> IllegalActionError:
-        return IllegalActionError(f"{action_code(action)!r} is not a bid of {self.name} that is higher than "
-                                  f"the current bid ({current})", "bid-not-higher")
+        return IllegalActionError(
+            f"{action_code(action)!r} is not a bid of {self.name} that is higher than the current bid ({current})",
+            "bid-not-higher",
+        )
 
     # --- Card play ----------------------------------------------------------------------------------
     def card_points_table(self, contract: Contract) -> tuple[int, ...]:
@@ -347,8 +355,7 @@ class Ruleset:
         return 0 if a > b else 1
 
     @staticmethod
-    def point_bid_ladder(deal: Deal, lowest: int, highest: int, step: int,
-                         strains: tuple[Strain, ...]) -> list[Action]:
+    def point_bid_ladder(deal: Deal, lowest: int, highest: int, step: int, strains: tuple[Strain, ...]) -> list[Action]:
         """Bids of ``lowest..highest`` in ``step``s in each strain, strictly above the current value."""
         start = lowest if deal.high_bid is None else bid_value(deal.high_bid) + step
         key = (start, highest, step, strains)

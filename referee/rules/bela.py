@@ -21,11 +21,11 @@ TIEBREAKS = ("seat", "cards")
 
 @dataclass(frozen=True)
 class BelaOptions(RulesetOptions):
-    target: int = 1001               # 002: "Bela bis 1001"
-    tie: str = "fail"                # taker with exactly half: "fail" (pad) or "hang"
-    fall_takes_belas: bool = True    # pad: the defenders take the taker's bela too
+    target: int = 1001  # 002: "Bela bis 1001"
+    tie: str = "fail"  # taker with exactly half: "fail" (pad) or "hang"
+    fall_takes_belas: bool = True  # pad: the defenders take the taker's bela too
     declaration_tiebreak: str = "seat"  # equal points: "seat" (002) or "cards" (longer, higher, then seat)
-    must_beat: bool = True           # following a plain suit: beat its best card when possible
+    must_beat: bool = True  # following a plain suit: beat its best card when possible
 
     def validate(self) -> None:
         if self.target < 1:
@@ -33,8 +33,7 @@ class BelaOptions(RulesetOptions):
         if self.tie not in TIE_RULES:
             raise RulesetError(f"tie must be one of {TIE_RULES}, not {self.tie!r}")
         if self.declaration_tiebreak not in TIEBREAKS:
-            raise RulesetError(f"declaration_tiebreak must be one of {TIEBREAKS}, not "
-                               f"{self.declaration_tiebreak!r}")
+            raise RulesetError(f"declaration_tiebreak must be one of {TIEBREAKS}, not {self.declaration_tiebreak!r}")
 
 
 class Bela(Ruleset):
@@ -47,10 +46,11 @@ class Bela(Ruleset):
     def opts(self) -> BelaOptions:
         """This ruleset's options, typed (``options`` is declared once, in the base class)."""
         return cast(BelaOptions, self.options)
+
     default_target = 1001
-    doubling = False         # 002: "French Belote und Bela kennen kein Kontra"
+    doubling = False  # 002: "French Belote und Bela kennen kein Kontra"
     partner_may_win = False  # standard Bela: trump (and overtrump) even when partner wins the trick
-    must_undertrump = True   # standard Bela: unable to overtrump, still play a trump
+    must_undertrump = True  # standard Bela: unable to overtrump, still play a trump
 
     def __init__(self, options: dict[str, object] | None = None) -> None:
         super().__init__(options)
@@ -66,7 +66,7 @@ class Bela(Ruleset):
         """002: after the naming of trump everyone takes up the two hidden cards."""
         for k in range(1, 5):
             seat = (deal.dealer + k) % 4
-            deal.give(seat, deal.stock[2 * (k - 1):2 * k])
+            deal.give(seat, deal.stock[2 * (k - 1) : 2 * k])
         deal.stock = []
 
     # --- Auction: one round of naming, the dealer forced ---------------------------------------------
@@ -94,15 +94,14 @@ class Bela(Ruleset):
         except ValueError:
             return IllegalActionError(f"action id {action} is not an action", "unknown-action")
         if action == PASS:
-            return IllegalActionError("the dealer must name trump when the other three passed",
-                                      "dealer-must-name")
+            return IllegalActionError("the dealer must name trump when the other three passed", "dealer-must-name")
         if kind is ActionKind.CONTRA or kind is ActionKind.SURCONTRA:
             return IllegalActionError("there is no contra in Bela", "no-contra")
         if kind is not ActionKind.BID:
-            return IllegalActionError(f"{text!r} is not an auction action: trump is not named yet",
-                                      "auction-in-progress")
-        return IllegalActionError(f"name a suit without a value ('bid H') or pass, not {text!r}",
-                                  "name-a-suit")
+            return IllegalActionError(
+                f"{text!r} is not an auction action: trump is not named yet", "auction-in-progress"
+            )
+        return IllegalActionError(f"name a suit without a value ('bid H') or pass, not {text!r}", "name-a-suit")
 
     # --- Card play and declarations ------------------------------------------------------------------
     def card_points_table(self, contract: Contract) -> tuple[int, ...]:

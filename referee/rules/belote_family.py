@@ -19,8 +19,7 @@ def run_points(length: int) -> int:
 
 def quad_points(rank: Rank) -> int:
     """002: four jacks 200, four nines 150, four aces, tens, kings or queens 100 (eights, sevens: nothing)."""
-    return {Rank.JACK: 200, Rank.NINE: 150, Rank.ACE: 100, Rank.TEN: 100, Rank.KING: 100,
-            Rank.QUEEN: 100}.get(rank, 0)
+    return {Rank.JACK: 200, Rank.NINE: 150, Rank.ACE: 100, Rank.TEN: 100, Rank.KING: 100, Rank.QUEEN: 100}.get(rank, 0)
 
 
 def split_run(length: int) -> tuple[int, ...]:

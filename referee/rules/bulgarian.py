@@ -40,8 +40,7 @@ def _run_parts(length: int) -> tuple[int, ...]:
 def _quad_points(rank: Rank) -> int:
     # 002: "vier Buben 200, vier Neunen 150 und vier Asse, Zehnen, Könige oder Damen 100"; sevens and
     # eights are no declaration.
-    return {Rank.JACK: 200, Rank.NINE: 150, Rank.ACE: 100, Rank.TEN: 100, Rank.KING: 100,
-            Rank.QUEEN: 100}.get(rank, 0)
+    return {Rank.JACK: 200, Rank.NINE: 150, Rank.ACE: 100, Rank.TEN: 100, Rank.KING: 100, Rank.QUEEN: 100}.get(rank, 0)
 
 
 SCALE = DeclarationScale(NATURAL_RUN_ORDER, _run_points, _run_parts, _quad_points)
@@ -112,20 +111,26 @@ class Bulgarian(Ruleset):
     title = "Bulgarian Belote"
     version = 1
     Options = RulesetOptions
-    default_target = 151        # 002: "gespielt wird bis 151 Punkte"
-    partner_may_win = True      # 002: "Liegt dein Partner vorn, darfst du jede Karte spielen."
-    must_undertrump = False     # 002: "höher stechen, wenn du kannst, sonst darfst du jede Karte spielen"
+    default_target = 151  # 002: "gespielt wird bis 151 Punkte"
+    partner_may_win = True  # 002: "Liegt dein Partner vorn, darfst du jede Karte spielen."
+    must_undertrump = False  # 002: "höher stechen, wenn du kannst, sonst darfst du jede Karte spielen"
     must_head_plain_suit = False  # 002: following a plain suit, "du musst nur bedienen"
-    pass_is_final = False       # 002 never takes a passed player out of the auction
+    pass_is_final = False  # 002 never takes a passed player out of the auction
     # 002: belot "wird angesagt, wenn du die erste der beiden Karten spielst und sie zum Stich ausgespielt
     # wird, die ausgespielte Farbe bedient oder sticht", and at all trump "wird eine von ihnen auf einen Stich
     # einer anderen Farbe abgeworfen, ist er verloren". In a suit contract a trump always does one of these.
     belote_cards_in_line = True
-    doubling = True             # 002: "kontrieren ... rekontrieren"
+    doubling = True  # 002: "kontrieren ... rekontrieren"
     redeal_same_dealer = False  # 002: "werden die Karten eingeworfen und der nächste Spieler gibt"
 
-    STRAINS: tuple[Strain, ...] = (Strain.CLUBS, Strain.DIAMONDS, Strain.HEARTS, Strain.SPADES,
-                                   Strain.NO_TRUMP, Strain.ALL_TRUMP)
+    STRAINS: tuple[Strain, ...] = (
+        Strain.CLUBS,
+        Strain.DIAMONDS,
+        Strain.HEARTS,
+        Strain.SPADES,
+        Strain.NO_TRUMP,
+        Strain.ALL_TRUMP,
+    )
 
     def __init__(self, options: dict[str, object] | None = None) -> None:
         super().__init__(options)
@@ -157,9 +162,14 @@ class Bulgarian(Ruleset):
         if bid_value(action) != 0:
             return IllegalActionError(
                 f"{action_code(action)!r}: bids in {self.name} name a strain only "
-                "('bid C', 'bid D', 'bid H', 'bid S', 'bid NT', 'bid AT')", "bid-has-value")
-        return IllegalActionError(f"{action_code(action)!r} is not higher than the current bid ({current}): "
-                                  "the order is C < D < H < S < NT < AT", "bid-not-higher")
+                "('bid C', 'bid D', 'bid H', 'bid S', 'bid NT', 'bid AT')",
+                "bid-has-value",
+            )
+        return IllegalActionError(
+            f"{action_code(action)!r} is not higher than the current bid ({current}): "
+            "the order is C < D < H < S < NT < AT",
+            "bid-not-higher",
+        )
 
     # --- Card play ----------------------------------------------------------------------------------
     def card_points_table(self, contract: Contract) -> tuple[int, ...]:
@@ -243,8 +253,9 @@ class Bulgarian(Ruleset):
             written[defenders] = rounded[defenders]
             hanging = rounded[bidders]
             notes.append(f"tie: the defenders write their own, the bidders' {hanging} points hang")
-        return DealScore(cards, decl, belote, valat, total[bidders] > total[defenders], mult, written,
-                         hanging=hanging, notes=notes)
+        return DealScore(
+            cards, decl, belote, valat, total[bidders] > total[defenders], mult, written, hanging=hanging, notes=notes
+        )
 
     def write_score(self, game: Game, deal: Deal) -> None:
         """Write a deal; points hanging from earlier deals go to this deal's winner (002: "Sie gehen an die

@@ -29,7 +29,7 @@ from referee.rules.belote_family import STANDARD_SCALE, capot_side, credit_best_
 CAPOT_BID = 250
 SUIT_STRAINS = (Strain.CLUBS, Strain.DIAMONDS, Strain.HEARTS, Strain.SPADES)
 # Modern no-trump / all-trump card values (house rules): each suit is worth 38, so a deal stays 162.
-NO_TRUMP_POINTS: tuple[int, ...] = (0, 0, 0, 10, 2, 3, 4, 19)    # 7 8 9 10 J Q K A
+NO_TRUMP_POINTS: tuple[int, ...] = (0, 0, 0, 10, 2, 3, 4, 19)  # 7 8 9 10 J Q K A
 ALL_TRUMP_POINTS: tuple[int, ...] = (0, 0, 9, 5, 14, 1, 3, 6)
 _NO_TRUMP_TABLE: tuple[int, ...] = tuple(NO_TRUMP_POINTS[c & 7] for c in range(32))  # by card, made once
 _ALL_TRUMP_TABLE: tuple[int, ...] = tuple(ALL_TRUMP_POINTS[c & 7] for c in range(32))
@@ -37,24 +37,25 @@ _ALL_TRUMP_TABLE: tuple[int, ...] = tuple(ALL_TRUMP_POINTS[c & 7] for c in range
 
 @dataclass(frozen=True)
 class CoincheOptions(RulesetOptions):
-    target: int = 1000                 # 002: "Coinche bis 1000"
-    max_bid: int = 160                 # the highest point bid below capot (usual 160; some play to 180)
-    no_trump_bids: bool = False        # house rule: "sans atout" bids
-    all_trump_bids: bool = False       # house rule: "tout atout" bids
+    target: int = 1000  # 002: "Coinche bis 1000"
+    max_bid: int = 160  # the highest point bid below capot (usual 160; some play to 180)
+    no_trump_bids: bool = False  # house rule: "sans atout" bids
+    all_trump_bids: bool = False  # house rule: "tout atout" bids
     coinche_ends_auction: bool = True  # standard: after a coinche only the bidders may surcoinche
-    multiply: str = "all"              # "all": the winner's whole score x2/x4; "bid": only the bid is
-    round_fives: str = "up"            # a side's points ending in 5 round "up" or "down" to the ten
-    failed_declarations: str = "all"   # a failed contract: defenders take "all" credited declarations or
-                                       # only their "own"
-    partner_exception: bool = True     # unable to follow while partner wins the trick: any card
-    must_undertrump: bool = True       # unable to overtrump an opponent's trump: still play a trump
+    multiply: str = "all"  # "all": the winner's whole score x2/x4; "bid": only the bid is
+    round_fives: str = "up"  # a side's points ending in 5 round "up" or "down" to the ten
+    failed_declarations: str = "all"  # a failed contract: defenders take "all" credited declarations or
+    # only their "own"
+    partner_exception: bool = True  # unable to follow while partner wins the trick: any card
+    must_undertrump: bool = True  # unable to overtrump an opponent's trump: still play a trump
 
     def validate(self) -> None:
         if self.target < 1:
             raise RulesetError(f"target must be positive (usual: 1000), not {self.target}")
         if not 80 <= self.max_bid < CAPOT_BID or self.max_bid % 10:
-            raise RulesetError(f"max_bid must be a multiple of 10 from 80 to 240 (250 is the capot bid), "
-                               f"not {self.max_bid}")
+            raise RulesetError(
+                f"max_bid must be a multiple of 10 from 80 to 240 (250 is the capot bid), not {self.max_bid}"
+            )
         if self.multiply not in ("all", "bid"):
             raise RulesetError(f"multiply must be 'all' or 'bid', not {self.multiply!r}")
         if self.round_fives not in ("up", "down"):
@@ -73,6 +74,7 @@ class Coinche(Ruleset):
     def opts(self) -> CoincheOptions:
         """This ruleset's options, typed (``options`` is declared once, in the base class)."""
         return cast(CoincheOptions, self.options)
+
     default_target = 1000
     pass_is_final = False  # standard: a player who passed may bid later in the same auction
     # At all trump (an option) as 002's main text: "Bei Alles Trumpf können König und Dame jeder Farbe ein Belot
@@ -140,16 +142,24 @@ class Coinche(Ruleset):
     def bid_error(self, deal: Deal, action: Action, current: str) -> IllegalActionError:
         value, strain = bid_value(action), bid_strain(action)
         if strain not in self.strains:
-            return IllegalActionError(f"{strain.code} bids are not allowed by these options "
-                                      f"(strains: {' '.join(s.code for s in self.strains)})", "strain-not-allowed")
+            return IllegalActionError(
+                f"{strain.code} bids are not allowed by these options "
+                f"(strains: {' '.join(s.code for s in self.strains)})",
+                "strain-not-allowed",
+            )
         if self._closed_by_coinche(deal):
-            return IllegalActionError("the auction is closed by the coinche: only pass or surcoinche",
-                                      "auction-closed-by-coinche")
+            return IllegalActionError(
+                "the auction is closed by the coinche: only pass or surcoinche", "auction-closed-by-coinche"
+            )
         if value != CAPOT_BID and (value > self.opts.max_bid or value < 80 or value % 10):
-            return IllegalActionError(f"bid {value} is not a bid: bids go from 80 to {self.opts.max_bid} in "
-                                      f"steps of 10, and 'bid {CAPOT_BID} <strain>' is capot", "bid-not-on-ladder")
-        return IllegalActionError(f"{action_code(action)!r} is not higher than the current bid ({current})",
-                                  "bid-not-higher")
+            return IllegalActionError(
+                f"bid {value} is not a bid: bids go from 80 to {self.opts.max_bid} in "
+                f"steps of 10, and 'bid {CAPOT_BID} <strain>' is capot",
+                "bid-not-on-ladder",
+            )
+        return IllegalActionError(
+            f"{action_code(action)!r} is not higher than the current bid ({current})", "bid-not-higher"
+        )
 
     # --- Card play ----------------------------------------------------------------------------------
     def card_points_table(self, contract: Contract) -> tuple[int, ...]:
@@ -196,8 +206,9 @@ class Coinche(Ruleset):
         else:
             # 002: at least 82 card points AND card points + declarations + belote reach the bid.
             made = cards[bidders] >= 82 and total >= contract.value
-            notes = [f"bidders: {cards[bidders]} card points (82 needed), total {total} "
-                     f"against the bid {contract.value}"]
+            notes = [
+                f"bidders: {cards[bidders]} card points (82 needed), total {total} against the bid {contract.value}"
+            ]
         mult = contract.multiplier
         winner = bidders if made else defenders
         written = [0, 0]

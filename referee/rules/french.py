@@ -21,11 +21,11 @@ TIE_RULES = ("hang", "fail")
 
 @dataclass(frozen=True)
 class FrenchOptions(RulesetOptions):
-    target: int = 501                  # 002: "French Belote wird bis 501 Punkte gespielt"
-    tie: str = "hang"                  # taker and defenders equal: "hang" (litige) or "fail" (dedans)
+    target: int = 501  # 002: "French Belote wird bis 501 Punkte gespielt"
+    tie: str = "hang"  # taker and defenders equal: "hang" (litige) or "fail" (dedans)
     dedans_takes_belote: bool = False  # dedans: the defenders take the taker's belote too
-    partner_exception: bool = True     # unable to follow while partner wins the trick: any card
-    must_undertrump: bool = True       # unable to overtrump an opponent's trump: still play a trump
+    partner_exception: bool = True  # unable to follow while partner wins the trick: any card
+    must_undertrump: bool = True  # unable to overtrump an opponent's trump: still play a trump
 
     def validate(self) -> None:
         if self.target < 1:
@@ -105,6 +105,7 @@ class FrenchBelote(Ruleset):
     def opts(self) -> FrenchOptions:
         """This ruleset's options, typed (``options`` is declared once, in the base class)."""
         return cast(FrenchOptions, self.options)
+
     default_target = 501
     doubling = False  # 002: "French Belote und Bela kennen kein Kontra"
 
@@ -117,7 +118,7 @@ class FrenchBelote(Ruleset):
     def deal_cards(self, deal: Deal) -> None:
         i = self.deal_in_packets(deal, (3, 2))
         deal.turned_card = deal.deck[i]
-        deal.stock = list(deal.deck[i + 1:])
+        deal.stock = list(deal.deck[i + 1 :])
 
     def _complete_deal(self, deal: Deal, taker: int) -> None:
         """002: the taker gets the turned card and two more, the others three (from the dealer's right)."""
@@ -128,7 +129,7 @@ class FrenchBelote(Ruleset):
         for k in range(1, 5):
             seat = (deal.dealer + k) % 4
             n = 2 if seat == taker else 3
-            deal.give(seat, stock[i:i + n])
+            deal.give(seat, stock[i : i + n])
             i += n
         deal.stock = []
 
@@ -168,13 +169,20 @@ class FrenchBelote(Ruleset):
         if kind is ActionKind.CONTRA or kind is ActionKind.SURCONTRA:
             return IllegalActionError("there is no contra in French Belote", "no-contra")
         if kind is not ActionKind.BID:
-            return IllegalActionError(f"{text!r} is not an auction action: the taking is not over",
-                                      "auction-in-progress")
+            return IllegalActionError(
+                f"{text!r} is not an auction action: the taking is not over", "auction-in-progress"
+            )
         if deal.auction_round == 0:
-            return IllegalActionError(f"in the first round only the turned card's suit may be taken: "
-                                      f"'bid {turned.code}' or 'pass', not {text!r}", "take-turned-suit")
-        return IllegalActionError(f"in the second round name another suit than the turned {turned.code} "
-                                  f"(without a value: 'bid H'), or pass; not {text!r}", "name-another-suit")
+            return IllegalActionError(
+                f"in the first round only the turned card's suit may be taken: "
+                f"'bid {turned.code}' or 'pass', not {text!r}",
+                "take-turned-suit",
+            )
+        return IllegalActionError(
+            f"in the second round name another suit than the turned {turned.code} "
+            f"(without a value: 'bid H'), or pass; not {text!r}",
+            "name-another-suit",
+        )
 
     # --- Card play and declarations ------------------------------------------------------------------
     def card_points_table(self, contract: Contract) -> tuple[int, ...]:

@@ -25,12 +25,12 @@ USUAL_TARGETS = (151, 251, 351, 401)
 @dataclass(frozen=True)
 class PilottaOptions(RulesetOptions):
     target: int = 351
-    max_bid: int = 250              # the highest bid allowed (source 000 states none; see the rules doc)
-    no_trump_bids: bool = False     # variant of 000: bids without trump (aces count 19)
-    all_trump_bids: bool = False    # variant of 000: bids where every suit is trump
-    capot_bonus: int = 90           # 000: "+90 or +100"
+    max_bid: int = 250  # the highest bid allowed (source 000 states none; see the rules doc)
+    no_trump_bids: bool = False  # variant of 000: bids without trump (aces count 19)
+    all_trump_bids: bool = False  # variant of 000: bids where every suit is trump
+    capot_bonus: int = 90  # 000: "+90 or +100"
     failed_belote_penalty: bool = False  # 000's variant: a belote broken by another trump costs 20
-    run_order: str = "natural"      # "natural" 7-8-9-10-J-Q-K-A (003, 002) or "plain" A-10-K-Q-J-9-8-7 (000/001)
+    run_order: str = "natural"  # "natural" 7-8-9-10-J-Q-K-A (003, 002) or "plain" A-10-K-Q-J-9-8-7 (000/001)
     partner_exception: bool = False  # Bulgarian house rule: no duty to trump while partner wins the trick
 
     def validate(self) -> None:
@@ -49,8 +49,7 @@ def _run_points(length: int) -> int:
 
 
 def _quad_points(rank: Rank) -> int:
-    return {Rank.JACK: 200, Rank.NINE: 150, Rank.ACE: 100, Rank.TEN: 100, Rank.KING: 100,
-            Rank.QUEEN: 100}.get(rank, 0)
+    return {Rank.JACK: 200, Rank.NINE: 150, Rank.ACE: 100, Rank.TEN: 100, Rank.KING: 100, Rank.QUEEN: 100}.get(rank, 0)
 
 
 NO_TRUMP_POINTS: tuple[int, ...] = (0, 0, 0, 10, 2, 3, 4, 19)  # 000: "aces 19" so a deal is worth 162
@@ -66,10 +65,11 @@ class Pilotta(Ruleset):
     def opts(self) -> PilottaOptions:
         """This ruleset's options, typed (``options`` is declared once, in the base class)."""
         return cast(PilottaOptions, self.options)
+
     default_target = 351
-    pass_is_final = True       # 000: "Wenn ein Spieler passt, scheidet er aus der Reizung aus."
+    pass_is_final = True  # 000: "Wenn ein Spieler passt, scheidet er aus der Reizung aus."
     redeal_same_dealer = True  # 000: all four pass: the same dealer deals again
-    must_undertrump = True     # settled: holding trump, a player who cannot overtrump still trumps
+    must_undertrump = True  # settled: holding trump, a player who cannot overtrump still trumps
 
     def __init__(self, options: dict[str, object] | None = None) -> None:
         super().__init__(options)
@@ -91,18 +91,22 @@ class Pilotta(Ruleset):
     def bid_error(self, deal: Deal, action: Action, current: str) -> IllegalActionError:
         value, strain = bid_value(action), bid_strain(action)
         if strain not in self.strains:
-            return IllegalActionError(f"{strain.code} bids are not allowed by these options "
-                                      f"(strains: {' '.join(s.code for s in self.strains)})", "strain-not-allowed")
+            return IllegalActionError(
+                f"{strain.code} bids are not allowed by these options "
+                f"(strains: {' '.join(s.code for s in self.strains)})",
+                "strain-not-allowed",
+            )
         if value > self.opts.max_bid:
-            return IllegalActionError(f"bid {value} is above the highest bid allowed ({self.opts.max_bid})",
-                                      "bid-above-maximum")
+            return IllegalActionError(
+                f"bid {value} is above the highest bid allowed ({self.opts.max_bid})", "bid-above-maximum"
+            )
         if value < 80 or value % 10:
-            return IllegalActionError(f"bid {value} is not a bid: bids go from 80 in steps of 10",
-                                      "bid-not-on-ladder")
+            return IllegalActionError(f"bid {value} is not a bid: bids go from 80 in steps of 10", "bid-not-on-ladder")
         if deal.passed[deal.to_act]:
             return IllegalActionError("a player who passed may not bid again", "passed-for-good")
-        return IllegalActionError(f"{action_code(action)!r} is not higher than the current bid ({current})",
-                                  "bid-not-higher")
+        return IllegalActionError(
+            f"{action_code(action)!r} is not higher than the current bid ({current})", "bid-not-higher"
+        )
 
     # --- Card play ----------------------------------------------------------------------------------
     def card_points_table(self, contract: Contract) -> tuple[int, ...]:

@@ -32,7 +32,7 @@ VALUELESS_BID_THRESHOLD = {"suit": 95, "NT": 110, "AT": 120}
 @dataclass(frozen=True)
 class Bid:
     code: str
-    value: int      # 0 when the game's bids carry no number
+    value: int  # 0 when the game's bids carry no number
     strain: str
 
 
@@ -130,8 +130,10 @@ class HeuristicBot:
             choice = self.auction(obs, legal)
         elif any(code.startswith("declare ") for code in legal):
             # Announce everything: the legal code naming the most declarations.
-            choice = max((c for c in legal if c.startswith("declare ")),
-                         key=lambda c: 0 if c == "declare none" else len(c.split()) - 1)
+            choice = max(
+                (c for c in legal if c.startswith("declare ")),
+                key=lambda c: 0 if c == "declare none" else len(c.split()) - 1,
+            )
         else:
             choice = self.play(obs, legal)
         # The referee only accepts a legal code; a bug above must not cost a strike.
@@ -146,8 +148,13 @@ class HeuristicBot:
         last = obs.last_bid()
         partner_holds = last is not None and last.seat == obs.partner
         opponents_hold = last is not None and pilotta_bot.side_of(last.seat) != obs.my_side
-        partner_strains = {b.strain for call in obs.auction if call.seat == obs.partner
-                           for b in [parse_bid(call.action)] if b is not None}
+        partner_strains = {
+            b.strain
+            for call in obs.auction
+            if call.seat == obs.partner
+            for b in [parse_bid(call.action)]
+            if b is not None
+        }
 
         # For each strain, its cheapest legal bid we expect to make, and by how much we expect to make it.
         makeable: dict[str, tuple[int, Bid]] = {}
@@ -169,8 +176,11 @@ class HeuristicBot:
         if "contra" in legal and opponents_hold and last is not None:
             contract = parse_bid(last.action)
             # They need ``value`` out of 162 plus what they may declare, and we expect to take our share.
-            if contract is not None and contract.value and \
-                    contract.value > 162 + 20 - defensive_estimate(hand, contract.strain):
+            if (
+                contract is not None
+                and contract.value
+                and contract.value > 162 + 20 - defensive_estimate(hand, contract.strain)
+            ):
                 return "contra"
         return "pass" if "pass" in legal else legal[0]
 
@@ -194,8 +204,7 @@ class HeuristicBot:
 
         def is_master(card: str) -> bool:
             # No card still out beats it in its own suit.
-            return not any(u[1] == card[1] and C.strength(u, strain) > C.strength(card, strain)
-                           for u in unseen)
+            return not any(u[1] == card[1] and C.strength(u, strain) > C.strength(card, strain) for u in unseen)
 
         def cheap(card: str) -> tuple[int, int, int]:
             # Cheapest first: plain cards before trumps, then fewer points, then weaker.
@@ -210,8 +219,7 @@ class HeuristicBot:
         winners = [c for c in cards if obs.beats(c, best)]
 
         if obs.partner_winning():
-            partner_sure = still_to_play == 0 or (
-                is_master(best) and not self.may_be_ruffed(obs, best, unseen))
+            partner_sure = still_to_play == 0 or (is_master(best) and not self.may_be_ruffed(obs, best, unseen))
             if partner_sure:
                 # Give points, but keep trumps and masters we can cash later.
                 gifts = [c for c in cards if c[1] != trump]
@@ -235,8 +243,13 @@ class HeuristicBot:
                 return min(trumps, key=cheap)
         return min(cards, key=lambda c: (cheap(c), -self.suit_length(obs, c[1])))
 
-    def lead(self, obs: pilotta_bot.Observation, cards: list[str], is_master: Callable[[str], bool],
-             cheap: Callable[[str], tuple[int, int, int]]) -> str:
+    def lead(
+        self,
+        obs: pilotta_bot.Observation,
+        cards: list[str],
+        is_master: Callable[[str], bool],
+        cheap: Callable[[str], tuple[int, int, int]],
+    ) -> str:
         strain = obs.strain
         trump = obs.trump
         unseen = obs.unseen_cards()
@@ -250,8 +263,9 @@ class HeuristicBot:
                 if obs.contract is not None and obs.contract.bidder == obs.seat and len(my_trumps) >= 3:
                     return min(my_trumps, key=lambda c: C.strength(c, strain))
         # Cash a master outside trump (aces first) when opponents can still follow.
-        masters = [c for c in cards if is_master(c) and (trump is None or c[1] != trump)
-                   and any(u[1] == c[1] for u in unseen)]
+        masters = [
+            c for c in cards if is_master(c) and (trump is None or c[1] != trump) and any(u[1] == c[1] for u in unseen)
+        ]
         if masters:
             return max(masters, key=lambda c: obs.card_points(c))
         plain = [c for c in cards if trump is None or c[1] != trump] or cards

@@ -90,8 +90,9 @@ def always_fails(spec: MatchSpec) -> MatchResult:
     raise RuntimeError(f"bot endpoint unreachable for {spec.match_id}")
 
 
-def make_spec(match_id: str, bots: tuple[str, ...] = ("b-a", "b-b"), ladder: str = "cy-test", seed: int = 7,
-              **kw: object) -> MatchSpec:  # fmt: skip
+def make_spec(
+    match_id: str, bots: tuple[str, ...] = ("b-a", "b-b"), ladder: str = "cy-test", seed: int = 7, **kw: object
+) -> MatchSpec:
     params: dict[str, object] = {"variant": "cypriot", "deals": 4, "created": 1_700_000_000.0, **kw}
     return MatchSpec(match_id=match_id, ladder=ladder, seed=seed, bots=bots, **params)  # type: ignore[arg-type]
 

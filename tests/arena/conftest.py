@@ -70,19 +70,24 @@ class Procs:
         self, url: str, worker_id: str, runner: str = "sleepy", env: dict[str, str] | None = None, *extra: str
     ) -> subprocess.Popen[str]:
         cmd = [
-            sys.executable, "-m", "arena.worker",
-            "--redis", url,
-            "--runner", f"{RUNNERS}:{runner}",
-            "--worker-id", worker_id,
-            "--block-ms", "200",
-            "--log-level", "WARNING",
+            sys.executable,
+            "-m",
+            "arena.worker",
+            "--redis",
+            url,
+            "--runner",
+            f"{RUNNERS}:{runner}",
+            "--worker-id",
+            worker_id,
+            "--block-ms",
+            "200",
+            "--log-level",
+            "WARNING",
             *extra,
-        ]  # fmt: skip
+        ]
         # Output goes to files, not pipes: a chatty worker must never block on a full pipe.
         with open(self.log_dir / f"{worker_id}.out", "w") as out, open(self.log_dir / f"{worker_id}.err", "w") as err:
-            p = subprocess.Popen(
-                cmd, cwd=REPO, env={**os.environ, **(env or {})}, stdout=out, stderr=err, text=True
-            )
+            p = subprocess.Popen(cmd, cwd=REPO, env={**os.environ, **(env or {})}, stdout=out, stderr=err, text=True)
         self.procs.append(p)
         return p
 

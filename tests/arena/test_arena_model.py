@@ -30,15 +30,20 @@ ids = st.from_regex(r"[a-z][a-z0-9_-]{0,10}", fullmatch=True)
     seed=st.integers(0, 2**63 - 1),
     duplicate=st.booleans(),
     deals=st.one_of(st.none(), st.integers(1, 100)),
-    options=st.dictionaries(
-        st.text(min_size=1, max_size=5), st.integers() | st.booleans() | st.text(max_size=3)
-    ),
+    options=st.dictionaries(st.text(min_size=1, max_size=5), st.integers() | st.booleans() | st.text(max_size=3)),
 )
 def test_matchspec_roundtrip(match_id, bots, seed, duplicate, deals, options):
     spec = MatchSpec(
-        match_id=match_id, ladder="lad", variant="cypriot", seed=seed, bots=tuple(bots), options=options,
-        duplicate=duplicate, deals=deals, target=None if deals else 1000,
-    )  # fmt: skip
+        match_id=match_id,
+        ladder="lad",
+        variant="cypriot",
+        seed=seed,
+        bots=tuple(bots),
+        options=options,
+        duplicate=duplicate,
+        deals=deals,
+        target=None if deals else 1000,
+    )
     back = MatchSpec.from_json(spec.to_json())
     assert back == spec
     assert dict(back.options) == options

@@ -164,4 +164,3 @@ def test_worker_entry_point_rejects_a_bad_runner(procs, redis_server):
     p = procs.worker(redis_server.url, "w-bad", "no_such_function")
     assert p.wait(timeout=30) != 0
     assert "not a callable runner" in procs.output("w-bad")
-

@@ -16,8 +16,9 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def result(match_id: str, seats: tuple[str, str, str, str], winner: int | None, **kw) -> MatchResult:
-    return MatchResult(match_id=match_id, ladder="lad", seats=seats, winner=winner, points=(10, 5),
-                       deals_played=1, **kw)  # fmt: skip
+    return MatchResult(
+        match_id=match_id, ladder="lad", seats=seats, winner=winner, points=(10, 5), deals_played=1, **kw
+    )
 
 
 def test_apply_is_exactly_once_and_moves_ratings(r):
@@ -56,8 +57,9 @@ def test_stats_are_accumulated_with_latency_histogram(r):
     rt = Ratings(r)
     lat1 = LatencySummary.from_samples([5.0] * 98 + [400.0, 900.0])
     lat2 = LatencySummary.from_samples([7.0] * 100)
-    s1 = BotStats(deals=8, points=800, contracts_bid=4, contracts_made=3, capots=1, declarations=2,
-                  timeouts=1, latency=lat1)  # fmt: skip
+    s1 = BotStats(
+        deals=8, points=800, contracts_bid=4, contracts_made=3, capots=1, declarations=2, timeouts=1, latency=lat1
+    )
     s2 = BotStats(deals=8, points=400, contracts_bid=2, contracts_made=0, illegal_actions=1, latency=lat2)
     rt.apply(result("m1", ("a", "b", "a", "b"), 0, stats={"a": s1, "b": s2}))
     rt.apply(result("m2", ("a", "b", "a", "b"), 0, stats={"a": s1, "b": s2}))

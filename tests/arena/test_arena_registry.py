@@ -22,8 +22,15 @@ from arena.registry import Registry, launch_manifest, manifest_dict
 from referee.bots import REPO_ROOT, load_manifest
 
 # Exactly the format of docs/protocol.md and sample_bots/*/manifest.json.
-MANIFEST = {"name": "greedy", "version": "2.1", "author": "ann", "language": "python",
-            "command": ["python", "bot.py"], "port": {"env": "PORT"}, "games": ["pilotta", "coinche"]}  # fmt: skip
+MANIFEST = {
+    "name": "greedy",
+    "version": "2.1",
+    "author": "ann",
+    "language": "python",
+    "command": ["python", "bot.py"],
+    "port": {"env": "PORT"},
+    "games": ["pilotta", "coinche"],
+}
 
 
 def keyspace(r):
@@ -112,8 +119,11 @@ def test_duplicate_name_is_refused(r, reg):
         ({"games": "pilotta"}, ValidationError, "games: give the rulesets"),
         ({"games": ["pilotta", "poker"]}, ValidationError, "unknown game 'poker' (known: bela, bulgarian"),
         ({"games": ["pilotta", "pilotta"]}, ValidationError, "'pilotta' is listed twice"),
-        ({"endpoint": None, "manifest": MANIFEST, "games": ["pilotta"]}, ValidationError,
-         "games: a manifest bot's games are its manifest's"),
+        (
+            {"endpoint": None, "manifest": MANIFEST, "games": ["pilotta"]},
+            ValidationError,
+            "games: a manifest bot's games are its manifest's",
+        ),
     ],
 )
 def test_bad_registration_input_changes_nothing(r, reg, kwargs, error, message):

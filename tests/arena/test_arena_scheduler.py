@@ -55,8 +55,7 @@ def test_no_bot_starves(mus, seed):
     even a bot whose rating is far from everyone else's."""
     rng = random.Random(seed)
     n = len(mus)
-    cands = {f"b{i}": Candidate(f"b{i}", mu=m, sigma=2.0, games=100, last_scheduled=NOW)
-             for i, m in enumerate(mus)}  # fmt: skip
+    cands = {f"b{i}": Candidate(f"b{i}", mu=m, sigma=2.0, games=100, last_scheduled=NOW) for i, m in enumerate(mus)}
     last_play = dict.fromkeys(cands, 0)
     worst_gap = 0
     for rnd in range(1, 30 * n):

@@ -25,8 +25,10 @@ def test_full_flow_ranks_the_stronger_bots_first(r):
     reg, rt, q = Registry(r), Ratings(r), MatchQueue(r)
     sched = Scheduler(r, reg, rt, q)
     lad = sched.create_ladder(LadderConfig("cypriot", {}, deals=4, target=None))
-    bots = {name: reg.register(name, "team", endpoint=f"localhost:{6000 + i}")[0].bot_id
-            for i, name in enumerate(["weak", "medium", "strong", "ace"])}  # fmt: skip
+    bots = {
+        name: reg.register(name, "team", endpoint=f"localhost:{6000 + i}")[0].bot_id
+        for i, name in enumerate(["weak", "medium", "strong", "ace"])
+    }
     for b in bots.values():
         sched.join(lad, b)
     # Skill gaps this large make the stronger side (almost) always win, so the
@@ -62,8 +64,14 @@ def test_failing_match_is_retried_then_dead_lettered_with_reason(r):
     q = MatchQueue(r, max_deliveries=3)
     q.enqueue(make_spec("m-doomed"))
     q.enqueue(make_spec("m-fine", seed=3))
-    w = Worker(r, lambda s: always_fails(s) if s.match_id == "m-doomed" else play(s),
-               "w1", block_ms=50, stale_ms=100, max_deliveries=3)  # fmt: skip
+    w = Worker(
+        r,
+        lambda s: always_fails(s) if s.match_id == "m-doomed" else play(s),
+        "w1",
+        block_ms=50,
+        stale_ms=100,
+        max_deliveries=3,
+    )
     wait_until(lambda: (w.run_once(), q.dead_letters())[1], 20, "dead letter")
     [dead] = q.dead_letters()
     assert dead.match_id == "m-doomed" and dead.deliveries == 3

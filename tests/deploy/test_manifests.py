@@ -345,9 +345,7 @@ def test_k8s_workloads_and_services_agree() -> None:
     for name, service in _by_kind(objects, "Service").items():
         selector = service["spec"]["selector"]
         targets = [
-            w
-            for w in workloads.values()
-            if selector.items() <= w["spec"]["template"]["metadata"]["labels"].items()
+            w for w in workloads.values() if selector.items() <= w["spec"]["template"]["metadata"]["labels"].items()
         ]
         assert targets, f"Service {name} selects no workload"
         container_ports = {

@@ -176,9 +176,7 @@ def test_registries_are_independent() -> None:
         lambda r: metrics.record_deals("g", -2, registry=r),
     ],
 )
-def test_invalid_values_are_rejected(
-    call: Callable[[CollectorRegistry], object], registry: CollectorRegistry
-) -> None:
+def test_invalid_values_are_rejected(call: Callable[[CollectorRegistry], object], registry: CollectorRegistry) -> None:
     with pytest.raises(ValueError):
         call(registry)
 
@@ -200,9 +198,7 @@ def test_update_worker_gauges_keeps_only_live_workers(registry: CollectorRegistr
 
 def test_remove_rating(registry: CollectorRegistry) -> None:
     metrics.set_rating("old", "bela", 20.0, 5.0, 3, registry=registry)
-    assert (
-        registry.get_sample_value("pilotta_bot_rating_conservative", {"bot": "old", "ladder": "bela"}) == 5.0
-    )
+    assert registry.get_sample_value("pilotta_bot_rating_conservative", {"bot": "old", "ladder": "bela"}) == 5.0
     metrics.remove_rating("old", "bela", registry=registry)
     metrics.remove_rating("old", "bela", registry=registry)  # idempotent
     assert registry.get_sample_value("pilotta_bot_rating_mu", {"bot": "old", "ladder": "bela"}) is None

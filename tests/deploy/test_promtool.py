@@ -83,10 +83,7 @@ def test_every_alert_has_a_unit_test() -> None:
     alerts = {r["alert"] for g in rules["groups"] for r in g["rules"] if "alert" in r}
     tests = yaml.safe_load((PROMETHEUS_DIR / "alerts_test.yml").read_text())
     firing_tested = {
-        case["alertname"]
-        for t in tests["tests"]
-        for case in t.get("alert_rule_test", [])
-        if case.get("exp_alerts")
+        case["alertname"] for t in tests["tests"] for case in t.get("alert_rule_test", []) if case.get("exp_alerts")
     }
     assert alerts, "no alert rules found"
     untested = sorted(alerts - firing_tested)

@@ -37,8 +37,17 @@ def test_every_played_record_verifies(variant: str) -> None:
 
 def test_records_verify_with_every_pilotta_option_on() -> None:
     for seed in range(15):
-        record = _record("pilotta", seed, no_trump_bids=True, all_trump_bids=True, capot_bonus=100,
-                         failed_belote_penalty=True, run_order="plain", partner_exception=True, target=151)
+        record = _record(
+            "pilotta",
+            seed,
+            no_trump_bids=True,
+            all_trump_bids=True,
+            capot_bonus=100,
+            failed_belote_penalty=True,
+            run_order="plain",
+            partner_exception=True,
+            target=151,
+        )
         assert verify_record(record).game.over
 
 
@@ -134,27 +143,37 @@ def test_an_unknown_ruleset_or_option_is_refused() -> None:
 
 def test_cli_play_then_verify_and_refuse(tmp_path: Path) -> None:
     out = tmp_path / "game.json"
-    run = subprocess.run([sys.executable, "-m", "referee.cli", "play", "--seed", "21", "--out", str(out)],
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "play", "--seed", "21", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 0, run.stderr
     assert "Result:" in run.stdout
-    ok = subprocess.run([sys.executable, "-m", "referee.cli", "verify", str(out)],
-                        capture_output=True, text=True, timeout=60)
+    ok = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "verify", str(out)], capture_output=True, text=True, timeout=60
+    )
     assert ok.returncode == 0, ok.stderr
     assert "replays exactly" in ok.stdout
     record = json.loads(out.read_text(encoding="utf-8"))
     scored = next(d for d in record["deals"] if not d["thrown_in"])
     scored["score"]["written"][1] += 1
     out.write_text(json.dumps(record), encoding="utf-8")
-    bad = subprocess.run([sys.executable, "-m", "referee.cli", "verify", str(out)],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "verify", str(out)], capture_output=True, text=True, timeout=60
+    )
     assert bad.returncode == 1
     assert "score written" in bad.stderr
 
 
 def test_cli_bench_prints_deals_per_second() -> None:
-    run = subprocess.run([sys.executable, "-m", "referee.cli", "bench", "--json", "--seconds", "0.3"],
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "bench", "--json", "--seconds", "0.3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 0, run.stderr
     figures = json.loads(run.stdout)
     assert figures["variant"] == "pilotta" and figures["deals"] > 0 and figures["deals_per_second"] > 0
@@ -162,17 +181,23 @@ def test_cli_bench_prints_deals_per_second() -> None:
 
 def test_cli_verifies_each_leg_of_a_match_record(tmp_path: Path) -> None:
     legs = [_record(seed=31), _record(seed=31)]
-    match = {"format": "pilotta-arena/match-record", "format_version": 1, "legs": legs,
-             "result": {"winner": None, "scores": [0, 0]}}
+    match = {
+        "format": "pilotta-arena/match-record",
+        "format_version": 1,
+        "legs": legs,
+        "result": {"winner": None, "scores": [0, 0]},
+    }
     path = tmp_path / "match.json"
     path.write_text(json.dumps(match), encoding="utf-8")
-    ok = subprocess.run([sys.executable, "-m", "referee.cli", "verify", str(path)],
-                        capture_output=True, text=True, timeout=60)
+    ok = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "verify", str(path)], capture_output=True, text=True, timeout=60
+    )
     assert ok.returncode == 0, ok.stderr
     assert "== leg 2" in ok.stdout and "replays exactly (2 legs)" in ok.stdout
     legs[1]["deals"][0]["actions"][0]["seat"] = (legs[1]["deals"][0]["actions"][0]["seat"] + 1) % 4
     path.write_text(json.dumps(match), encoding="utf-8")
-    bad = subprocess.run([sys.executable, "-m", "referee.cli", "verify", str(path)],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "verify", str(path)], capture_output=True, text=True, timeout=60
+    )
     assert bad.returncode == 1
     assert "leg 2: deal 0, action 0" in bad.stderr

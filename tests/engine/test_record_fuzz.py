@@ -18,14 +18,19 @@ from referee.rules import get_ruleset, ruleset_names
 
 pytestmark = pytest.mark.timeout(300)
 
-RECORDS = {name: json.loads(dumps(game_to_record(play_random_game(get_ruleset(name), 17))))
-           for name in ruleset_names()}
+RECORDS = {name: json.loads(dumps(game_to_record(play_random_game(get_ruleset(name), 17)))) for name in ruleset_names()}
 
 # What a field may be replaced with: other JSON types and plausible but wrong values.
-JUNK = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=True),
-                 st.text(max_size=12), st.lists(st.integers(-3, 40), max_size=4),
-                 st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
-                 st.sampled_from(["play JH", "bid 90 H", "pass", "contra", "declare none", "JH", "ZZ"]))
+JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=True),
+    st.text(max_size=12),
+    st.lists(st.integers(-3, 40), max_size=4),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+    st.sampled_from(["play JH", "bid 90 H", "pass", "contra", "declare none", "JH", "ZZ"]),
+)
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -57,8 +62,7 @@ def _delete(doc: Any, path: tuple[Any, ...]) -> None:
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(sorted(RECORDS)), pick=st.integers(min_value=0), junk=JUNK, delete=st.booleans())
-def test_a_corrupted_field_gives_a_record_error_or_still_replays(name: str, pick: int, junk: Any,
-                                                                 delete: bool) -> None:
+def test_a_corrupted_field_gives_a_record_error_or_still_replays(name: str, pick: int, junk: Any, delete: bool) -> None:
     record = copy.deepcopy(RECORDS[name])
     path = PATHS[name][pick % len(PATHS[name])]
     if delete:
@@ -71,12 +75,15 @@ def test_a_corrupted_field_gives_a_record_error_or_still_replays(name: str, pick
         assert str(e)  # a message that says what was wrong
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("max_deals", "x", "max_deals must be null or a whole number"),
-    ("max_deals", 0, "max_deals must be null or a whole number"),
-    ("first_dealer", 7, "first_dealer must be a seat from 0 to 3"),
-    ("seed", "17", "field 'seed' has the wrong type"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("max_deals", "x", "max_deals must be null or a whole number"),
+        ("max_deals", 0, "max_deals must be null or a whole number"),
+        ("first_dealer", 7, "first_dealer must be a seat from 0 to 3"),
+        ("seed", "17", "field 'seed' has the wrong type"),
+    ],
+)
 def test_bad_top_level_fields_are_named(field: str, value: Any, message: str) -> None:
     record = copy.deepcopy(RECORDS["pilotta"])
     record[field] = value

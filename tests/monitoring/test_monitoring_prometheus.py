@@ -64,8 +64,9 @@ class NotYet(Exception):
     """Raised by a polled condition that does not hold yet; its message is shown if the wait times out."""
 
 
-def wait_until(pred: Callable[[], T], timeout_s: float, what: str, poll_s: float = 0.25,
-               alive: Callable[[], None] | None = None) -> T:  # fmt: skip
+def wait_until(
+    pred: Callable[[], T], timeout_s: float, what: str, poll_s: float = 0.25, alive: Callable[[], None] | None = None
+) -> T:
     """Poll ``pred`` until it returns something truthy, for at most ``timeout_s``.
 
     ``NotYet`` and connection errors (a server still starting) count as "not yet"; the last one is in the
@@ -103,8 +104,10 @@ def _prometheus_binary() -> str:
     path = "/usr/bin/prometheus" if os.access("/usr/bin/prometheus", os.X_OK) else shutil.which("prometheus")
     if path is None:
         if _ci():
-            pytest.fail("the prometheus server is not installed and CI must run this test: "
-                        "apt-get install prometheus (.ci/run does)")  # fmt: skip
+            pytest.fail(
+                "the prometheus server is not installed and CI must run this test: "
+                "apt-get install prometheus (.ci/run does)"
+            )
         pytest.skip("the prometheus server is not installed (apt-get install prometheus); CI runs this test")
     return path
 
@@ -147,8 +150,14 @@ def _port_outside(taken: Any, attempts: int = 100) -> int:
 
 
 def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    res = subprocess.run([sys.executable, "-m", "arena.cli", *args, "--data-dir", str(data_dir)], cwd=REPO,
-                         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)  # fmt: skip
+    res = subprocess.run(
+        [sys.executable, "-m", "arena.cli", *args, "--data-dir", str(data_dir)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert res.returncode == 0, f"arena {' '.join(args)} failed ({res.returncode}):\n{res.stdout}\n{res.stderr}"
     return res
 
@@ -238,18 +247,37 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
     # Metrics on loopback whatever the caller's environment says (the container image sets 0.0.0.0).
     env = {**os.environ, "PILOTTA_METRICS_ADDR": "127.0.0.1"}
     # arena up stops its workers warm (they finish their match), up to ~25 s, hence the 40 s bound.
-    up = procs("arena-up", [sys.executable, "-m", "arena.cli", "up", "--data-dir", str(data),
-                            "--workers", str(WORKERS), "--api-port", str(api_port), "--web-port", "0",
-                            "--metrics-port", str(metrics_port)],
-               stop_bound_s=40.0, cwd=REPO, env=env)  # fmt: skip
+    up = procs(
+        "arena-up",
+        [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "up",
+            "--data-dir",
+            str(data),
+            "--workers",
+            str(WORKERS),
+            "--api-port",
+            str(api_port),
+            "--web-port",
+            "0",
+            "--metrics-port",
+            str(metrics_port),
+        ],
+        stop_bound_s=40.0,
+        cwd=REPO,
+        env=env,
+    )
 
     def up_alive() -> None:
         if up.poll() is not None:
             raise AssertionError(f"arena up exited with {up.returncode}:\n{_tail(tmp_path / 'arena-up.log')}")
 
     state_file = data / "arena-up.json"
-    state = wait_until(lambda: state_file.exists() and json.loads(state_file.read_text()), 60,
-                       "arena up's state file", alive=up_alive)  # fmt: skip
+    state = wait_until(
+        lambda: state_file.exists() and json.loads(state_file.read_text()), 60, "arena up's state file", alive=up_alive
+    )
     assert state["metrics"] == metrics_port, state
     timings["arena up"] = time.monotonic() - t0
 
@@ -257,10 +285,20 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
     prom_port = _port_outside([*metrics_ports, api_port])
     worker_targets = ", ".join(f'"127.0.0.1:{metrics_port + 1 + i}"' for i in range(WORKERS))
     config = tmp_path / "prometheus.yml"
-    config.write_text(string.Template(TEMPLATE.read_text()).substitute(
-        alerts_file=str(ALERTS), api_target=f"127.0.0.1:{metrics_port}", worker_targets=worker_targets))
-    prom = procs("prometheus", [prometheus, f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                                f"--web.listen-address=127.0.0.1:{prom_port}"])  # fmt: skip
+    config.write_text(
+        string.Template(TEMPLATE.read_text()).substitute(
+            alerts_file=str(ALERTS), api_target=f"127.0.0.1:{metrics_port}", worker_targets=worker_targets
+        )
+    )
+    prom = procs(
+        "prometheus",
+        [
+            prometheus,
+            f"--config.file={config}",
+            f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+            f"--web.listen-address=127.0.0.1:{prom_port}",
+        ],
+    )
 
     def both_alive() -> None:
         up_alive()
@@ -300,8 +338,9 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
             return board
 
         board = wait_until(ladder_done, 60, f"{MATCHES} matches played and rated", poll_s=0.5, alive=both_alive)
-        history = stub.MatchHistory(arena_pb2.MatchHistoryRequest(ladder=board.ladder, limit=2 * MATCHES),
-                                    timeout=RPC_TIMEOUT_S)  # fmt: skip
+        history = stub.MatchHistory(
+            arena_pb2.MatchHistoryRequest(ladder=board.ladder, limit=2 * MATCHES), timeout=RPC_TIMEOUT_S
+        )
     finally:
         channel.close()
     ladder = board.ladder
@@ -312,8 +351,12 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
     # -- throughput: the workers' counters, summed across both targets, reach the matches played; then the
     # rate over the last 30 s (which covers the whole ladder) is positive.  Queried right away: once the
     # ladder has been idle for 30 s the rate falls back to 0, as it should.
-    wait_until(lambda: api.scalar("sum(pilotta_matches_completed_total)") == MATCHES, 15,
-               f"Prometheus to see {MATCHES} completed matches", alive=both_alive)  # fmt: skip
+    wait_until(
+        lambda: api.scalar("sum(pilotta_matches_completed_total)") == MATCHES,
+        15,
+        f"Prometheus to see {MATCHES} completed matches",
+        alive=both_alive,
+    )
     rate = api.scalar("sum(rate(pilotta_matches_completed_total[30s])) > 0")
     assert rate is not None and rate > 0, "sum(rate(pilotta_matches_completed_total[30s])) is not positive"
     # The outcome split must agree with the arena's own records.  Forfeits are not ruled out: a sample bot
@@ -367,8 +410,12 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
     assert all(0 < v <= 1.0 for v in p99.values()), p99  # a sample bot answers well within the 1 s deadline
 
     # -- the API's other gauges, as the dashboard reads them
-    wait_until(lambda: api.scalar("max(pilotta_workers_alive)") == WORKERS, 15,
-               f"max(pilotta_workers_alive) == {WORKERS}", alive=both_alive)  # fmt: skip
+    wait_until(
+        lambda: api.scalar("max(pilotta_workers_alive)") == WORKERS,
+        15,
+        f"max(pilotta_workers_alive) == {WORKERS}",
+        alive=both_alive,
+    )
     wait_until(lambda: api.scalar(f"max(pilotta_queue_depth{sel})") == 0, 15, "an empty queue", alive=both_alive)
 
     # -- the real alert rules, loaded from deploy/prometheus/alerts.yml and evaluated by the server
@@ -393,6 +440,8 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
     assert not [a for a in alerts if a["state"] == "firing"], f"alerts firing on a healthy arena: {alerts}"
     timings["total"] = time.monotonic() - t0
 
-    print(f"\nmonitoring: timings {', '.join(f'{k} {v:.1f} s' for k, v in timings.items())}; "
-          f"rate {rate:.3f} matches/s; outcomes {by_outcome}; deals {deals:g}; ratings {seen}; "
-          f"phases {phases}; p99 {p99}")  # fmt: skip
+    print(
+        f"\nmonitoring: timings {', '.join(f'{k} {v:.1f} s' for k, v in timings.items())}; "
+        f"rate {rate:.3f} matches/s; outcomes {by_outcome}; deals {deals:g}; ratings {seen}; "
+        f"phases {phases}; p99 {p99}"
+    )

@@ -69,8 +69,7 @@ def node_bot_dir() -> Path:
         npm = shutil.which("npm")
         if npm is None:
             pytest.skip("npm is not installed: cannot install the Node sample bot's dependencies")
-        command = [npm, "ci" if (NODE_DIR / "package-lock.json").exists() else "install", "--no-audit",
-                   "--no-fund"]
+        command = [npm, "ci" if (NODE_DIR / "package-lock.json").exists() else "install", "--no-audit", "--no-fund"]
         result = subprocess.run(command, cwd=NODE_DIR, capture_output=True, text=True, timeout=300)
         if result.returncode != 0:
             pytest.fail(f"{' '.join(command)} failed in {NODE_DIR}:\n{result.stdout}\n{result.stderr}")

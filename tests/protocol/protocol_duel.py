@@ -44,13 +44,14 @@ def play_deal(deal: Deal, bots: Sequence[pilotta_bot.BotLike], max_steps: int = 
 @dataclass
 class DuelResult:
     deals: int
-    points: list[int]        # points written for [bot A's side, bot B's side] over all deals
+    points: list[int]  # points written for [bot A's side, bot B's side] over all deals
     contracts_made: list[int]
     contracts_played: list[int]
 
 
-def duel(bot_a: pilotta_bot.BotLike, bot_b: pilotta_bot.BotLike, decks: int, seed: int,
-         game: str = "pilotta") -> DuelResult:
+def duel(
+    bot_a: pilotta_bot.BotLike, bot_b: pilotta_bot.BotLike, decks: int, seed: int, game: str = "pilotta"
+) -> DuelResult:
     ruleset = get_ruleset(game)
     rng = random.Random(seed)
     result = DuelResult(0, [0, 0], [0, 0], [0, 0])

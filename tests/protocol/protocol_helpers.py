@@ -47,10 +47,12 @@ def wait_serving(address: str, timeout: float = 20.0, process: subprocess.Popen[
     raise AssertionError(f"no SERVING health from {address} within {timeout}s (last error: {last})")
 
 
-def start_process(command: list[str], cwd: Path, port: int,
-                  env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               env={**os.environ, **(env or {})})
+def start_process(
+    command: list[str], cwd: Path, port: int, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(
+        command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+    )
     try:
         wait_serving(f"127.0.0.1:{port}", process=process)
     except BaseException:

@@ -32,8 +32,9 @@ def ask_through_games(stub: bot_pb2_grpc.BotStub, seed: int, games: int, game_na
             deal = game.deal
             seat = deal.to_act
             legal = wire.legal_codes(deal)
-            request = wire.decide_request(f"m-{g}", observe(deal, seat, game), legal, deadline_ms=1000,
-                                          time_bank_ms=10_000)
+            request = wire.decide_request(
+                f"m-{g}", observe(deal, seat, game), legal, deadline_ms=1000, time_bank_ms=10_000
+            )
             reply = stub.Decide(request, timeout=5)
             chosen = wire.chosen_action(reply, legal)  # raises when not legal
             # Also wander off the bot's own line sometimes, to reach states it would not choose.
@@ -72,8 +73,10 @@ def test_heuristic_answers_legal_codes_in_every_registered_game(game_name: str) 
 def test_heuristic_beats_random_clearly_on_duplicate_deals() -> None:
     result = duel(HeuristicBot(), RandomBot(9), decks=40, seed=2024)
     heuristic, rand = result.points
-    print(f"heuristic {heuristic} vs random {rand} over {result.deals} deals; contracts made "
-          f"{result.contracts_made} of {result.contracts_played}")
+    print(
+        f"heuristic {heuristic} vs random {rand} over {result.deals} deals; contracts made "
+        f"{result.contracts_made} of {result.contracts_played}"
+    )
     assert result.deals == 80
     assert heuristic > 3 * max(rand, 1) and heuristic - rand > 80 * 100
 
@@ -105,8 +108,9 @@ def test_node_bot_handshake_and_decisions_over_grpc(node_bot_dir: Path) -> None:
             stub = bot_pb2_grpc.BotStub(channel)
             hello = stub.Handshake(wire.handshake_request("tests"), timeout=5)
             assert hello.name == "node-simple" and hello.protocol_version == 1 and "pilotta" in hello.games
-            stub.MatchStarted(bot_pb2.MatchStart(match_id="n", game="pilotta", seat=bot_pb2.SOUTH,
-                                                 bots=["node"] * 4), timeout=5)
+            stub.MatchStarted(
+                bot_pb2.MatchStart(match_id="n", game="pilotta", seat=bot_pb2.SOUTH, bots=["node"] * 4), timeout=5
+            )
             assert ask_through_games(stub, seed=8, games=2) > 100
             stub.DealEnded(bot_pb2.DealEnd(match_id="n"), timeout=5)
             stub.MatchEnded(bot_pb2.MatchEnd(match_id="n", scores=[1, 2]), timeout=5)
@@ -115,6 +119,12 @@ def test_node_bot_handshake_and_decisions_over_grpc(node_bot_dir: Path) -> None:
 
 
 def test_node_bot_refuses_a_missing_port(node_bot_dir: Path) -> None:
-    result = subprocess.run(["node", "bot.js"], cwd=node_bot_dir, capture_output=True, text=True, timeout=30,
-                            env={"PATH": os.environ["PATH"]})
+    result = subprocess.run(
+        ["node", "bot.js"],
+        cwd=node_bot_dir,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={"PATH": os.environ["PATH"]},
+    )
     assert result.returncode == 2 and "--port" in result.stderr

@@ -26,8 +26,9 @@ def test_python_sample_bots_pass_check_bot(bot: str, tmp_path: Path, capsys: pyt
 
 
 @pytest.mark.timeout(240)
-def test_node_sample_bot_passes_check_bot_for_every_game(node_bot_dir: Path, tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_node_sample_bot_passes_check_bot_for_every_game(
+    node_bot_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code = arena_main(["check-bot", str(node_bot_dir), "--logs", str(tmp_path)])
     report = capsys.readouterr().out
     assert code == 0, report
@@ -40,12 +41,13 @@ def test_node_sample_bot_passes_check_bot_for_every_game(node_bot_dir: Path, tmp
 
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("game", ["pilotta", "bulgarian"])
-def test_python_and_node_bots_play_a_duplicate_match_together(node_bot_dir: Path, tmp_path: Path,
-                                                              game: str) -> None:
+def test_python_and_node_bots_play_a_duplicate_match_together(node_bot_dir: Path, tmp_path: Path, game: str) -> None:
     heuristic, node = load_manifest(REPO / "sample_bots" / "heuristic"), load_manifest(node_bot_dir)
-    outcome = run_match([heuristic, node],
-                        MatchSettings(game=game, seed=5, deals=4, duplicate=True, log_dir=str(tmp_path)),
-                        f"mixed-{game}")
+    outcome = run_match(
+        [heuristic, node],
+        MatchSettings(game=game, seed=5, deals=4, duplicate=True, log_dir=str(tmp_path)),
+        f"mixed-{game}",
+    )
     assert outcome.forfeit is None, outcome.forfeit_reason
     assert len(outcome.record["legs"]) == 2
     for bot in outcome.bots:

@@ -63,14 +63,36 @@ def test_handshake_and_notices_reach_the_bot(serve_bot: ServeBot, bot_stub: Conn
     stub = bot_stub(serve_bot(bot).address)
     hello = stub.Handshake(bot_pb2.HandshakeRequest(protocol_version=1, referee="tests"), timeout=5)
     assert (hello.name, hello.version, hello.author, hello.protocol_version, list(hello.games)) == (
-        "notebook", "2.3.4", "tests", 1, ["pilotta", "coinche"])
-    stub.MatchStarted(bot_pb2.MatchStart(match_id="m", game="pilotta", options_json='{"target": 151}',
-                                         seat=bot_pb2.EAST, bots=["a", "b", "c", "d"], deadline_ms=1000,
-                                         time_bank_ms=10_000), timeout=5)
-    stub.DealEnded(bot_pb2.DealEnd(match_id="m", deal_number=0, south_hand=["JH"], written=[100, 62],
-                                   scores=[100, 62], score_json='{"capot": null}'), timeout=5)
-    stub.MatchEnded(bot_pb2.MatchEnd(match_id="m", winner_side=0, scores=[360, 200], reason="target"),
-                    timeout=5)
+        "notebook",
+        "2.3.4",
+        "tests",
+        1,
+        ["pilotta", "coinche"],
+    )
+    stub.MatchStarted(
+        bot_pb2.MatchStart(
+            match_id="m",
+            game="pilotta",
+            options_json='{"target": 151}',
+            seat=bot_pb2.EAST,
+            bots=["a", "b", "c", "d"],
+            deadline_ms=1000,
+            time_bank_ms=10_000,
+        ),
+        timeout=5,
+    )
+    stub.DealEnded(
+        bot_pb2.DealEnd(
+            match_id="m",
+            deal_number=0,
+            south_hand=["JH"],
+            written=[100, 62],
+            scores=[100, 62],
+            score_json='{"capot": null}',
+        ),
+        timeout=5,
+    )
+    stub.MatchEnded(bot_pb2.MatchEnd(match_id="m", winner_side=0, scores=[360, 200], reason="target"), timeout=5)
     start, deal, end = bot.notes
     assert isinstance(start, pilotta_bot.MatchInfo)
     assert (start.seat, start.options, start.bots) == (1, {"target": 151}, ("a", "b", "c", "d"))
@@ -111,10 +133,15 @@ def test_index_answers_and_helpers(serve_bot: ServeBot, bot_stub: Connect) -> No
             return 1
 
     stub = bot_stub(serve_bot(ByIndex()).address)  # type: ignore[arg-type]
-    o = bot_pb2.Observation(game="pilotta", seat=bot_pb2.EAST, phase=bot_pb2.PLAY, hand=["7H", "JH", "9H", "AC"],
-                            contract=bot_pb2.Contract(bidder=bot_pb2.NORTH, value=90, strain="H", multiplier=1),
-                            # WEST led AS, SOUTH trumped with 8H; EAST is to play.
-                            trick=bot_pb2.Trick(leader=bot_pb2.WEST, cards=["AS", "8H"]))
+    o = bot_pb2.Observation(
+        game="pilotta",
+        seat=bot_pb2.EAST,
+        phase=bot_pb2.PLAY,
+        hand=["7H", "JH", "9H", "AC"],
+        contract=bot_pb2.Contract(bidder=bot_pb2.NORTH, value=90, strain="H", multiplier=1),
+        # WEST led AS, SOUTH trumped with 8H; EAST is to play.
+        trick=bot_pb2.Trick(leader=bot_pb2.WEST, cards=["AS", "8H"]),
+    )
     reply = stub.Decide(bot_pb2.DecideRequest(observation=o, legal_actions=["play 7H", "play JH"]), timeout=5)
     assert reply.WhichOneof("choice") == "index" and reply.index == 1
 
@@ -142,7 +169,8 @@ def test_port_from_the_environment() -> None:
 
 def test_missing_port_is_a_clear_usage_error() -> None:
     env = {k: v for k, v in os.environ.items() if k != "PORT"}
-    result = subprocess.run([sys.executable, "-m", "sample_bots.random"], cwd=REPO, env=env,
-                            capture_output=True, text=True, timeout=30)
+    result = subprocess.run(
+        [sys.executable, "-m", "sample_bots.random"], cwd=REPO, env=env, capture_output=True, text=True, timeout=30
+    )
     assert result.returncode == 2
     assert "--port" in result.stderr

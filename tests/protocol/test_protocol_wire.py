@@ -60,7 +60,8 @@ def test_observation_never_shows_another_seats_unplayed_cards(seed: int) -> None
                     shown = secret & set(a.cards)
                     # Only a declaration that won the contest is shown, and only once it is settled.
                     assert not shown or (a.seat == other and a.HasField("credited") and a.credited), (
-                        f"seat {seat} sees {sorted(shown)} of seat {other} in an unsettled announcement")
+                        f"seat {seat} sees {sorted(shown)} of seat {other} in an unsettled announcement"
+                    )
             assert list(message.hand) == [card_name(c) for c in cards_in(deal.hands[seat])]
         states += 1
     assert states > 100
@@ -75,18 +76,24 @@ def assert_same(obs: Observation, view: pilotta_bot.Observation) -> None:
     if obs.contract is None:
         assert view.contract is None
     else:
-        assert view.contract == pilotta_bot.Contract(obs.contract.bidder, obs.contract.value,
-                                                     obs.contract.strain.code, obs.contract.multiplier)
+        assert view.contract == pilotta_bot.Contract(
+            obs.contract.bidder, obs.contract.value, obs.contract.strain.code, obs.contract.multiplier
+        )
     assert view.turned_card == (None if obs.turned_card is None else card_name(obs.turned_card))
     assert (view.trick.leader, list(view.trick.cards), view.trick.winner) == (
-        obs.trick.leader, [card_name(c) for c in obs.trick.cards], obs.trick.winner)
+        obs.trick.leader,
+        [card_name(c) for c in obs.trick.cards],
+        obs.trick.winner,
+    )
     assert [(t.leader, [*t.cards], t.winner) for t in view.tricks] == [
-        (t.leader, [card_name(c) for c in t.cards], t.winner) for t in obs.tricks]
+        (t.leader, [card_name(c) for c in t.cards], t.winner) for t in obs.tricks
+    ]
     assert [(d.code, d.kind, d.points, list(d.cards)) for d in view.own_declarations] == [
-        (d.code, d.kind.value, d.points, [card_name(c) for c in d.cards]) for d in obs.own_declarations]
+        (d.code, d.kind.value, d.points, [card_name(c) for c in d.cards]) for d in obs.own_declarations
+    ]
     assert [(a.seat, a.kind, a.points, a.length, list(a.cards), a.credited) for a in view.announcements] == [
-        (a.seat, a.kind, a.points, a.length, [card_name(c) for c in a.cards], a.credited)
-        for a in obs.announcements]
+        (a.seat, a.kind, a.points, a.length, [card_name(c) for c in a.cards], a.credited) for a in obs.announcements
+    ]
     assert [(b.seat, b.suit) for b in view.belotes] == [(s, "CDHS"[suit]) for s, suit in obs.belotes]
     assert view.tricks_won == obs.tricks_won
     assert view.scores == obs.scores
@@ -119,8 +126,9 @@ class Recorder:
 
 
 @pytest.mark.timeout(60)
-def test_decide_request_round_trip_over_grpc(serve_bot: Callable[[pilotta_bot.BotLike], pilotta_bot.RunningBot],
-                                            bot_stub: Callable[[str], bot_pb2_grpc.BotStub]) -> None:
+def test_decide_request_round_trip_over_grpc(
+    serve_bot: Callable[[pilotta_bot.BotLike], pilotta_bot.RunningBot], bot_stub: Callable[[str], bot_pb2_grpc.BotStub]
+) -> None:
     recorder = Recorder()
     stub = bot_stub(serve_bot(recorder).address)
     rng = random.Random(5)
@@ -147,8 +155,7 @@ def test_decide_request_refuses_the_wrong_seat_and_no_actions() -> None:
     deal = game.deal
     other = (deal.to_act + 1) % 4
     with pytest.raises(ValueError, match="turn"):
-        wire.decide_request("m", observe(deal, other, game), wire.legal_codes(deal), deadline_ms=1,
-                            time_bank_ms=1)
+        wire.decide_request("m", observe(deal, other, game), wire.legal_codes(deal), deadline_ms=1, time_bank_ms=1)
     with pytest.raises(ValueError, match="at least one"):
         wire.decide_request("m", observe(deal, deal.to_act, game), [], deadline_ms=1, time_bank_ms=1)
 
@@ -156,8 +163,12 @@ def test_decide_request_refuses_the_wrong_seat_and_no_actions() -> None:
 LEGAL = ["pass", "bid 80 H", "bid 80 S"]
 
 
-@given(st.one_of(st.builds(lambda i: bot_pb2.DecideReply(index=i), st.integers(0, 2)),
-                 st.sampled_from(LEGAL).map(lambda c: bot_pb2.DecideReply(action=f"  {c.upper()} "))))
+@given(
+    st.one_of(
+        st.builds(lambda i: bot_pb2.DecideReply(index=i), st.integers(0, 2)),
+        st.sampled_from(LEGAL).map(lambda c: bot_pb2.DecideReply(action=f"  {c.upper()} ")),
+    )
+)
 @settings(max_examples=30, deadline=None)
 def test_chosen_action_accepts_indexes_and_sloppy_codes(reply: bot_pb2.DecideReply) -> None:
     assert wire.chosen_action(reply, LEGAL) in LEGAL

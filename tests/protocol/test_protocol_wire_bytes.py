@@ -31,9 +31,16 @@ def reference_observe(deal: Deal, seat: int, game: Game | None = None) -> Observ
     for s in range(4):
         for d in deal.announced[s]:
             shown = s == seat or (deal.declarations_settled and id(d) in credited)
-            announcements.append(AnnouncementView(
-                s, d.kind.value, d.points, d.length, d.cards if shown else (),
-                (id(d) in credited) if deal.declarations_settled else None))
+            announcements.append(
+                AnnouncementView(
+                    s,
+                    d.kind.value,
+                    d.points,
+                    d.length,
+                    d.cards if shown else (),
+                    (id(d) in credited) if deal.declarations_settled else None,
+                )
+            )
     playing = deal.phase is Phase.PLAY
     return Observation(
         ruleset=deal.ruleset.name,
@@ -93,10 +100,14 @@ def test_cached_observe_and_direct_bytes_agree_with_the_runtime(name: str) -> No
                 obs = observe(deal, seat, game)
                 legal = wire.legal_codes(deal)
                 for deadline, bank in ((1000, 10_000), (0, 0), (-5, 123_456_789)):
-                    assert wire_bytes.decide_request_bytes(f"m-{name}-{seed}", obs, legal, deadline_ms=deadline,
-                                                     time_bank_ms=bank) == \
-                        wire.decide_request(f"m-{name}-{seed}", obs, legal, deadline_ms=deadline,
-                                            time_bank_ms=bank).SerializeToString()
+                    assert (
+                        wire_bytes.decide_request_bytes(
+                            f"m-{name}-{seed}", obs, legal, deadline_ms=deadline, time_bank_ms=bank
+                        )
+                        == wire.decide_request(
+                            f"m-{name}-{seed}", obs, legal, deadline_ms=deadline, time_bank_ms=bank
+                        ).SerializeToString()
+                    )
             states += 1
     assert states > 100
 
@@ -118,31 +129,51 @@ def test_direct_bytes_of_edge_values() -> None:
     """Values a random game seldom reaches: negative totals, SOUTH everywhere, a lost contest, no game."""
     base = reference_observe(Game(get_ruleset("pilotta"), 1).deal, 0)
     variants = [
-        dataclasses.replace(base, scores=(-7, 2**31 - 1), hanging=-300, tricks_won=(0, 0), deal_number=0,
-                            target=0, to_act=0, dealer=0),
-        dataclasses.replace(base, ruleset="", phase="scored", to_act=None, trick=TrickView(0, (), None),
-                            tricks=(TrickView(0, (Card(0), Card(31), Card(8), Card(9)), 0),),
-                            contract=Contract(0, 0, Strain.CLUBS, 1), turned_card=Card(0)),
-        dataclasses.replace(base, announcements=(AnnouncementView(0, "run", 20, 3, (), False),
-                                                 AnnouncementView(3, "four", 0, 0, (Card(1),), True),
-                                                 AnnouncementView(1, "", 50, 5, (), None)),
-                            belotes=((0, 0), (3, 3)), auction=((0, "pass"), (1, ""), (2, "bid 90 H")),
-                            contract=Contract(2, 250, Strain.ALL_TRUMP, 4)),
+        dataclasses.replace(
+            base, scores=(-7, 2**31 - 1), hanging=-300, tricks_won=(0, 0), deal_number=0, target=0, to_act=0, dealer=0
+        ),
+        dataclasses.replace(
+            base,
+            ruleset="",
+            phase="scored",
+            to_act=None,
+            trick=TrickView(0, (), None),
+            tricks=(TrickView(0, (Card(0), Card(31), Card(8), Card(9)), 0),),
+            contract=Contract(0, 0, Strain.CLUBS, 1),
+            turned_card=Card(0),
+        ),
+        dataclasses.replace(
+            base,
+            announcements=(
+                AnnouncementView(0, "run", 20, 3, (), False),
+                AnnouncementView(3, "four", 0, 0, (Card(1),), True),
+                AnnouncementView(1, "", 50, 5, (), None),
+            ),
+            belotes=((0, 0), (3, 3)),
+            auction=((0, "pass"), (1, ""), (2, "bid 90 H")),
+            contract=Contract(2, 250, Strain.ALL_TRUMP, 4),
+        ),
     ]
     for obs in variants:
         assert wire_bytes.observation_bytes(obs) == wire.observation_to_proto(obs).SerializeToString()
         legal = ["", "play 7C"]
         obs = dataclasses.replace(obs, to_act=obs.seat)
-        assert wire_bytes.decide_request_bytes("", obs, legal, deadline_ms=1, time_bank_ms=2**32 - 1) == \
-            wire.decide_request("", obs, legal, deadline_ms=1, time_bank_ms=2**32 - 1).SerializeToString()
+        assert (
+            wire_bytes.decide_request_bytes("", obs, legal, deadline_ms=1, time_bank_ms=2**32 - 1)
+            == wire.decide_request("", obs, legal, deadline_ms=1, time_bank_ms=2**32 - 1).SerializeToString()
+        )
     obs = variants[0]
     assert bot_pb2.Observation.FromString(wire_bytes.observation_bytes(obs)).scores == [-7, 2**31 - 1]
 
 
 def test_direct_bytes_refuse_what_the_runtime_refuses() -> None:
     base = dataclasses.replace(reference_observe(Game(get_ruleset("pilotta"), 1).deal, 0), to_act=None)
-    for bad in (dataclasses.replace(base, seat=4), dataclasses.replace(base, phase="bidding"),
-                dataclasses.replace(base, target=-1), dataclasses.replace(base, dealer=-1)):
+    for bad in (
+        dataclasses.replace(base, seat=4),
+        dataclasses.replace(base, phase="bidding"),
+        dataclasses.replace(base, target=-1),
+        dataclasses.replace(base, dealer=-1),
+    ):
         with pytest.raises(ValueError):
             wire.observation_to_proto(bad)
         with pytest.raises(ValueError):

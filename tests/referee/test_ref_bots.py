@@ -19,22 +19,32 @@ from referee.bots import (
     wait_serving,
 )
 
-GOOD = {"name": "b", "version": "1", "author": "me", "language": "python",
-        "command": ["{python}", "bot.py"], "port": {"arg": "--port"}, "games": ["pilotta"]}
+GOOD = {
+    "name": "b",
+    "version": "1",
+    "author": "me",
+    "language": "python",
+    "command": ["{python}", "bot.py"],
+    "port": {"arg": "--port"},
+    "games": ["pilotta"],
+}
 
 
 @pytest.mark.timeout(10)
-@pytest.mark.parametrize(("change", "field"), [
-    ({"name": ""}, "name"),
-    ({"command": []}, "command"),
-    ({"command": "python bot.py"}, "command"),
-    ({"port": {"arg": "port"}}, "port.arg"),
-    ({"port": {"env": "1PORT"}}, "port.env"),
-    ({"port": 5000}, "port"),
-    ({"games": []}, "games"),
-    ({"version": 3}, "version"),
-    ({"prot": {"arg": "--port"}}, "prot"),  # a misspelt field is refused, not ignored
-])
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"name": ""}, "name"),
+        ({"command": []}, "command"),
+        ({"command": "python bot.py"}, "command"),
+        ({"port": {"arg": "port"}}, "port.arg"),
+        ({"port": {"env": "1PORT"}}, "port.env"),
+        ({"port": 5000}, "port"),
+        ({"games": []}, "games"),
+        ({"version": 3}, "version"),
+        ({"prot": {"arg": "--port"}}, "prot"),  # a misspelt field is refused, not ignored
+    ],
+)
 def test_bad_manifest_names_the_field(change: dict[str, object], field: str) -> None:
     with pytest.raises(ManifestError, match=f"'{field}'"):
         parse_manifest({**GOOD, **change}, Path("."), "m.json")

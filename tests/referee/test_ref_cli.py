@@ -21,16 +21,16 @@ from referee.record import verify_record
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_bots"
-needs_samples = pytest.mark.skipif(not (SAMPLES / "heuristic" / "manifest.json").is_file(),
-                                   reason="the Python sample bots are not there yet")
+needs_samples = pytest.mark.skipif(
+    not (SAMPLES / "heuristic" / "manifest.json").is_file(), reason="the Python sample bots are not there yet"
+)
 
 
 @needs_samples
 @pytest.mark.timeout(120)
 def test_sample_bots_whole_duplicate_match(tmp_path: Path) -> None:
     random_bot, heuristic = load_manifest(SAMPLES / "random"), load_manifest(SAMPLES / "heuristic")
-    out = run_match([random_bot, heuristic], MatchSettings(seed=9, duplicate=True, log_dir=str(tmp_path)),
-                    "samples")
+    out = run_match([random_bot, heuristic], MatchSettings(seed=9, duplicate=True, log_dir=str(tmp_path)), "samples")
     assert out.forfeit is None, out.forfeit_reason
     assert all(b.counts["ok"] == len(b.latencies_ms) > 0 for b in out.bots)
     assert [b.name for b in out.bots] == ["random", "heuristic"]
@@ -42,8 +42,22 @@ def test_sample_bots_whole_duplicate_match(tmp_path: Path) -> None:
 @pytest.mark.timeout(120)
 def test_arena_match_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "m.json"
-    code = arena_main(["match", str(SAMPLES / "random"), str(SAMPLES / "heuristic"), "--seed", "3", "--deals", "4",
-                       "--duplicate", "--out", str(out), "--logs", str(tmp_path / "logs")])
+    code = arena_main(
+        [
+            "match",
+            str(SAMPLES / "random"),
+            str(SAMPLES / "heuristic"),
+            "--seed",
+            "3",
+            "--deals",
+            "4",
+            "--duplicate",
+            "--out",
+            str(out),
+            "--logs",
+            str(tmp_path / "logs"),
+        ]
+    )
     assert code == 0
     text = capsys.readouterr()
     assert "Result:" in text.out and "latency p50" in text.out and "leg 2 deal" in text.err
@@ -73,8 +87,12 @@ def test_arena_match_refuses_bad_arguments(capsys: pytest.CaptureFixture[str]) -
 @pytest.mark.timeout(60)
 def test_referee_serve_and_sigterm() -> None:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "referee.cli", "serve", "--port", str(port), "--grace", "2"],
-                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "referee.cli", "serve", "--port", str(port), "--grace", "2"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         assert wait_serving(f"127.0.0.1:{port}", 20.0, proc) is None
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:

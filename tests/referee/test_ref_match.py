@@ -58,12 +58,15 @@ def test_timeouts_spend_the_bank_then_strike_then_forfeit(start_bot: StartBot) -
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize(("mode", "outcome"), [
-    ("illegal", "illegal_action"),
-    ("badindex", "malformed_reply"),
-    ("garbage", "malformed_reply"),
-    ("oversized", "malformed_reply"),
-])
+@pytest.mark.parametrize(
+    ("mode", "outcome"),
+    [
+        ("illegal", "illegal_action"),
+        ("badindex", "malformed_reply"),
+        ("garbage", "malformed_reply"),
+        ("oversized", "malformed_reply"),
+    ],
+)
 def test_bad_answers_play_the_default_and_strike(start_bot: StartBot, mode: str, outcome: str) -> None:
     bad, _ = start_bot(mode)
     good, _ = start_bot("random", seed=4)
@@ -106,8 +109,9 @@ def test_unreachable_endpoint_forfeits(start_bot: StartBot) -> None:
 def test_bot_that_never_starts_forfeits(tmp_path: Path, start_bot: StartBot, name: str) -> None:
     good, _ = start_bot("random", seed=7)
     m = load_manifest(BOTS_DIR / name)
-    out = run_match([m, good], settings(log_dir=str(tmp_path), startup_timeout_s=1.0,
-                                        handshake_deadline_ms=500), f"never-{name}")
+    out = run_match(
+        [m, good], settings(log_dir=str(tmp_path), startup_timeout_s=1.0, handshake_deadline_ms=500), f"never-{name}"
+    )
     assert out.bots[0].counts["unreachable"] == 1
     assert out.forfeit is not None and out.winner == 1
     assert any("did not start" in e for e in out.bots[0].errors)
@@ -144,8 +148,7 @@ def test_duplicate_swaps_partnerships_on_the_same_decks(start_bot: StartBot) -> 
     assert leg1["players"] == ["test-random", "test-random#2"] * 2
     assert leg2["players"] == ["test-random#2", "test-random"] * 2
     # Team points add both legs: team 0 holds side 0 in leg 1 and side 1 in leg 2.
-    assert out.scores == (out.legs[0].scores[0] + out.legs[1].scores[1],
-                          out.legs[0].scores[1] + out.legs[1].scores[0])
+    assert out.scores == (out.legs[0].scores[0] + out.legs[1].scores[1], out.legs[0].scores[1] + out.legs[1].scores[0])
     assert out.winner == (None if out.scores[0] == out.scores[1] else int(out.scores[1] > out.scores[0]))
 
 

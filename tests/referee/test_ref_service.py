@@ -28,8 +28,11 @@ def referee() -> Iterator[str]:
 def test_run_match_streams_and_ends_with_result(referee: str, start_bot: Callable[..., tuple[str, Any]]) -> None:
     a, _ = start_bot("random", seed=1)
     b, _ = start_bot("random", seed=2)
-    request = referee_pb2.MatchRequest(match_id="svc-1", endpoints=[a, b], settings=referee_pb2.MatchSettings(
-        game="pilotta", seed=5, deals=3, deadline_ms=500))
+    request = referee_pb2.MatchRequest(
+        match_id="svc-1",
+        endpoints=[a, b],
+        settings=referee_pb2.MatchSettings(game="pilotta", seed=5, deals=3, deadline_ms=500),
+    )
     with grpc.insecure_channel(referee) as channel:
         events = list(referee_pb2_grpc.RefereeStub(channel).RunMatch(request, timeout=30))
     kinds = [e.WhichOneof("event") for e in events]
@@ -58,14 +61,18 @@ def test_run_match_reports_a_forfeit(referee: str, start_bot: Callable[..., tupl
 
 
 @pytest.mark.timeout(30)
-@pytest.mark.parametrize(("endpoints", "settings", "words"), [
-    (["127.0.0.1:1"], {}, "2 or 4"),
-    (["nohost", "127.0.0.1:2"], {}, "not host:port"),
-    (["127.0.0.1:1", "127.0.0.1:2"], {"game": "chess"}, "unknown ruleset"),
-    (["127.0.0.1:1", "127.0.0.1:2"], {"options_json": "[1]"}, "JSON object"),
-])
-def test_bad_requests_are_invalid_argument(referee: str, endpoints: list[str], settings: dict[str, Any],
-                                           words: str) -> None:
+@pytest.mark.parametrize(
+    ("endpoints", "settings", "words"),
+    [
+        (["127.0.0.1:1"], {}, "2 or 4"),
+        (["nohost", "127.0.0.1:2"], {}, "not host:port"),
+        (["127.0.0.1:1", "127.0.0.1:2"], {"game": "chess"}, "unknown ruleset"),
+        (["127.0.0.1:1", "127.0.0.1:2"], {"options_json": "[1]"}, "JSON object"),
+    ],
+)
+def test_bad_requests_are_invalid_argument(
+    referee: str, endpoints: list[str], settings: dict[str, Any], words: str
+) -> None:
     request = referee_pb2.MatchRequest(endpoints=endpoints, settings=referee_pb2.MatchSettings(**settings))
     with grpc.insecure_channel(referee) as channel, pytest.raises(grpc.RpcError) as err:
         list(referee_pb2_grpc.RefereeStub(channel).RunMatch(request, timeout=10))
@@ -80,8 +87,7 @@ def test_health_and_reflection(referee: str) -> None:
             reply = health.Check(health_pb2.HealthCheckRequest(service=name), timeout=5)
             assert reply.status == health_pb2.HealthCheckResponse.SERVING
         stub = reflection_pb2_grpc.ServerReflectionStub(channel)
-        replies = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]),
-                                            timeout=5)
+        replies = stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=5)
         names = {s.name for r in replies for s in r.list_services_response.service}
     assert SERVICE_NAME in names
 
@@ -89,8 +95,9 @@ def test_health_and_reflection(referee: str) -> None:
 @pytest.mark.timeout(60)
 def test_a_cancelled_call_stops_its_match(referee: str, start_bot: Callable[..., tuple[str, Any]]) -> None:
     slow, _ = start_bot("sleep", sleep_ms=50)
-    request = referee_pb2.MatchRequest(match_id="gone", endpoints=[slow, slow],
-                                       settings=referee_pb2.MatchSettings(seed=1, deals=50))
+    request = referee_pb2.MatchRequest(
+        match_id="gone", endpoints=[slow, slow], settings=referee_pb2.MatchSettings(seed=1, deals=50)
+    )
     with grpc.insecure_channel(referee) as channel:
         call = referee_pb2_grpc.RefereeStub(channel).RunMatch(request, timeout=30)
         next(call)

@@ -37,8 +37,9 @@ def check_observations(deal: Deal) -> None:
                 assert deal.declarations_settled and id(d) in credited
 
 
-def play_random_deals(name: str, n: int, seed: int, options: dict[str, object] | None = None,
-                      deal_value: int = 162) -> int:
+def play_random_deals(
+    name: str, n: int, seed: int, options: dict[str, object] | None = None, deal_value: int = 162
+) -> int:
     """Play ``n`` random deals and check the invariants; return how many were played (not thrown in)."""
     ruleset = get_ruleset(name, options)
     rng = random.Random(seed)

@@ -71,8 +71,9 @@ def hand_text(hand: CardMask) -> str:
     return " ".join(card_name(c) for c in cards_in(hand))
 
 
-def deck_for_hands(hands: Mapping[int, CardsLike], dealer: int, packets: Sequence[int] = (3, 2, 3),
-                   rest: CardsLike = "") -> tuple[Card, ...]:
+def deck_for_hands(
+    hands: Mapping[int, CardsLike], dealer: int, packets: Sequence[int] = (3, 2, 3), rest: CardsLike = ""
+) -> tuple[Card, ...]:
     """The deck order that deals ``hands`` when a ruleset deals ``packets`` rounds from the top of the
     deck, each round giving ``n`` cards to every seat in turn, starting with the player after the dealer
     (``dealer + 1``) and ending with the dealer, as ``Ruleset.deal_in_packets`` does.
@@ -94,7 +95,7 @@ def deck_for_hands(hands: Mapping[int, CardsLike], dealer: int, packets: Sequenc
     for n in packets:
         for k in range(1, 5):
             seat = (dealer + k) % 4
-            deck.extend(parsed[seat][taken[seat]:taken[seat] + n])
+            deck.extend(parsed[seat][taken[seat] : taken[seat] + n])
             taken[seat] += n
     deck.extend(cards(rest))
     if len(set(deck)) != len(deck):
@@ -104,9 +105,14 @@ def deck_for_hands(hands: Mapping[int, CardsLike], dealer: int, packets: Sequenc
     return tuple(deck)
 
 
-def new_deal(ruleset: str | Ruleset, hands: Mapping[int, CardsLike], dealer: int = 0,
-             options: Mapping[str, object] | None = None, packets: Sequence[int] = (3, 2, 3),
-             rest: CardsLike = "") -> Deal:
+def new_deal(
+    ruleset: str | Ruleset,
+    hands: Mapping[int, CardsLike],
+    dealer: int = 0,
+    options: Mapping[str, object] | None = None,
+    packets: Sequence[int] = (3, 2, 3),
+    rest: CardsLike = "",
+) -> Deal:
     """A fresh deal of ``ruleset`` (a name, with ``options``, or a Ruleset) in which the seats receive
     ``hands``; see ``deck_for_hands`` for ``packets`` and ``rest``. Checks that the ruleset really dealt
     the hands (the first ``sum(packets)`` cards of each seat), so a wrong ``packets`` fails loudly."""
@@ -116,8 +122,10 @@ def new_deal(ruleset: str | Ruleset, hands: Mapping[int, CardsLike], dealer: int
     for seat, hand in hands.items():
         want = mask(hand)
         if deal.dealt[seat] & want != want:
-            raise AssertionError(f"{rules.name} did not deal seat {seat} the hand {hand!r} "
-                                 f"(it got {hand_text(deal.dealt[seat])}): check the packets")
+            raise AssertionError(
+                f"{rules.name} did not deal seat {seat} the hand {hand!r} "
+                f"(it got {hand_text(deal.dealt[seat])}): check the packets"
+            )
     return deal
 
 
@@ -161,8 +169,9 @@ def expect_illegal(deal: Deal, code: str, rule: str) -> IllegalActionError:
 def auto_declare(deal: Deal, declare: str = "none") -> None:
     """While the seat to act must first say which declarations it announces, answer for it:
     ``"none"`` keeps them all hidden, ``"all"`` announces all of them."""
-    while deal.phase is Phase.PLAY and deal.legal_actions() and \
-            action_kind(deal.legal_actions()[0]) is ActionKind.DECLARE:
+    while (
+        deal.phase is Phase.PLAY and deal.legal_actions() and action_kind(deal.legal_actions()[0]) is ActionKind.DECLARE
+    ):
         n = len(deal.declarations[deal.to_act])
         deal.apply(declare_action((1 << n) - 1 if declare == "all" else 0))
 
@@ -185,9 +194,12 @@ def play_tricks(deal: Deal, *tricks: str, declare: str = "none") -> Deal:
     return deal
 
 
-def random_playout(deal: Deal, rng: random.Random,
-                   choose: Callable[[Deal, list[Action], random.Random], Action] | None = None,
-                   max_steps: int = 500) -> list[Action]:
+def random_playout(
+    deal: Deal,
+    rng: random.Random,
+    choose: Callable[[Deal, list[Action], random.Random], Action] | None = None,
+    max_steps: int = 500,
+) -> list[Action]:
     """Play the deal to its end with random legal actions (or ``choose``'s), returning the actions taken.
     Asserts that legal actions are never empty before the deal is scored."""
     taken: list[Action] = []

@@ -108,8 +108,16 @@ def test_equal_declarations_seat_order_from_the_right_of_dealer_3() -> None:
 # spades. Seat 0 draws the trumps and wins every trick with its aces and tens.
 SIX_N = {0: "JS 9S AS TS AH TH", 1: "KS QS KH 9H KD 9D", 2: "8S 7S QH 8H QD 8D", 3: "JH 7H JD 7D QC JC"}
 HIDDEN_N = "AD TD AC 7C KC TC 9C 8C"
-TRICKS_N = ("JS KS+belote 7S 7D", "9S QS 8S 8C", "AS 9H QH 9C", "TS 9D QD 7H",
-            "AH KH 8H JH", "TH KD KC QC", "AD 7C 8D JD", "TD AC TC JC")
+TRICKS_N = (
+    "JS KS+belote 7S 7D",
+    "9S QS 8S 8C",
+    "AS 9H QH 9C",
+    "TS 9D QD 7H",
+    "AH KH 8H JH",
+    "TH KD KC QC",
+    "AD 7C 8D JD",
+    "TD AC TC JC",
+)
 
 
 def test_a_side_without_a_trick_loses_its_bela_even_when_it_named_trump() -> None:

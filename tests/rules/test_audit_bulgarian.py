@@ -89,9 +89,9 @@ def test_recontra_then_a_higher_bid_by_the_defenders_replaces_both() -> None:
     # Seat 1, partner of the new bidder, may redouble; seat 0's side may not double twice.
     assert legal_codes(deal) == ["pass", "bid AT", "surcontra"]
     play(deal, "surcontra")
-    assert legal_codes(deal) == ["pass", "bid AT"]   # seat 2: neither double is left
+    assert legal_codes(deal) == ["pass", "bid AT"]  # seat 2: neither double is left
     play(deal, "pass", "pass")
-    assert deal.phase is Phase.AUCTION                 # two passes only
+    assert deal.phase is Phase.AUCTION  # two passes only
     play(deal, "pass")
     assert deal.contract is not None
     assert (deal.contract.bidder, deal.contract.strain, deal.contract.multiplier) == (3, Strain.NO_TRUMP, 4)
@@ -192,8 +192,16 @@ SUIT_75_87 = {
     2: "KC 8D 8C TD KS TS JH QH",
     3: "QC 7D 9C KD 9S JS 7H 9H",
 }
-SUIT_75_87_TRICKS = ("AC TC KC QC", "JD 9D 8D 7D", "7C JC 8C 9C", "AD TD KD QD", "AS KS 9S 8S",
-                     "7S TS JS QS", "JH 7H 8H TH", "QH 9H KH AH")
+SUIT_75_87_TRICKS = (
+    "AC TC KC QC",
+    "JD 9D 8D 7D",
+    "7C JC 8C 9C",
+    "AD TD KD QD",
+    "AS KS 9S 8S",
+    "7S TS JS QS",
+    "JH 7H 8H TH",
+    "QH 9H KH AH",
+)
 
 
 def test_suit_last_digit_five_rounds_down() -> None:
@@ -225,8 +233,16 @@ NT_SPLIT = {
     2: "KC 8D 8C TD KH TH 9S JS",
     3: "QC 7D 9C KD 9H JH TS 7S",
 }
-NT_SPLIT_TRICKS = ("AC TC KC QC", "JD 9D 8D 7D", "7C JC 8C 9C", "AD TD KD QD", "AH KH 9H 8H", "7H TH JH QH",
-                   "9S TS KS QS", "7S AS 8S JS")
+NT_SPLIT_TRICKS = (
+    "AC TC KC QC",
+    "JD 9D 8D 7D",
+    "7C JC 8C 9C",
+    "AD TD KD QD",
+    "AH KH 9H 8H",
+    "7H TH JH QH",
+    "9S TS KS QS",
+    "7S AS 8S JS",
+)
 
 
 def test_no_trump_follow_with_any_card_even_against_an_opponent() -> None:
@@ -340,8 +356,16 @@ AT_BELOT = {
     2: "QC 9C KD TD JS 8S 9H TH",
     3: "KC AC 7D JD TS 9S 8H 7H",
 }
-AT_BELOT_TRICKS = ("7C 8C QC KC", "7D 8D QD KD", "JS TS QS 7S", "9C AC JC TC", "QH+belote JH TH 8H",
-                   "AH 9H 7H KH", "TD JD 9D AD", "9S AS KS 8S")
+AT_BELOT_TRICKS = (
+    "7C 8C QC KC",
+    "7D 8D QD KD",
+    "JS TS QS 7S",
+    "9C AC JC TC",
+    "QH+belote JH TH 8H",
+    "AH 9H 7H KH",
+    "TD JD 9D AD",
+    "9S AS KS 8S",
+)
 
 
 def test_all_trump_duties_in_the_belot_deal() -> None:
@@ -458,10 +482,10 @@ def _credited(hands: Mapping[int, str], announce: Mapping[int, str], strain: str
 
 
 AT_DECL = {
-    0: "9C TC JC QC KC 7D 8D 7H",   # quinte 9-K of clubs (100)
-    1: "AC AD AH AS TD JD QD 7S",   # four aces (100) and tierce 10-Q of diamonds (20)
-    2: "8H 9H TH 9D KD 8S 9S TS",   # tierces 8-10 of hearts and of spades (20 each)
-    3: "7C 8C JH QH KH JS QS KS",   # tierces J-K of hearts and of spades (20 each)
+    0: "9C TC JC QC KC 7D 8D 7H",  # quinte 9-K of clubs (100)
+    1: "AC AD AH AS TD JD QD 7S",  # four aces (100) and tierce 10-Q of diamonds (20)
+    2: "8H 9H TH 9D KD 8S 9S TS",  # tierces 8-10 of hearts and of spades (20 each)
+    3: "7C 8C JH QH KH JS QS KS",  # tierces J-K of hearts and of spades (20 each)
 }
 
 
@@ -469,8 +493,16 @@ def test_all_trump_declarations_runs_and_fours_separately() -> None:
     # Declarations count in all trump (only no trump has "keine Meldungen"). Runs: side 0's best is the
     # quinte to the king, side 1's the tierce to the king: side 0 scores all its runs (quinte + both of
     # seat 2's tierces = 140); fours separately: only side 1 has one, its four aces count (100).
-    deal_codes = _credited(AT_DECL, {0: "declare 9C-TC-JC-QC-KC", 1: "declare AC-AD-AH-AS TD-JD-QD",
-                                     2: "declare 8H-9H-TH 8S-9S-TS", 3: "declare JH-QH-KH JS-QS-KS"}, "AT")
+    deal_codes = _credited(
+        AT_DECL,
+        {
+            0: "declare 9C-TC-JC-QC-KC",
+            1: "declare AC-AD-AH-AS TD-JD-QD",
+            2: "declare 8H-9H-TH 8S-9S-TS",
+            3: "declare JH-QH-KH JS-QS-KS",
+        },
+        "AT",
+    )
     assert deal_codes == [["8H-9H-TH", "8S-9S-TS", "9C-TC-JC-QC-KC"], ["AC-AD-AH-AS"]]
 
 
@@ -484,8 +516,16 @@ def test_all_trump_equal_best_quintes_cancel_every_run() -> None:
         2: "JH QH KH 9S TS JS QS KS",
         3: "9D TD JD QD KD 7S 8S 8H",
     }
-    credited = _credited(hands, {0: "declare 9C-TC-JC-QC-KC", 1: "declare AC-AD-AH-AS",
-                                 2: "declare 9S-TS-JS-QS-KS JH-QH-KH", 3: "declare 9D-TD-JD-QD-KD"}, "AT")
+    credited = _credited(
+        hands,
+        {
+            0: "declare 9C-TC-JC-QC-KC",
+            1: "declare AC-AD-AH-AS",
+            2: "declare 9S-TS-JS-QS-KS JH-QH-KH",
+            3: "declare 9D-TD-JD-QD-KD",
+        },
+        "AT",
+    )
     assert credited == [[], ["AC-AD-AH-AS"]]
 
 
@@ -532,8 +572,8 @@ def test_game_valat_deal_cannot_end_even_for_the_valat_side() -> None:
 
 
 # --- An independent oracle of 002's play duties, over random deals -----------------------------------------
-TRUMP_ORDER = "78QKTA9J"   # weakest to strongest: 7 8 Q K 10 A 9 J
-PLAIN_ORDER = "789JQKTA"   # weakest to strongest: 7 8 9 J Q K 10 A
+TRUMP_ORDER = "78QKTA9J"  # weakest to strongest: 7 8 Q K 10 A 9 J
+PLAIN_ORDER = "789JQKTA"  # weakest to strongest: 7 8 9 J Q K 10 A
 
 
 def _oracle_legal(deal: Deal) -> set[str]:
@@ -560,11 +600,10 @@ def _oracle_legal(deal: Deal) -> set[str]:
         best = max((c for c in trick if c[1] == led), key=lambda c: PLAIN_ORDER.index(c[0]))
     winner_seat = (deal.leader + trick.index(best)) % 4
     my_trumps = [c for c in hand if c[1] == trump]
-    over = [c for c in my_trumps if not trumps_in_trick
-            or TRUMP_ORDER.index(c[0]) > TRUMP_ORDER.index(best[0])]
+    over = [c for c in my_trumps if not trumps_in_trick or TRUMP_ORDER.index(c[0]) > TRUMP_ORDER.index(best[0])]
     if led == trump:  # "musst du einen höheren Trumpf als alle im Stich spielen, wenn du einen hast"
         return set(over or follow or hand)
-    if follow:        # "Du musst die ausgespielte Farbe bedienen"
+    if follow:  # "Du musst die ausgespielte Farbe bedienen"
         return set(follow)
     if not my_trumps or winner_seat == (deal.to_act + 2) % 4:  # "Liegt dein Partner vorn, ... jede Karte"
         return set(hand)
@@ -647,8 +686,13 @@ def _expected_score(deal: Deal) -> tuple[list[int], int] | None:
         mine = [[d for seat in (s, s + 2) for d in deal.announced[seat] if d.kind.value == kind] for s in (0, 1)]
         # "Eine Quinte schlägt eine Quarte und eine Quarte eine Terz, bei Gleichheit entscheidet die höhere
         # oberste Karte" (a run's last card is its top); fours by points, then the order above.
-        best = [max(((d.points, order.index(hand_text(1 << d.cards[-1 if kind == "run" else 0])[0])) for d in m),
-                    default=None) for m in mine]
+        best = [
+            max(
+                ((d.points, order.index(hand_text(1 << d.cards[-1 if kind == "run" else 0])[0])) for d in m),
+                default=None,
+            )
+            for m in mine
+        ]
         if best[0] == best[1]:
             continue  # none, or equal best runs: "zählt keine Folge"
         win = 0 if best[1] is None or (best[0] is not None and best[0] > best[1]) else 1
@@ -701,6 +745,13 @@ def test_scores_match_an_independent_reading_over_random_deals() -> None:
             seen.add("open")
             continue
         assert (deal.score.written, deal.score.hanging) == expected, (i, deal.score.notes)
-        seen.add("valat" if deal.score.capot is not None else "tie" if deal.score.hanging else
-                 "inside" if deal.score.contract_made is False else "made")
+        seen.add(
+            "valat"
+            if deal.score.capot is not None
+            else "tie"
+            if deal.score.hanging
+            else "inside"
+            if deal.score.contract_made is False
+            else "made"
+        )
     assert {"valat", "tie", "inside", "made"} <= seen

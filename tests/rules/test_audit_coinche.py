@@ -50,17 +50,34 @@ DEAL_Q = {
 #  8 TD JD 9D QD                                              10+2+0+3  = 15 + 10 last = 25 -> seat 1
 # Side 0: 35 + 27 + 20 = 82 card points exactly. Side 1: 15+15+15+10+25 = 80. 82 + 80 = 162.
 # Seat 0 announces belote with KS (QS still in hand) and completes it with QS in trick 2: 20 to side 0.
-TRICKS_82 = ("KS+belote AS JS 8S", "9S TS QS 7S", "AH JH QH KH", "KC 7C 8C AC",
-             "TC JC 9C QC", "AD KD 7D 8D", "TH 8H 7H 9H", "TD JD 9D QD")
+TRICKS_82 = (
+    "KS+belote AS JS 8S",
+    "9S TS QS 7S",
+    "AH JH QH KH",
+    "KC 7C 8C AC",
+    "TC JC 9C QC",
+    "AD KD 7D 8D",
+    "TH 8H 7H 9H",
+    "TD JD 9D QD",
+)
 # The same cards with seat 0 keeping QH for trick 7 and playing 9H in trick 3:
 #  3 AH JH 9H KH = 11+2+0+4 = 17 -> seat 2;   7 TH 8H 7H QH = 10+0+0+3 = 13 -> seat 1.
 # Side 0: 35 + 27 + 17 = 79; side 1: 15+15+15+13+25 = 83. 79 + 83 = 162.
-TRICKS_79 = ("KS+belote AS JS 8S", "9S TS QS 7S", "AH JH 9H KH", "KC 7C 8C AC",
-             "TC JC 9C QC", "AD KD 7D 8D", "TH 8H 7H QH", "TD JD 9D QD")
+TRICKS_79 = (
+    "KS+belote AS JS 8S",
+    "9S TS QS 7S",
+    "AH JH 9H KH",
+    "KC 7C 8C AC",
+    "TC JC 9C QC",
+    "AD KD 7D 8D",
+    "TH 8H 7H QH",
+    "TD JD 9D QD",
+)
 
 
-def scored(auction: tuple[str, ...], tricks: tuple[str, ...], declare: str,
-           options: dict[str, object] | None = None) -> Deal:
+def scored(
+    auction: tuple[str, ...], tricks: tuple[str, ...], declare: str, options: dict[str, object] | None = None
+) -> Deal:
     deal = new_deal("coinche", DEAL_Q, dealer=3, options=options)
     play(deal, *auction)
     play_tricks(deal, *tricks, declare=declare)
@@ -220,8 +237,12 @@ def test_an_unannounced_declaration_does_not_compete() -> None:
 
 def test_four_of_a_kind_beats_a_quinte_of_equal_value() -> None:
     # Seat 0: four queens (100). Seat 1: quinte 7H-8H-9H-TH-JH (100). Equal value: four of a kind wins (002).
-    hands = {0: "QC QD QH QS 7C 9C AH 7S", 1: "7H 8H 9H TH JH 8C TC AD",
-             2: "JC KC AC KD 8S KH TS JS", 3: "7D 8D 9D TD JD 9S KS AS"}
+    hands = {
+        0: "QC QD QH QS 7C 9C AH 7S",
+        1: "7H 8H 9H TH JH 8C TC AD",
+        2: "JC KC AC KD 8S KH TS JS",
+        3: "7D 8D 9D TD JD 9S KS AS",
+    }
     deal = new_deal("coinche", hands, dealer=3)
     play(deal, "bid 80 C", "pass", "pass", "pass")
     # Seat 3 also holds a quinte 7D-JD (100) in diamonds: still below the queens. Seat 2 has no run
@@ -270,8 +291,7 @@ def test_all_trump_a_king_discarded_on_another_suit_cannot_announce_belote() -> 
     auto_declare(deal)
     assert deal.to_act == 1
     # Any card, but the KH or QH thrown on a club trick neither leads, follows nor trumps: no belote.
-    assert legal_codes(deal) == ["play 7D", "play JD", "play QH", "play KH", "play 7S", "play 8S", "play 9S",
-                                 "play TS"]
+    assert legal_codes(deal) == ["play 7D", "play JD", "play QH", "play KH", "play 7S", "play 8S", "play 9S", "play TS"]
     expect_illegal(deal, "play KH belote", "belote-not-allowed")
 
 
@@ -291,11 +311,15 @@ def test_all_trump_belote_lost_when_the_second_card_is_discarded() -> None:
 
 def test_all_trump_belote_in_line_counts() -> None:
     # The control: the QH played on a heart trick completes the belote (20 to side 1).
-    hands = {0: "AC KC QC JC AD TD 9D 7H", 1: "KH QH 7D JD 9S 8S 7S TS",
-             2: "8C 7C JH 9H AH TH 8D 8H", 3: "AS KS QS JS TC 9C KD QD"}
+    hands = {
+        0: "AC KC QC JC AD TD 9D 7H",
+        1: "KH QH 7D JD 9S 8S 7S TS",
+        2: "8C 7C JH 9H AH TH 8D 8H",
+        3: "AS KS QS JS TC 9C KD QD",
+    }
     deal = new_deal("coinche", hands, dealer=0, options={"all_trump_bids": True})
     play(deal, "bid 80 AT", "pass", "pass", "pass")
-    play_trick(deal, "KH+belote JH KD 7H")   # seat 2 wins with JH
-    play_trick(deal, "8H QD AC QH")          # hearts led: seat 1 follows with QH (it cannot go higher)
+    play_trick(deal, "KH+belote JH KD 7H")  # seat 2 wins with JH
+    play_trick(deal, "8H QD AC QH")  # hearts led: seat 1 follows with QH (it cannot go higher)
     assert [(b.seat, b.completed, b.lost) for b in deal.belotes] == [(1, True, False)]
     assert deal.ruleset.belote_points(deal) == [0, 20]

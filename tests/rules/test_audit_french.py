@@ -41,8 +41,9 @@ REST_D1 = "JH QH KH AH 7S 8S 9S TS JS QS KS AS"
 
 def test_taking_with_dealer_1_second_round_and_the_taker_gets_turned_plus_two() -> None:
     deal = french(FIVE_D1, REST_D1, dealer=1)
-    assert deal.turned_card == parse_card("JH") and all(observe(deal, s).turned_card == parse_card("JH")
-                                                         for s in range(4))
+    assert deal.turned_card == parse_card("JH") and all(
+        observe(deal, s).turned_card == parse_card("JH") for s in range(4)
+    )
     # Round one from the dealer's right (seat 2): take the turned suit (hearts) or pass; no contra.
     assert deal.to_act == 2 and legal_codes(deal) == ["pass", "bid H"]
     expect_illegal(deal, "bid D", "take-turned-suit")
@@ -85,10 +86,26 @@ REST_Q_SEAT0 = "KS 9H QS TH AS 7S 8H JS 9S 7H TS 8S"
 # Seat 1 takes the turned 7S: seat 0 gets 9H QS KS; seat 1 7S + TH AS; seat 2 8H JS 9S; seat 3 7H TS 8S.
 REST_Q_SEAT1 = "7S 9H QS KS TH AS 8H JS 9S 7H TS 8S"
 # Spades trump; the card points (see test_audit_coinche): side 0 82, side 1 80; or 79 / 83.
-TRICKS_82 = ("KS+belote AS JS 8S", "9S TS QS 7S", "AH JH QH KH", "KC 7C 8C AC",
-             "TC JC 9C QC", "AD KD 7D 8D", "TH 8H 7H 9H", "TD JD 9D QD")
-TRICKS_79 = ("KS+belote AS JS 8S", "9S TS QS 7S", "AH JH 9H KH", "KC 7C 8C AC",
-             "TC JC 9C QC", "AD KD 7D 8D", "TH 8H 7H QH", "TD JD 9D QD")
+TRICKS_82 = (
+    "KS+belote AS JS 8S",
+    "9S TS QS 7S",
+    "AH JH QH KH",
+    "KC 7C 8C AC",
+    "TC JC 9C QC",
+    "AD KD 7D 8D",
+    "TH 8H 7H 9H",
+    "TD JD 9D QD",
+)
+TRICKS_79 = (
+    "KS+belote AS JS 8S",
+    "9S TS QS 7S",
+    "AH JH 9H KH",
+    "KC 7C 8C AC",
+    "TC JC 9C QC",
+    "AD KD 7D 8D",
+    "TH 8H 7H QH",
+    "TD JD 9D QD",
+)
 
 
 def q_deal(rest: str, auction: tuple[str, ...], tricks: tuple[str, ...], declare: str) -> Deal:
@@ -136,8 +153,16 @@ def test_dedans_on_card_points_alone() -> None:
 # the 7S + 9D 9S). Seat 0 holds every trump and wins every trick.
 FIVE_CAPOT = {0: "JH 9H AH TH KH", 1: "AC KC 9C 7C AD", 2: "TC QC 8C TD QD", 3: "JC KD JD 7D KS"}
 REST_CAPOT = "7S QH 8H 7H 9D 9S 8D AS JS QS TS 8S"
-TRICKS_CAPOT = ("JH AC TC JC", "9H KC QC KD", "AH 9C 8C JD", "TH 7C TD 7D",
-                "KH+belote AD QD KS", "QH 9D 8D QS", "8H 7S AS TS", "7H 9S JS 8S")
+TRICKS_CAPOT = (
+    "JH AC TC JC",
+    "9H KC QC KD",
+    "AH 9C 8C JD",
+    "TH 7C TD 7D",
+    "KH+belote AD QD KS",
+    "QH 9D 8D QS",
+    "8H 7S AS TS",
+    "7H 9S JS 8S",
+)
 
 
 def test_defenders_capot_against_the_taker() -> None:

@@ -16,8 +16,7 @@ from rules.belote_family_checks import play_random_deals, replay_is_identical
 from rules.helpers import cards, expect_illegal, legal_codes, mask, new_deal, play, play_tricks
 
 
-def bela_deal(six: dict[int, str], hidden: str, dealer: int = 3,
-              options: dict[str, object] | None = None) -> Deal:
+def bela_deal(six: dict[int, str], hidden: str, dealer: int = 3, options: dict[str, object] | None = None) -> Deal:
     return new_deal("bela", six, dealer=dealer, options=options, packets=(3, 3), rest=hidden)
 
 
@@ -25,35 +24,72 @@ def bela_deal(six: dict[int, str], hidden: str, dealer: int = 3,
 SIX_A = {0: "AC TC AD TD JH 9H", 1: "KC QC KD QD AH TH", 2: "JC 9C JD 9D KH QH", 3: "8C 7C 8D 7D 8H 7H"}
 HIDDEN_A = "7S 8S AS TS 9S JS KS QS"
 # Hearts trump: side 0 122 card points + bela 20 (seat 2), side 1 40 (see test_coinche for the tricks).
-TRICKS_A = ("JH TH KH+belote 7H", "9H AH QH 8H", "AC KC JC 7C", "TC QC 9C 8C",
-            "AD KD JD 7D", "TD QD 9D 8D", "7S AS JS KS", "TS 9S QS 8S")
+TRICKS_A = (
+    "JH TH KH+belote 7H",
+    "9H AH QH 8H",
+    "AC KC JC 7C",
+    "TC QC 9C 8C",
+    "AD KD JD 7D",
+    "TD QD 9D 8D",
+    "7S AS JS KS",
+    "TS 9S QS 8S",
+)
 
 # Deal B: seat 1 holds the bela KH QH; side 0 92 card points, side 1 70 (see test_coinche).
 SIX_B = {0: "AC TC KD QD JH 9H", 1: "KC QC AD TD KH QH", 2: "JC 9C JD 9D TH AH", 3: "8C 7C 8D 7D 8H 7H"}
 HIDDEN_B = "7S 8S AS TS 9S JS KS QS"
-TRICKS_B = ("JH KH+belote TH 7H", "9H QH AH 8H", "AC KC JC 7C", "TC QC 9C 8C",
-            "KD AD JD 7D", "TD 9D 8D QD", "AS JS KS 7S", "TS 9S QS 8S")
+TRICKS_B = (
+    "JH KH+belote TH 7H",
+    "9H QH AH 8H",
+    "AC KC JC 7C",
+    "TC QC 9C 8C",
+    "KD AD JD 7D",
+    "TD 9D 8D QD",
+    "AS JS KS 7S",
+    "TS 9S QS 8S",
+)
 
 # Tie deal (see test_french): 81 card points each, no bela, no declarations. Every card below also obeys
 # Bela's duty to beat the led suit's best card (e.g. trick 3: seat 1 must play AC over 9C).
 SIX_TIE = {0: "TC 9C KD 7D JH 9H", 1: "KC AC AD 8D AH TH", 2: "QC 8C QD 9D KH 8H", 3: "JC 7C TD JD QH 7H"}
 HIDDEN_TIE = "KS 7S TS 8S QS 9S AS JS"
-TRICKS_TIE = ("JH TH 8H 7H", "9H AH KH QH", "9C AC 8C 7C", "KC QC JC TC",
-              "KD AD QD JD", "8D 9D TD 7D", "AS KS 8S QS", "JS 7S TS 9S")
+TRICKS_TIE = (
+    "JH TH 8H 7H",
+    "9H AH KH QH",
+    "9C AC 8C 7C",
+    "KC QC JC TC",
+    "KD AD QD JD",
+    "8D 9D TD 7D",
+    "AS KS 8S QS",
+    "JS 7S TS 9S",
+)
 
 # Capot deal (see test_french): seat 0 wins every trick; seat 1 holds and calls the bela KH QH.
 SIX_CAPOT = {0: "JH 9H AH TH AC AD", 1: "KH QH KC JC 9C QD", 2: "QC TC 8C KD JD 9D", 3: "8H 7H 7C 7D QS JS"}
 HIDDEN_CAPOT = "AS TS TD 8D KS 8S 9S 7S"
-TRICKS_CAPOT = ("JH KH+belote 8C 7H", "9H QH 8S 8H", "AH 9C 9D 7C", "TH 8D KS 7D",
-                "AC KC QC QS", "AD TD KD JS", "AS JC TC 9S", "TS QD JD 7S")
+TRICKS_CAPOT = (
+    "JH KH+belote 8C 7H",
+    "9H QH 8S 8H",
+    "AH 9C 9D 7C",
+    "TH 8D KS 7D",
+    "AC KC QC QS",
+    "AD TD KD JS",
+    "AS JC TC 9S",
+    "TS QD JD 7S",
+)
 
 # Seat 1: tierce 7C-8C-9C; seat 2: tierce QD-KD-AD; nobody else declares anything. Both are worth 20.
 SIX_DECL = {0: "JC QC 7D 8D JH QH", 1: "7C 8C 9C JD 7H 9H", 2: "QD KD AD TC AC 8H", 3: "KC 9D TD KH AH QS"}
 HIDDEN_DECL = "9S AS JS 7S TH 8S KS TS"
 
 
-def scored(six: dict[int, str], hidden: str, auction: tuple[str, ...], tricks: tuple[str, ...],
-           options: dict[str, object] | None = None) -> Deal:
+def scored(
+    six: dict[int, str],
+    hidden: str,
+    auction: tuple[str, ...],
+    tricks: tuple[str, ...],
+    options: dict[str, object] | None = None,
+) -> Deal:
     deal = bela_deal(six, hidden, options=options)
     play(deal, *auction)
     play_tricks(deal, *tricks)

@@ -61,13 +61,20 @@ def test_five_cards_before_the_auction_three_after() -> None:
     # round of 2: seat 0 JD QD, seat 1 KD AD, seat 2 7H 8H, seat 3 9H TH;
     # after the auction, 3 each: seat 0 JH QH KH, seat 1 AH 7S 8S, seat 2 9S TS JS, seat 3 QS KS AS.
     deal = RULES.new_deal(3, tuple(ALL_CARDS))
-    assert [hand_text(h) for h in deal.hands] == ["7C 8C 9C JD QD", "TC JC QC KD AD", "KC AC 7D 7H 8H",
-                                                  "8D 9D TD 9H TH"]
+    assert [hand_text(h) for h in deal.hands] == [
+        "7C 8C 9C JD QD",
+        "TC JC QC KD AD",
+        "KC AC 7D 7H 8H",
+        "8D 9D TD 9H TH",
+    ]
     assert len(deal.stock) == 12
     play(deal, "bid C", "pass", "pass", "pass")
     assert [hand_text(h) for h in deal.hands] == [
-        "7C 8C 9C JD QD JH QH KH", "TC JC QC KD AD AH 7S 8S", "KC AC 7D 7H 8H 9S TS JS",
-        "8D 9D TD 9H TH QS KS AS"]
+        "7C 8C 9C JD QD JH QH KH",
+        "TC JC QC KD AD AH 7S 8S",
+        "KC AC 7D 7H 8H 9S TS JS",
+        "8D 9D TD 9H TH QS KS AS",
+    ]
     assert deal.stock == []
     assert deal.phase is Phase.PLAY and deal.to_act == 0
 
@@ -177,7 +184,7 @@ def test_suit_partner_winning_any_card_opponent_winning_must_trump() -> None:
     deal = _suit_play_deal()
     play(deal, "play AC")
     auto_declare(deal)
-    assert legal_cards_text(deal) == "7C"          # seat 1 follows clubs with its only club
+    assert legal_cards_text(deal) == "7C"  # seat 1 follows clubs with its only club
     play(deal, "play 7C")
     auto_declare(deal)
     # Seat 2 has no club; its partner (seat 0, AC) wins the trick: any of its eight cards.
@@ -249,7 +256,7 @@ def test_trump_led_must_go_higher_even_when_partner_wins() -> None:
     auto_declare(deal)
     play(deal, "play KH")
     auto_declare(deal)
-    assert legal_cards_text(deal) == "7H 8H"   # seat 1: neither beats the king: any heart
+    assert legal_cards_text(deal) == "7H 8H"  # seat 1: neither beats the king: any heart
     play(deal, "play 7H")
     auto_declare(deal)
     # Seat 2: partner seat 0 wins with KH, yet 9H (above K) must be played, not QH (below).
@@ -257,7 +264,7 @@ def test_trump_led_must_go_higher_even_when_partner_wins() -> None:
     expect_illegal(deal, "play QH", "must-overtrump")
     play(deal, "play 9H")
     auto_declare(deal)
-    assert legal_cards_text(deal) == "JH"      # seat 3: only the jack beats the nine
+    assert legal_cards_text(deal) == "JH"  # seat 3: only the jack beats the nine
 
 
 # --- Play in all trump and no trump -----------------------------------------------------------------------
@@ -278,14 +285,14 @@ def test_all_trump_must_go_higher_in_the_led_suit() -> None:
     start = deal.clone()
     play(deal, "play QS")
     auto_declare(deal)
-    assert legal_cards_text(deal) == "7S"      # seat 1's only spade
+    assert legal_cards_text(deal) == "7S"  # seat 1's only spade
     play(deal, "play 7S")
     auto_declare(deal)
     # Seat 2: partner seat 0 wins with QS, but the ace is higher and must be played, not the 8.
     assert legal_cards_text(deal) == "AS"
     play(deal, "play AS")
     auto_declare(deal)
-    assert legal_cards_text(deal) == "9S"      # seat 3: of 9, 10, K only the nine beats the ace
+    assert legal_cards_text(deal) == "9S"  # seat 3: of 9, 10, K only the nine beats the ace
     # Unable to follow, any card: no suit is a trump over another.
     play(start, "play 7C")
     auto_declare(start)
@@ -299,7 +306,7 @@ def test_no_trump_only_follow_suit() -> None:
     assert all(deal.declared)  # no declarations in no trump: nobody is asked
     start = deal.clone()
     play(deal, "play QS", "play 7S")
-    assert legal_cards_text(deal) == "8S AS"   # seat 2 need not beat the queen
+    assert legal_cards_text(deal) == "8S AS"  # seat 2 need not beat the queen
     play(deal, "play 8S")
     assert legal_cards_text(deal) == "9S TS KS"
     play(start, "play 7C")
@@ -365,10 +372,10 @@ def _contest(hands: Mapping[int, str], announce: Mapping[int, str], strain: str 
 
 
 CONTEST = {
-    0: "9C TC JC QC 7D 8D 7H 8H",       # quarte 9-10-J-Q of clubs (50)
-    1: "KC KD KH KS 7S 8S 9S AC",       # four kings (100) and the tierce 7-8-9 of spades (20)
-    2: "9D TD AD 9H TH AH 7C TS",       # nothing
-    3: "JD QD JH QH JS QS AS 8C",       # nothing
+    0: "9C TC JC QC 7D 8D 7H 8H",  # quarte 9-10-J-Q of clubs (50)
+    1: "KC KD KH KS 7S 8S 9S AC",  # four kings (100) and the tierce 7-8-9 of spades (20)
+    2: "9D TD AD 9H TH AH 7C TS",  # nothing
+    3: "JD QD JH QH JS QS AS 8C",  # nothing
 }
 
 
@@ -397,8 +404,7 @@ def test_equal_best_runs_cancel_all_runs() -> None:
         2: "AC AD AH AS TC TH 8S JS",
         3: "QC QD KD KH TD 9S TS JH",
     }
-    credited = _contest(hands, {0: "declare 7C-8C-9C 7H-8H-9H", 1: "declare 7D-8D-9D",
-                                2: "declare AC-AD-AH-AS"})
+    credited = _contest(hands, {0: "declare 7C-8C-9C 7H-8H-9H", 1: "declare 7D-8D-9D", 2: "declare AC-AD-AH-AS"})
     assert credited == [["AC-AD-AH-AS"], []]
 
 
@@ -413,8 +419,9 @@ def test_higher_run_and_higher_four_win() -> None:
         2: "TH TS 9S AS 9H 7D 8D KC",
         3: "QH QS KH KS AC AD JH JS",
     }
-    credited = _contest(hands, {0: "declare 7C-8C-9C-TC-JC-QC", 1: "declare 9D-TD-JD-QD-KD",
-                                2: "declare none", 3: "declare none"})
+    credited = _contest(
+        hands, {0: "declare 7C-8C-9C-TC-JC-QC", 1: "declare 9D-TD-JD-QD-KD", 2: "declare none", 3: "declare none"}
+    )
     assert credited == [[], ["9D-TD-JD-QD-KD"]]
 
 
@@ -428,14 +435,19 @@ def test_four_tens_beat_four_queens_and_jacks_beat_nines() -> None:
     # Seat 1: four nines (150) and four aces (100); seat 2: four tens and four kings (100 each); seat 3:
     # four jacks (200) and four queens (100). Best four: the jacks (side 1), so side 1 scores all its fours:
     # nines, aces, jacks and queens; side 0's tens and kings count nothing.
-    credited = _contest(hands, {1: "declare 9C-9D-9H-9S AC-AD-AH-AS",
-                                2: "declare TC-TD-TH-TS KC-KD-KH-KS",
-                                3: "declare JC-JD-JH-JS QC-QD-QH-QS"})
+    credited = _contest(
+        hands,
+        {
+            1: "declare 9C-9D-9H-9S AC-AD-AH-AS",
+            2: "declare TC-TD-TH-TS KC-KD-KH-KS",
+            3: "declare JC-JD-JH-JS QC-QD-QH-QS",
+        },
+    )
     assert credited == [[], ["9C-9D-9H-9S", "AC-AD-AH-AS", "JC-JD-JH-JS", "QC-QD-QH-QS"]]
     # Without the jacks, the nines (150) beat the tens (100): side 1 scores nines, aces and queens.
-    credited = _contest(hands, {1: "declare 9C-9D-9H-9S AC-AD-AH-AS",
-                                2: "declare TC-TD-TH-TS KC-KD-KH-KS",
-                                3: "declare QC-QD-QH-QS"})
+    credited = _contest(
+        hands, {1: "declare 9C-9D-9H-9S AC-AD-AH-AS", 2: "declare TC-TD-TH-TS KC-KD-KH-KS", 3: "declare QC-QD-QH-QS"}
+    )
     assert credited == [[], ["9C-9D-9H-9S", "AC-AD-AH-AS", "QC-QD-QH-QS"]]
     # Only tens (seat 2) against queens (seat 3): tens are higher in 002's order.
     credited = _contest(hands, {2: "declare TC-TD-TH-TS", 3: "declare QC-QD-QH-QS"})
@@ -474,14 +486,14 @@ def test_all_trump_belot_any_suit_announced_when_led_or_following() -> None:
 def test_all_trump_belot_not_announced_on_a_discard_and_lost_when_discarded() -> None:
     # 002: "wird eine von ihnen auf einen Stich einer anderen Farbe abgeworfen, ist er verloren".
     deal = _belot_at_deal()
-    play_trick(deal, "7S KS+belote TS 9S")    # seat 3 wins with the 9 of spades
+    play_trick(deal, "7S KS+belote TS 9S")  # seat 3 wins with the 9 of spades
     completed = deal.clone()
-    play(deal, "play JC", "play 7C")          # seat 3 leads clubs; seat 0 follows
+    play(deal, "play JC", "play 7C")  # seat 3 leads clubs; seat 0 follows
     auto_declare(deal)
     # Seat 1 has no club: any card, but K or Q of diamonds discarded on clubs cannot announce belot.
     assert not [c for c in legal_codes(deal) if c.endswith("belote")]
     expect_illegal(deal, "play KD belote", "belote-not-allowed")
-    play(deal, "play QS")                     # the queen of the called spade pair, discarded on clubs
+    play(deal, "play QS")  # the queen of the called spade pair, discarded on clubs
     assert deal.belotes[0].lost and not deal.belotes[0].completed
     assert RULES.belote_points(deal) == [0, 0]
     # Had seat 3 led spades, the queen follows suit and the belot counts 20 for side 1.
@@ -493,18 +505,31 @@ def test_all_trump_belot_not_announced_on_a_discard_and_lost_when_discarded() ->
 def test_suit_contract_belot_only_in_trump_and_announced_when_trumping() -> None:
     # 002: "König und Dame im Trumpf auf einer Hand sind ein Belot". Hearts trump; seat 2 holds K and Q of
     # clubs: never a belot. Seat 0 leads AD; seat 1, with no diamond, ruffs.
-    deal = bulgarian_deal({0: "AD TD KD QD JD 9D 8D 7D", 1: "KH QH 8H 9H AH 7S 8S 9S",
-                           2: "7H JH TC JC QC KC AC TS", 3: "TH 7C 8C 9C JS QS KS AS"})
+    deal = bulgarian_deal(
+        {
+            0: "AD TD KD QD JD 9D 8D 7D",
+            1: "KH QH 8H 9H AH 7S 8S 9S",
+            2: "7H JH TC JC QC KC AC TS",
+            3: "TH 7C 8C 9C JS QS KS AS",
+        }
+    )
     play(deal, "bid H", "pass", "pass", "pass")
     auto_declare(deal)
     play(deal, "play AD")
     auto_declare(deal)
     # Seat 1 must trump and may announce belot with the K or Q: trumping is one of 002's three cases.
-    assert legal_codes(deal) == ["play 8H", "play 9H", "play QH", "play KH", "play AH",
-                                 "play QH belote", "play KH belote"]
+    assert legal_codes(deal) == [
+        "play 8H",
+        "play 9H",
+        "play QH",
+        "play KH",
+        "play AH",
+        "play QH belote",
+        "play KH belote",
+    ]
     play(deal, "play QH belote")
     auto_declare(deal)
-    assert legal_codes(deal) == ["play JH"]   # seat 2 must overtrump the queen; no club belot
+    assert legal_codes(deal) == ["play JH"]  # seat 2 must overtrump the queen; no club belot
     assert deal.contract is not None and RULES.belote_suits(deal.contract) == (int(Suit.HEARTS),)
 
 
@@ -532,11 +557,19 @@ def test_no_belot_in_no_trump() -> None:
 SPLIT = {
     0: "AC 7C AD JD 8S JS KH AH",
     1: "TC JC 8D KD AS KS 7H JH",
-    2: "KC 9C TD 9D 7S 9S 8H 9H",   # four nines (150)
-    3: "QC 8C 7D QD TS QS QH TH",   # four queens (100)
+    2: "KC 9C TD 9D 7S 9S 8H 9H",  # four nines (150)
+    3: "QC 8C 7D QD TS QS QH TH",  # four queens (100)
 }
-SPLIT_TRICKS = ("AC TC KC QC", "AD 8D TD 7D", "7C JC 9C 8C", "KD 9D QD JD", "AS 7S TS 8S", "KS 9S QS JS",
-                "7H 8H QH KH", "AH JH 9H TH")
+SPLIT_TRICKS = (
+    "AC TC KC QC",
+    "AD 8D TD 7D",
+    "7C JC 9C 8C",
+    "KD 9D QD JD",
+    "AS 7S TS 8S",
+    "KS 9S QS JS",
+    "7H 8H QH KH",
+    "AH JH 9H TH",
+)
 
 
 def _play_split(auction: tuple[str, ...], declare: Mapping[int, str] | None = None) -> Deal:
@@ -573,8 +606,7 @@ def test_score_declarations_are_compared_then_added_and_rounded() -> None:
     # Seat 2 announces four nines (150), seat 3 four queens (100): nines win, side 0 scores 150, side 1's
     # queens nothing. Seat 0 bid: side 0 56 + 150 = 206 > side 1 106: each writes its own; both end in 6:
     # the smaller 106 goes up to 11, the larger 206 down to 20 (312 in all: 31 game points).
-    deal = _play_split(("bid H", "pass", "pass", "pass"),
-                       {2: "declare 9C-9D-9H-9S", 3: "declare QC-QD-QH-QS"})
+    deal = _play_split(("bid H", "pass", "pass", "pass"), {2: "declare 9C-9D-9H-9S", 3: "declare QC-QD-QH-QS"})
     assert deal.score is not None
     assert deal.score.declarations == [150, 0]
     assert deal.score.written == [20, 11]
@@ -587,8 +619,9 @@ def test_score_declarations_decide_which_side_has_more() -> None:
     assert made.score is not None and made.score.written == [6, 20]
     # Now seat 2 announces the nines too: they beat the queens; side 1 106 < side 0 56 + 150 = 206: side 1
     # (bidders) is inside, side 0 takes every point: 206 + 106 = 312 -> 31.
-    inside = _play_split(("pass", "bid H", "pass", "pass", "pass"),
-                         {2: "declare 9C-9D-9H-9S", 3: "declare QC-QD-QH-QS"})
+    inside = _play_split(
+        ("pass", "bid H", "pass", "pass", "pass"), {2: "declare 9C-9D-9H-9S", 3: "declare QC-QD-QH-QS"}
+    )
     assert inside.score is not None and inside.score.written == [31, 0]
 
 
@@ -618,8 +651,16 @@ ALL_TRUMP_SPLIT = {
     2: "QC JC KD AD 7S TS 8H 9H",
     3: "KC TC 7D TD 8S 9S QH JH",
 }
-ALL_TRUMP_TRICKS = ("7C 8C QC KC", "7D 8D QD KD", "7S 8S QS KS", "7H 8H QH KH", "9C AC JC TC", "AD TD JD 9D",
-                    "AS JS TS 9S", "AH 9H JH TH")
+ALL_TRUMP_TRICKS = (
+    "7C 8C QC KC",
+    "7D 8D QD KD",
+    "7S 8S QS KS",
+    "7H 8H QH KH",
+    "9C AC JC TC",
+    "AD TD JD 9D",
+    "AS JS TS 9S",
+    "AH 9H JH TH",
+)
 
 
 def test_score_all_trump_both_end_in_four() -> None:
@@ -654,8 +695,16 @@ TIE = {
     2: "9C TC 7S 9S 8D 9D 7H JH",
     3: "QC JC TS QS TD QD 8H AH",
 }
-TIE_TRICKS = ("8C AC 9C QC", "AS 7S TS 8S", "KS 9S QS JS", "AD 8D TD 7D", "KD 9D QD JD", "7C TC JC KC",
-              "7H 8H QH KH", "9H JH AH TH")
+TIE_TRICKS = (
+    "8C AC 9C QC",
+    "AS 7S TS 8S",
+    "KS 9S QS JS",
+    "AD 8D TD 7D",
+    "KD 9D QD JD",
+    "7C TC JC KC",
+    "7H 8H QH KH",
+    "9H JH AH TH",
+)
 
 
 def test_score_tie_defenders_write_their_own_bidders_points_hang() -> None:
@@ -810,8 +859,7 @@ def test_hanging_points_go_to_the_winner_of_the_next_deal_and_block_the_end() ->
 def test_hanging_points_pass_over_a_thrown_in_deal_and_a_second_tie() -> None:
     # Deal 1 TIE: 8 hang. Deal 2: all pass, thrown in (no winner, no score). Deal 3, dealt by seat 1 (seat 2
     # leads): TIE again, doubled: all 32 hang as well, 40 in all. Nobody has won a deal yet.
-    game = _game([deck_for_hands(TIE, 3, (3, 2, 3)), tuple(ALL_CARDS), _deck_rotated(TIE, 1, 2),
-                  tuple(ALL_CARDS)])
+    game = _game([deck_for_hands(TIE, 3, (3, 2, 3)), tuple(ALL_CARDS), _deck_rotated(TIE, 1, 2), tuple(ALL_CARDS)])
     _game_play(game, ("bid H", "pass", "pass", "pass"), TIE_TRICKS)
     _game_play(game, ("pass", "pass", "pass", "pass"), ())
     assert game.hanging == 8 and game.deal.dealer == 1

@@ -27,8 +27,16 @@ DEAL_A = {
 #  3 AC KC JC 7C  = 11+4+2+0  = 17 seat 0     7 7S AS JS KS = 0+11+2+4 = 17 seat 1
 #  4 TC QC 9C 8C  = 10+3+0+0  = 13 seat 0     8 TS 9S QS 8S = 10+0+3+0 +10 last = 23 seat 1
 # Side 0: 34+28+17+13+17+13 = 122 card points (+ belote 20); side 1: 17+23 = 40. 122+40 = 162.
-TRICKS_A = ("JH TH KH+belote 7H", "9H AH QH 8H", "AC KC JC 7C", "TC QC 9C 8C",
-            "AD KD JD 7D", "TD QD 9D 8D", "7S AS JS KS", "TS 9S QS 8S")
+TRICKS_A = (
+    "JH TH KH+belote 7H",
+    "9H AH QH 8H",
+    "AC KC JC 7C",
+    "TC QC 9C 8C",
+    "AD KD JD 7D",
+    "TD QD 9D 8D",
+    "7S AS JS KS",
+    "TS 9S QS 8S",
+)
 
 # Deal B: as A, but seat 1 holds AD TD and the belote KH QH; seat 0 holds KD QD, seat 2 TH AH.
 DEAL_B = {
@@ -42,8 +50,16 @@ DEAL_B = {
 #  3 AC KC JC 7C = 17 seat 0                  7 AS JS KS 7S = 11+2+4+0 = 17 seat 1
 #  4 TC QC 9C 8C = 13 seat 0                  8 TS 9S QS 8S = 13 + 10 last = 23 seat 1
 # Side 0: 34+28+17+13 = 92; side 1: 17+13+17+23 = 70 (+ belote 20). 92+70 = 162.
-TRICKS_B = ("JH KH+belote TH 7H", "9H QH AH 8H", "AC KC JC 7C", "TC QC 9C 8C",
-            "KD AD JD 7D", "TD 9D 8D QD", "AS JS KS 7S", "TS 9S QS 8S")
+TRICKS_B = (
+    "JH KH+belote TH 7H",
+    "9H QH AH 8H",
+    "AC KC JC 7C",
+    "TC QC 9C 8C",
+    "KD AD JD 7D",
+    "TD 9D 8D QD",
+    "AS JS KS 7S",
+    "TS 9S QS 8S",
+)
 
 # Capot deal: seat 0 holds the top trumps and the aces; it wins all eight tricks whatever the others do.
 DEAL_CAPOT = {
@@ -52,12 +68,21 @@ DEAL_CAPOT = {
     2: "QC TC 8C KD JD 9D KS 8S",
     3: "QH 7H 7C 7D QS JS 9S 7S",
 }
-TRICKS_CAPOT = ("JH 8H 8C 7H", "9H TH 8S QH", "AH 9C 9D 7C", "KH 8D KS 7D",
-                "AC KC QC QS", "AD TD KD JS", "AS JC TC 9S", "TS QD JD 7S")
+TRICKS_CAPOT = (
+    "JH 8H 8C 7H",
+    "9H TH 8S QH",
+    "AH 9C 9D 7C",
+    "KH 8D KS 7D",
+    "AC KC QC QS",
+    "AD TD KD JS",
+    "AS JC TC 9S",
+    "TS QD JD 7S",
+)
 
 
-def scored(hands: dict[int, str], auction: tuple[str, ...], tricks: tuple[str, ...],
-           options: dict[str, object] | None = None) -> list[int]:
+def scored(
+    hands: dict[int, str], auction: tuple[str, ...], tricks: tuple[str, ...], options: dict[str, object] | None = None
+) -> list[int]:
     deal = new_deal("coinche", hands, dealer=3, options=options)
     play(deal, *auction)
     play_tricks(deal, *tricks)
@@ -87,8 +112,7 @@ def test_after_a_bid_the_opponent_may_bid_higher_or_coinche() -> None:
     deal = new_deal("coinche", DEAL_A, dealer=3)
     play(deal, "bid 150 H")
     # Only 160 is left below capot; seat 1 is a defender, so it may coinche.
-    assert legal_codes(deal) == ["pass", "bid 160 C", "bid 160 D", "bid 160 H", "bid 160 S", *CAPOT_BIDS,
-                                 "contra"]
+    assert legal_codes(deal) == ["pass", "bid 160 C", "bid 160 D", "bid 160 H", "bid 160 S", *CAPOT_BIDS, "contra"]
     play(deal, "pass")
     # Seat 2 is the bidder's partner: no coinche of its own side.
     assert legal_codes(deal) == ["pass", "bid 160 C", "bid 160 D", "bid 160 H", "bid 160 S", *CAPOT_BIDS]
@@ -102,11 +126,11 @@ def test_capot_bid_is_the_highest() -> None:
 
 def test_bids_off_the_ladder_are_refused() -> None:
     deal = new_deal("coinche", DEAL_A, dealer=3)
-    expect_illegal(deal, "bid 170 H", "bid-not-on-ladder")   # above the maximum 160, not capot
+    expect_illegal(deal, "bid 170 H", "bid-not-on-ladder")  # above the maximum 160, not capot
     expect_illegal(deal, "bid 85 H", "bid-not-on-ladder")
     play(deal, "bid 90 H")
     expect_illegal(deal, "bid 80 S", "bid-not-higher")
-    expect_illegal(deal, "bid 90 S", "bid-not-higher")       # a new suit needs 10 more, not just a suit
+    expect_illegal(deal, "bid 90 S", "bid-not-higher")  # a new suit needs 10 more, not just a suit
     expect_illegal(deal, "bid 90 NT", "strain-not-allowed")  # no-trump bids are off by default
 
 
@@ -277,14 +301,14 @@ def test_random_deals_keep_the_invariants() -> None:
 
 def test_random_deals_with_no_trump_and_all_trump() -> None:
     # Their card values (aces 19 at no trump; J14 9-9 A6 10-5 K3 Q1 at all trump) keep a deal at 162.
-    assert play_random_deals("coinche", 200, seed=12, options={"no_trump_bids": True,
-                                                                  "all_trump_bids": True}) > 100
+    assert play_random_deals("coinche", 200, seed=12, options={"no_trump_bids": True, "all_trump_bids": True}) > 100
 
 
 def test_capot_cards_count_250_in_random_deals() -> None:
     import random
 
     from rules.belote_family_checks import shuffled_deck
+
     rules = get_ruleset("coinche")
     rng = random.Random(5)
     for i in range(300):
@@ -302,10 +326,13 @@ def test_same_seed_and_actions_replay_the_same_game(seed: int) -> None:
         assert game.winner is not None and game.scores[game.winner] >= 1000  # 002: Coinche to 1000
 
 
-@pytest.mark.parametrize(("exception", "expected"), [
-    (True, ["play AC", "play 7D", "play 8D", "play 9D", "play QD", "play AD", "play JS", "play QS"]),
-    (False, ["play AC"]),
-])
+@pytest.mark.parametrize(
+    ("exception", "expected"),
+    [
+        (True, ["play AC", "play 7D", "play 8D", "play 9D", "play QD", "play AD", "play JS", "play QS"]),
+        (False, ["play AC"]),
+    ],
+)
 def test_partner_exception_option(exception: bool, expected: list[str]) -> None:
     # Declarations deal, clubs trump: seat 0 leads AH, seat 1 follows 7H. Seat 2 has no heart and its
     # partner wins: with the exception (default) any card, without it the trump AC.
@@ -316,16 +343,23 @@ def test_partner_exception_option(exception: bool, expected: list[str]) -> None:
     assert deal.to_act == 2 and legal_codes(deal) == expected
 
 
-@pytest.mark.parametrize(("undertrump", "expected"), [
-    (True, ["play 7H", "play 8H"]),
-    (False, ["play 7D", "play 8D", "play 9D", "play 7H", "play 8H", "play 9S", "play TS", "play JS"]),
-])
+@pytest.mark.parametrize(
+    ("undertrump", "expected"),
+    [
+        (True, ["play 7H", "play 8H"]),
+        (False, ["play 7D", "play 8D", "play 9D", "play 7H", "play 8H", "play 9S", "play TS", "play JS"]),
+    ],
+)
 def test_must_undertrump_option(undertrump: bool, expected: list[str]) -> None:
     # Hearts trump. Seat 0 leads AC; seat 1 has no club and trumps with JH (it must: an opponent wins).
     # Seat 2 has no club and only 7H 8H in trump, which cannot beat the jack: by default it must still
     # trump; under must_undertrump false any card.
-    hands = {0: "AC KC QC JC AH TH AD KD", 1: "JH 9H QD JD TD AS KS QS",
-             2: "7H 8H 9D 8D 7D JS TS 9S", 3: "TC 9C 8C 7C KH QH 8S 7S"}
+    hands = {
+        0: "AC KC QC JC AH TH AD KD",
+        1: "JH 9H QD JD TD AS KS QS",
+        2: "7H 8H 9D 8D 7D JS TS 9S",
+        3: "TC 9C 8C 7C KH QH 8S 7S",
+    }
     deal = new_deal("coinche", hands, dealer=3, options={"must_undertrump": undertrump})
     play(deal, "bid 80 H", "pass", "pass", "pass")
     play_trick(deal, "AC")

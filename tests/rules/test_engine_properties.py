@@ -51,22 +51,39 @@ DEAL_TOTALS: dict[str, list[tuple[Options, dict[str, int]]]] = {
 
 # Option sets worth exercising beyond the defaults, for the generic properties.
 EXTRA_OPTIONS: dict[str, list[Options]] = {
-    "pilotta": [{"no_trump_bids": True, "all_trump_bids": True, "partner_exception": True,
-                 "run_order": "plain", "failed_belote_penalty": True, "capot_bonus": 100}],
-    "coinche": [{"no_trump_bids": True, "all_trump_bids": True, "coinche_ends_auction": False,
-                 "multiply": "bid", "partner_exception": False, "must_undertrump": False,
-                 "round_fives": "down", "failed_declarations": "own", "max_bid": 180}],
-    "french": [{"tie": "fail", "dedans_takes_belote": True, "partner_exception": False,
-                "must_undertrump": False}],
+    "pilotta": [
+        {
+            "no_trump_bids": True,
+            "all_trump_bids": True,
+            "partner_exception": True,
+            "run_order": "plain",
+            "failed_belote_penalty": True,
+            "capot_bonus": 100,
+        }
+    ],
+    "coinche": [
+        {
+            "no_trump_bids": True,
+            "all_trump_bids": True,
+            "coinche_ends_auction": False,
+            "multiply": "bid",
+            "partner_exception": False,
+            "must_undertrump": False,
+            "round_fives": "down",
+            "failed_declarations": "own",
+            "max_bid": 180,
+        }
+    ],
+    "french": [{"tie": "fail", "dedans_takes_belote": True, "partner_exception": False, "must_undertrump": False}],
     "bela": [{"tie": "hang", "fall_takes_belas": False, "declaration_tiebreak": "cards", "must_beat": False}],
 }
 
 # Rulesets whose game total is the plain sum of the deals' written points (Pilotta: 000 Punktewertung 7-8).
 SUMMED_GAMES = {"pilotta", "bulgarian"}  # bulgarian: collected hanging points are in the deal's written
 
-DEALS_PER_CONFIG = 800       # random deals per (ruleset, options) for the per-deal properties
-OBSERVED_DEALS = 60          # of which this many also check every seat's observation at every step
-GAMES_PER_RULESET = 12       # whole games for determinism
+DEALS_PER_CONFIG = 800  # random deals per (ruleset, options) for the per-deal properties
+OBSERVED_DEALS = 60  # of which this many also check every seat's observation at every step
+GAMES_PER_RULESET = 12  # whole games for determinism
 
 
 def configs() -> list[tuple[str, Options]]:
@@ -104,6 +121,7 @@ def strain_kind(deal: Deal) -> str:
 
 # --- Per deal ------------------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("config", configs(), ids=config_id)
 def test_every_card_once_eight_tricks_and_never_stuck(config: tuple[str, Options]) -> None:
     name, options = config
@@ -132,8 +150,10 @@ def test_every_card_once_eight_tricks_and_never_stuck(config: tuple[str, Options
 @pytest.mark.parametrize("name", ruleset_names())
 def test_card_points_and_last_trick_make_the_deal_total(name: str) -> None:
     if name not in DEAL_TOTALS:
-        pytest.skip(f"no expected deal total for ruleset {name!r} yet: add it to DEAL_TOTALS "
-                    "(tests/rules/test_engine_properties.py)")
+        pytest.skip(
+            f"no expected deal total for ruleset {name!r} yet: add it to DEAL_TOTALS "
+            "(tests/rules/test_engine_properties.py)"
+        )
     for options, totals in DEAL_TOTALS[name]:
         rules = get_ruleset(name, options)
         seen: set[str] = set()
@@ -213,14 +233,16 @@ def test_an_observation_never_holds_another_seats_unplayed_cards(config: tuple[s
                         if where == "turned" or where == f"shown:{other}":
                             continue
                         leaked = shown & unplayed
-                        assert not leaked, (f"seed {seed}: seat {seat} sees unplayed cards of seat {other} "
-                                            f"in {where}: {sorted(leaked)}")
+                        assert not leaked, (
+                            f"seed {seed}: seat {seat} sees unplayed cards of seat {other} in {where}: {sorted(leaked)}"
+                        )
             if deal.is_over:
                 break
             deal.apply(random_bot(deal, deal.legal_actions(), rng))
 
 
 # --- Whole games -----------------------------------------------------------------------------------------------
+
 
 def play_game(rules: Ruleset, seed: int) -> tuple[Game, list[Action]]:
     game = Game(rules, seed, max_total_deals=200)
@@ -234,9 +256,16 @@ def play_game(rules: Ruleset, seed: int) -> tuple[Game, list[Action]]:
 
 
 def summary(game: Game) -> tuple[object, ...]:
-    return (game.first_dealer, [d.dealer for d in game.deals], [d.deck for d in game.deals],
-            [list(d.history) for d in game.deals], [d.score.to_json() if d.score else None for d in game.deals],
-            list(game.scores), game.winner, game.end_reason)
+    return (
+        game.first_dealer,
+        [d.dealer for d in game.deals],
+        [d.deck for d in game.deals],
+        [list(d.history) for d in game.deals],
+        [d.score.to_json() if d.score else None for d in game.deals],
+        list(game.scores),
+        game.winner,
+        game.end_reason,
+    )
 
 
 @pytest.mark.parametrize("config", configs(), ids=config_id)
@@ -252,8 +281,9 @@ def test_same_seed_and_actions_give_the_same_game(config: tuple[str, Options]) -
         for action in actions:
             replay.apply(action)
         assert summary(replay) == summary(first), f"{name} seed {seed}: replay differs"
-        assert first.over and (first.winner is not None or "limit" in first.end_reason or
-                               first.scores[0] == first.scores[1])
+        assert first.over and (
+            first.winner is not None or "limit" in first.end_reason or first.scores[0] == first.scores[1]
+        )
         # Where a game's totals are simply the sum of what its deals wrote (no hanging points, no rounding
         # at the game level), check it.
         if name in SUMMED_GAMES:

@@ -39,15 +39,31 @@ def french_deal(five: dict[int, str], rest: str, options: dict[str, object] | No
 FIVE_A = {0: "AC TC AD TD 9H", 1: "KC QC KD QD AH", 2: "JC 9C JD 9D KH", 3: "8C 7C 8D 7D 8H"}
 REST_A = "JH 7S 8S TH AS TS QH 9S JS 7H KS QS"
 # Hearts trump: side 0 takes 34+28+17+13+17+13 = 122 card points, side 1 17 + 23 = 40 (see test_coinche).
-TRICKS_A = ("JH TH KH+belote 7H", "9H AH QH 8H", "AC KC JC 7C", "TC QC 9C 8C",
-            "AD KD JD 7D", "TD QD 9D 8D", "7S AS JS KS", "TS 9S QS 8S")
+TRICKS_A = (
+    "JH TH KH+belote 7H",
+    "9H AH QH 8H",
+    "AC KC JC 7C",
+    "TC QC 9C 8C",
+    "AD KD JD 7D",
+    "TD QD 9D 8D",
+    "7S AS JS KS",
+    "TS 9S QS 8S",
+)
 
 # Deal B: seat 1 takes hearts on the turned KH, holding the belote; final hands as Coinche's deal B.
 FIVE_B = {0: "AC TC KD QD JH", 1: "KC QC AD TD QH", 2: "JC 9C JD 9D TH", 3: "8C 7C 8D 7D 8H"}
 REST_B = "KH 9H 7S 8S AS TS AH 9S JS 7H KS QS"
 # Side 0 92 card points, side 1 70 + belote 20 (see test_coinche).
-TRICKS_B = ("JH KH+belote TH 7H", "9H QH AH 8H", "AC KC JC 7C", "TC QC 9C 8C",
-            "KD AD JD 7D", "TD 9D 8D QD", "AS JS KS 7S", "TS 9S QS 8S")
+TRICKS_B = (
+    "JH KH+belote TH 7H",
+    "9H QH AH 8H",
+    "AC KC JC 7C",
+    "TC QC 9C 8C",
+    "KD AD JD 7D",
+    "TD 9D 8D QD",
+    "AS JS KS 7S",
+    "TS 9S QS 8S",
+)
 
 # Tie deal: final hands s0 TC 9C KD 7D KS 7S JH 9H, s1 KC AC AD 8D TS 8S AH TH,
 # s2 QC 8C QD 9D QS 9S KH 8H, s3 JC 7C TD JD AS JS QH 7H; seat 0 takes hearts on the turned JH.
@@ -58,18 +74,39 @@ REST_TIE = "JH KS 7S TS 8S TH QS 9S 8H AS JS 7H"
 #  3 9C AC 8C 7C = 11 seat 1                  7 AS KS 8S QS = 11+4+0+3 = 18 seat 3
 #  4 KC QC JC TC = 4+3+2+10 = 19 seat 0       8 JS 7S TS 9S = 2+0+10+0 + 10 last = 22 seat 1
 # Side 0: 30+32+19 = 81; side 1: 11+20+10+18+22 = 81. No belote (KH and QH in two hands), no declarations.
-TRICKS_TIE = ("JH TH 8H 7H", "9H AH KH QH", "9C AC 8C 7C", "KC QC JC TC",
-              "KD AD QD JD", "8D 9D TD 7D", "AS KS 8S QS", "JS 7S TS 9S")
+TRICKS_TIE = (
+    "JH TH 8H 7H",
+    "9H AH KH QH",
+    "9C AC 8C 7C",
+    "KC QC JC TC",
+    "KD AD QD JD",
+    "8D 9D TD 7D",
+    "AS KS 8S QS",
+    "JS 7S TS 9S",
+)
 
 # Capot deal: seat 0 ends with JH 9H AH TH AC AD AS TS and wins every trick; seat 1 holds KH QH (belote).
 FIVE_CAPOT = {0: "9H AH TH AC AD", 1: "KH QH KC JC 9C", 2: "QC TC 8C KD JD", 3: "8H 7H 7C 7D QS"}
 REST_CAPOT = "JH AS TS QD TD 8D 9D KS 8S JS 9S 7S"
-TRICKS_CAPOT = ("JH KH+belote 8C 7H", "9H QH 8S 8H", "AH 9C 9D 7C", "TH 8D KS 7D",
-                "AC KC QC QS", "AD TD KD JS", "AS JC TC 9S", "TS QD JD 7S")
+TRICKS_CAPOT = (
+    "JH KH+belote 8C 7H",
+    "9H QH 8S 8H",
+    "AH 9C 9D 7C",
+    "TH 8D KS 7D",
+    "AC KC QC QS",
+    "AD TD KD JS",
+    "AS JC TC 9S",
+    "TS QD JD 7S",
+)
 
 
-def scored(five: dict[int, str], rest: str, auction: tuple[str, ...], tricks: tuple[str, ...],
-           options: dict[str, object] | None = None) -> Deal:
+def scored(
+    five: dict[int, str],
+    rest: str,
+    auction: tuple[str, ...],
+    tricks: tuple[str, ...],
+    options: dict[str, object] | None = None,
+) -> Deal:
     deal = french_deal(five, rest, options)
     play(deal, *auction)
     play_tricks(deal, *tricks)
@@ -211,10 +248,13 @@ def test_same_seed_and_actions_replay_the_same_game(seed: int) -> None:
         assert game.winner is not None and game.scores[game.winner] >= 501
 
 
-@pytest.mark.parametrize(("exception", "expected"), [
-    (True, ["play AC", "play 7D", "play 8D", "play 9D", "play QD", "play AD", "play JS", "play QS"]),
-    (False, ["play AC"]),
-])
+@pytest.mark.parametrize(
+    ("exception", "expected"),
+    [
+        (True, ["play AC", "play 7D", "play 8D", "play 9D", "play QD", "play AD", "play JS", "play QS"]),
+        (False, ["play AC"]),
+    ],
+)
 def test_partner_exception_option(exception: bool, expected: list[str]) -> None:
     # The four-kings deal, clubs trump: seat 0 leads AH, seat 1 follows 7H; seat 2 has no heart and its
     # partner wins: any card with the exception (default), else its only trump AC.

@@ -27,12 +27,14 @@ PLAIN = {
     3: "8H TH QH AH 7S 9S JS KS",
 }
 
+
 def ladder(start: int, top: int = 250, strains: str = "C D H S") -> list[str]:
     """Bids from ``start`` to ``top`` in steps of 10, every strain at each value (000 Reizen 1 and 3)."""
     return [f"bid {v} {s}" for v in range(start, top + 1, 10) for s in strains.split()]
 
 
 # --- Dealer and dealing -------------------------------------------------------------------------------
+
 
 def test_dealing_3_2_3_from_the_player_after_the_dealer() -> None:
     # 000 "Vorbereitung" 2 and 003 "Сдача карт": 8 cards each in packets of 3, 2, 3, counterclockwise, starting
@@ -43,10 +45,10 @@ def test_dealing_3_2_3_from_the_player_after_the_dealer() -> None:
     #   packet 3: seat 2 deck[20:23], seat 3 deck[23:26], seat 0 deck[26:29], seat 1 deck[29:32]
     deal = get_ruleset("pilotta").new_deal(1, tuple(ALL_CARDS))
     expected = {
-        2: "7C 8C 9C JD QD JH QH KH",   # 0 1 2 | 12 13 | 20 21 22
-        3: "TC JC QC KD AD AH 7S 8S",   # 3 4 5 | 14 15 | 23 24 25
-        0: "KC AC 7D 7H 8H 9S TS JS",   # 6 7 8 | 16 17 | 26 27 28
-        1: "8D 9D TD 9H TH QS KS AS",   # 9 10 11 | 18 19 | 29 30 31
+        2: "7C 8C 9C JD QD JH QH KH",  # 0 1 2 | 12 13 | 20 21 22
+        3: "TC JC QC KD AD AH 7S 8S",  # 3 4 5 | 14 15 | 23 24 25
+        0: "KC AC 7D 7H 8H 9S TS JS",  # 6 7 8 | 16 17 | 26 27 28
+        1: "8D 9D TD 9H TH QS KS AS",  # 9 10 11 | 18 19 | 29 30 31
     }
     for seat, hand in expected.items():
         assert deal.hands[seat] == mask(hand), f"seat {seat}"
@@ -102,12 +104,13 @@ def test_all_four_pass_the_same_dealer_deals_again() -> None:
     first = game.deals[0]
     assert first.thrown_in and first.score is not None and first.score.written == [0, 0]
     assert len(game.deals) == 2
-    assert game.deal.dealer == 1          # the same dealer
-    assert game.deal.to_act == 2          # and the same player opens
+    assert game.deal.dealer == 1  # the same dealer
+    assert game.deal.to_act == 2  # and the same player opens
     assert game.scores == [0, 0]
 
 
 # --- Bids -----------------------------------------------------------------------------------------------
+
 
 def test_opening_bids_are_80_up_in_steps_of_10_with_a_suit() -> None:
     # 000 Reizen 1 and 3: bidding starts at 80, steps of 10; a bid is a number and a suit. No-trump and
@@ -168,8 +171,11 @@ def test_a_pass_is_final_for_that_player() -> None:
     assert deal.contract is not None
     assert (deal.contract.bidder, deal.contract.value, deal.contract.strain) == (0, 90, Strain.SPADES)
     # No seat that passed ever got the turn back.
-    acted_after_passing = [seat for i, (seat, _) in enumerate(deal.auction)
-                           if any(s == seat and deal.code(a, s) == "pass" for s, a in deal.auction[:i])]
+    acted_after_passing = [
+        seat
+        for i, (seat, _) in enumerate(deal.auction)
+        if any(s == seat and deal.code(a, s) == "pass" for s, a in deal.auction[:i])
+    ]
     assert acted_after_passing == []
 
 
@@ -201,15 +207,16 @@ def test_last_seat_may_bid_after_three_passes_and_wins_at_once() -> None:
 
 # --- Contra and sur-contra -------------------------------------------------------------------------------
 
+
 def test_contra_and_surcontra_multiply_by_2_and_4() -> None:
     # 000 Reizen 5: the opponents may say contra (x2), the declarers answer sur-contra (x4). README: calls in
     # the auction; a defender doubles on its turn, the declaring side redoubles.
     deal = new_deal("pilotta", PLAIN, dealer=0)
-    play(deal, "bid 80 H")          # seat 1 (side 1) bids
-    assert "contra" in legal_codes(deal)       # seat 2 is a defender
+    play(deal, "bid 80 H")  # seat 1 (side 1) bids
+    assert "contra" in legal_codes(deal)  # seat 2 is a defender
     play(deal, "contra")
     assert deal.multiplier == 2
-    assert "surcontra" in legal_codes(deal)    # seat 3, the bidder's partner
+    assert "surcontra" in legal_codes(deal)  # seat 3, the bidder's partner
     assert "contra" not in legal_codes(deal)
     play(deal, "surcontra")
     assert deal.multiplier == 4
@@ -221,19 +228,19 @@ def test_contra_and_surcontra_multiply_by_2_and_4() -> None:
 
 def test_contra_is_for_the_defenders_only() -> None:
     deal = new_deal("pilotta", PLAIN, dealer=0)
-    expect_illegal(deal, "contra", "contra-without-bid")       # nothing to double yet
-    play(deal, "bid 80 H", "pass")                              # 1 bids, 2 passes
-    err = expect_illegal(deal, "contra", "contra-by-bidders")   # seat 3 is seat 1's partner
+    expect_illegal(deal, "contra", "contra-without-bid")  # nothing to double yet
+    play(deal, "bid 80 H", "pass")  # 1 bids, 2 passes
+    err = expect_illegal(deal, "contra", "contra-by-bidders")  # seat 3 is seat 1's partner
     assert "defenders" in str(err)
     expect_illegal(deal, "surcontra", "surcontra-without-contra")
-    play(deal, "pass", "contra")                                # 3 passes, 0 (a defender) doubles
+    play(deal, "pass", "contra")  # 3 passes, 0 (a defender) doubles
     # Seat 1 (the bidder) may now redouble; the defenders may not double again.
     assert legal_codes(deal)[0] == "pass" and "surcontra" in legal_codes(deal)
 
 
 def test_surcontra_is_for_the_bidders_only_and_contra_only_once() -> None:
     deal = new_deal("pilotta", PLAIN, dealer=0)
-    play(deal, "bid 80 H", "contra", "pass")   # 1 bids, 2 doubles, 3 passes; seat 0 (a defender) to act
+    play(deal, "bid 80 H", "contra", "pass")  # 1 bids, 2 doubles, 3 passes; seat 0 (a defender) to act
     expect_illegal(deal, "surcontra", "surcontra-by-defenders")
     expect_illegal(deal, "contra", "already-doubled")
 
@@ -241,12 +248,12 @@ def test_surcontra_is_for_the_bidders_only_and_contra_only_once() -> None:
 def test_a_higher_bid_cancels_contra_and_surcontra() -> None:
     # README "Contra / sur-contra": a higher bid cancels both (as in 002).
     deal = new_deal("pilotta", PLAIN, dealer=0)
-    play(deal, "bid 80 H", "contra", "surcontra")   # 1 bids, 2 doubles, 3 redoubles: x4
-    play(deal, "bid 90 S")                          # seat 0 (side 0) overbids
+    play(deal, "bid 80 H", "contra", "surcontra")  # 1 bids, 2 doubles, 3 redoubles: x4
+    play(deal, "bid 90 S")  # seat 0 (side 0) overbids
     assert deal.multiplier == 1
     # Seat 1 is now a defender of 0's 90 S and may double it.
     assert "contra" in legal_codes(deal)
-    play(deal, "pass", "pass", "pass")              # 1, 2, 3
+    play(deal, "pass", "pass", "pass")  # 1, 2, 3
     assert deal.contract is not None
     assert (deal.contract.bidder, deal.contract.value, deal.contract.multiplier) == (0, 90, 1)
 
@@ -259,13 +266,14 @@ def test_a_higher_bid_cancels_contra_and_surcontra() -> None:
 
 def test_after_contra_three_passes_end_the_auction_at_x2() -> None:
     deal = new_deal("pilotta", PLAIN, dealer=0)
-    play(deal, "bid 80 C", "contra", "pass", "pass")   # 1 bids, 2 doubles, 3 and 0 pass
+    play(deal, "bid 80 C", "contra", "pass", "pass")  # 1 bids, 2 doubles, 3 and 0 pass
     assert deal.phase is Phase.AUCTION and deal.to_act == 1  # the bidder may still redouble or raise
     play(deal, "pass")
     assert deal.contract is not None and deal.contract.multiplier == 2
 
 
 # --- No-trump and all-trump bids (options) ---------------------------------------------------------------
+
 
 def test_no_trump_and_all_trump_bids_are_options_off_by_default() -> None:
     # 000 "Häufige Varianten": Ohne-Trumpf and Alles-Trumpf bids. README: options; default off.

@@ -40,45 +40,73 @@ def found(hand: str, **options: object) -> list[tuple[str, int]]:
 
 # --- What counts as a declaration ------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("hand", "expected"), [
-    # Runs in natural order 7-8-9-10-J-Q-K-A (README default, 003: "7,8,9 ... add the 10 for four").
-    ("7H 8H 9H JS KS 7D 9D QC", [("7H-8H-9H", 20)]),
-    ("TD JD QD KD 7H 9H JS 7C", [("TD-JD-QD-KD", 50)]),
-    ("7S 8S 9S TS JS AH AD 9C", [("7S-8S-9S-TS-JS", 100)]),
-    # "5+ in Folge = 100" (000): a run of eight is one declaration of 100.
-    ("7C 8C 9C TC JC QC KC AC", [("7C-8C-9C-TC-JC-QC-KC-AC", 100)]),
-    # 10 missing: two separate tierces.
-    ("7H 8H 9H JH QH KH 7S 9S", [("7H-8H-9H", 20), ("JH-QH-KH", 20)]),
-    # Not runs in natural order: 9-J-Q (no 10), K-10-A.
-    ("9C JC QC KD TD AD 7H 7S", []),
-])
+
+@pytest.mark.parametrize(
+    ("hand", "expected"),
+    [
+        # Runs in natural order 7-8-9-10-J-Q-K-A (README default, 003: "7,8,9 ... add the 10 for four").
+        ("7H 8H 9H JS KS 7D 9D QC", [("7H-8H-9H", 20)]),
+        ("TD JD QD KD 7H 9H JS 7C", [("TD-JD-QD-KD", 50)]),
+        ("7S 8S 9S TS JS AH AD 9C", [("7S-8S-9S-TS-JS", 100)]),
+        # "5+ in Folge = 100" (000): a run of eight is one declaration of 100.
+        ("7C 8C 9C TC JC QC KC AC", [("7C-8C-9C-TC-JC-QC-KC-AC", 100)]),
+        # 10 missing: two separate tierces.
+        ("7H 8H 9H JH QH KH 7S 9S", [("7H-8H-9H", 20), ("JH-QH-KH", 20)]),
+        # Not runs in natural order: 9-J-Q (no 10), K-10-A.
+        ("9C JC QC KD TD AD 7H 7S", []),
+    ],
+)
 def test_runs_in_natural_order(hand: str, expected: list[tuple[str, int]]) -> None:
     assert found(hand) == sorted(expected)
 
 
-@pytest.mark.parametrize(("hand", "expected"), [
-    # Option run_order "plain": runs follow 000/001's order A-10-K-Q-J-9-8-7, so 9-J-Q and K-10-A are runs,
-    # 9-10-J is not, and 7-8-9 is a run in both orders.
-    ("9C JC QC KD TD AD 7H 7S", [("9C-JC-QC", 20), ("KD-TD-AD", 20)]),
-    ("9S TS JS 7C 9D JH KH 7D", []),
-    ("7H 8H 9H JS KS 7D 9D QC", [("7H-8H-9H", 20)]),
-])
+@pytest.mark.parametrize(
+    ("hand", "expected"),
+    [
+        # Option run_order "plain": runs follow 000/001's order A-10-K-Q-J-9-8-7, so 9-J-Q and K-10-A are runs,
+        # 9-10-J is not, and 7-8-9 is a run in both orders.
+        ("9C JC QC KD TD AD 7H 7S", [("9C-JC-QC", 20), ("KD-TD-AD", 20)]),
+        ("9S TS JS 7C 9D JH KH 7D", []),
+        ("7H 8H 9H JS KS 7D 9D QC", [("7H-8H-9H", 20)]),
+    ],
+)
 def test_runs_in_plain_order_option(hand: str, expected: list[tuple[str, int]]) -> None:
     assert found(hand, run_order="plain") == sorted(expected)
     # The same hands in the default order, for contrast.
-    natural = {"9C JC QC KD TD AD 7H 7S": [], "9S TS JS 7C 9D JH KH 7D": [("9S-TS-JS", 20)],
-               "7H 8H 9H JS KS 7D 9D QC": [("7H-8H-9H", 20)]}
+    natural = {
+        "9C JC QC KD TD AD 7H 7S": [],
+        "9S TS JS 7C 9D JH KH 7D": [("9S-TS-JS", 20)],
+        "7H 8H 9H JS KS 7D 9D QC": [("7H-8H-9H", 20)],
+    }
     assert found(hand) == natural[hand]
 
 
-@pytest.mark.parametrize(("rank", "points"), [
-    ("A", 100), ("K", 100), ("Q", 100), ("T", 100), ("9", 150), ("J", 200), ("8", 0), ("7", 0),
-])
+@pytest.mark.parametrize(
+    ("rank", "points"),
+    [
+        ("A", 100),
+        ("K", 100),
+        ("Q", 100),
+        ("T", 100),
+        ("9", 150),
+        ("J", 200),
+        ("8", 0),
+        ("7", 0),
+    ],
+)
 def test_four_of_a_kind(rank: str, points: int) -> None:
     # 000 Meldungen: four aces, kings, queens or tens 100; four nines 150; four jacks 200. Eights and sevens
     # are named nowhere: no declaration. The other four cards hold no run.
-    others = {"A": "7C 9D JH KS", "K": "7C 9D JH AS", "Q": "7C 9D JH AS", "T": "7C 9D JH AS",
-              "9": "7C JD KH AS", "J": "7C 9D KH AS", "8": "TC QD AH KS", "7": "9C JD KH AS"}[rank]
+    others = {
+        "A": "7C 9D JH KS",
+        "K": "7C 9D JH AS",
+        "Q": "7C 9D JH AS",
+        "T": "7C 9D JH AS",
+        "9": "7C JD KH AS",
+        "J": "7C 9D KH AS",
+        "8": "TC QD AH KS",
+        "7": "9C JD KH AS",
+    }[rank]
     hand = " ".join(rank + s for s in "CDHS") + " " + others
     expected = [("-".join(rank + s for s in "CDHS"), points)] if points else []
     assert found(hand) == expected
@@ -92,12 +120,14 @@ def test_a_card_serves_in_one_declaration_only() -> None:
 
 # --- Announcing ---------------------------------------------------------------------------------------------
 
+
 def test_declarations_are_announced_with_the_first_card() -> None:
     # README "Announcing": a seat announces when playing its first card and may keep any of them hidden.
     deal = to_play(with_hand("7H 8H 9H JH QH KH 7S 9S"))
     assert deal.to_act == 0
-    assert sorted(legal_codes(deal)) == sorted(["declare none", "declare JH-QH-KH", "declare 7H-8H-9H",
-                                                 "declare JH-QH-KH 7H-8H-9H"])
+    assert sorted(legal_codes(deal)) == sorted(
+        ["declare none", "declare JH-QH-KH", "declare 7H-8H-9H", "declare JH-QH-KH 7H-8H-9H"]
+    )
     expect_illegal(deal, "play 7S", "declare-first")
     play(deal, "declare 7H-8H-9H")
     assert [d.code for d in deal.announced[0]] == ["7H-8H-9H"]
@@ -213,17 +243,20 @@ def test_equal_four_of_a_kind_the_higher_rank_wins() -> None:
     assert credited(deal) == [["AC-AD-AH-AS"], []]
 
 
-@pytest.mark.parametrize(("trump", "s0", "s1", "winner"), [
-    # Equal points and length: the higher top card (ace over jack), even against a run in trump.
-    ("H", "9D-TD-JD", "QS-KS-AS", 1),
-    ("H", "9H-TH-JH", "QS-KS-AS", 1),
-    # Equal points, length and top card: the run in trump wins (README's reading of 000's third tie-break).
-    ("H", "9H-TH-JH", "9C-TC-JC", 0),
-    ("C", "9H-TH-JH", "9C-TC-JC", 1),
-    # Exact tie (neither in trump): neither side scores.
-    ("H", "9D-TD-JD", "9C-TC-JC", None),
-    ("S", "9H-TH-JH", "9C-TC-JC", None),
-])
+@pytest.mark.parametrize(
+    ("trump", "s0", "s1", "winner"),
+    [
+        # Equal points and length: the higher top card (ace over jack), even against a run in trump.
+        ("H", "9D-TD-JD", "QS-KS-AS", 1),
+        ("H", "9H-TH-JH", "QS-KS-AS", 1),
+        # Equal points, length and top card: the run in trump wins (README's reading of 000's third tie-break).
+        ("H", "9H-TH-JH", "9C-TC-JC", 0),
+        ("C", "9H-TH-JH", "9C-TC-JC", 1),
+        # Exact tie (neither in trump): neither side scores.
+        ("H", "9D-TD-JD", "9C-TC-JC", None),
+        ("S", "9H-TH-JH", "9C-TC-JC", None),
+    ],
+)
 def test_tie_breaks(trump: str, s0: str, s1: str, winner: int | None) -> None:
     deal = to_play(TIE, trump=trump)
     first_trick(deal, {0: s0, 1: s1})
@@ -242,8 +275,7 @@ def test_winning_declarations_are_shown_to_all() -> None:
     play(deal, "declare 9C-TC-JC")
     # During the first trick: seat 1 knows seat 0 announced a run of three (20) but not its cards.
     seen = {a.seat: a for a in observe(deal, 1).announcements}
-    assert (seen[0].kind, seen[0].points, seen[0].length, seen[0].cards, seen[0].credited) == \
-        ("run", 20, 3, (), None)
+    assert (seen[0].kind, seen[0].points, seen[0].length, seen[0].cards, seen[0].credited) == ("run", 20, 3, (), None)
     assert seen[1].cards == tuple(cards("9C TC JC"))  # its own, always
     deal.apply(deal.legal_actions()[0])
     deal.apply(deal.legal_actions()[0])
@@ -259,8 +291,12 @@ def test_winning_declarations_are_shown_to_all() -> None:
 
 # --- Belote -----------------------------------------------------------------------------------------------
 
-ONE = {0: "7C 8C 9C TC JC QC KC AC", 1: "7D 8D 9D TD JD QD KD AD",
-       2: "7H 8H 9H TH JH QH KH AH", 3: "7S 8S 9S TS JS QS KS AS"}
+ONE = {
+    0: "7C 8C 9C TC JC QC KC AC",
+    1: "7D 8D 9D TD JD QD KD AD",
+    2: "7H 8H 9H TH JH QH KH AH",
+    3: "7S 8S 9S TS JS QS KS AS",
+}
 
 
 def one_hearts(declare: str = "none") -> Deal:
@@ -291,8 +327,17 @@ def test_belote_is_announced_with_the_first_of_king_and_queen_of_trump() -> None
 def test_belote_not_announced_does_not_count() -> None:
     # 000: the bonus needs the announcement ("wenn dieser während des Spiels angesagt wird").
     deal = one_hearts()
-    play_tricks(deal, "7D QH 7S", "KH 8S 8C 8D", "7H 9S 9C 9D", "8H TS TC TD", "9H JS JC JD",
-                "TH QS QC QD", "JH KS KC KD", "AH AS AC AD")
+    play_tricks(
+        deal,
+        "7D QH 7S",
+        "KH 8S 8C 8D",
+        "7H 9S 9C 9D",
+        "8H TS TC TD",
+        "9H JS JC JD",
+        "TH QS QC QD",
+        "JH KS KC KD",
+        "AH AS AC AD",
+    )
     assert deal.score is not None and deal.score.belote == [0, 0]
     assert deal.score.written == [252, 0]
 
@@ -307,8 +352,9 @@ def test_belote_counts_whatever_the_declaration_contest() -> None:
     assert deal.contract is not None and deal.contract.bidder == 3
     play(deal, f"declare {deal.declaration_codes[0][0]}", "play 7C", "declare none", "play 7D")
     play(deal, f"declare {deal.declaration_codes[2][0]}", "play 7H", "declare none", "play QS belote")
-    play_tricks(deal, "KS 8C 8D 8H", "7S 9C 9D 9H", "8S TC TD TH", "9S JC JD JH", "TS QC QD QH",
-                "JS KC KD KH", "AS AC AD AH")
+    play_tricks(
+        deal, "KS 8C 8D 8H", "7S 9C 9D 9H", "8S TC TD TH", "9S JC JD JH", "TS QC QD QH", "JS KC KD KH", "AS AC AD AH"
+    )
     assert deal.score is not None
     assert deal.score.declarations == [200, 0]
     assert deal.score.belote == [0, 20]
@@ -326,11 +372,14 @@ def test_no_belote_in_no_trump_nor_outside_trump() -> None:
     assert deal.belotes == []
 
 
-@pytest.mark.parametrize(("options", "word"), [
-    ({"run_order": "diagonal"}, "run_order"),
-    ({"run_orders": "plain"}, "no option"),
-    ({"partner_exception": 1}, "true or false"),
-])
+@pytest.mark.parametrize(
+    ("options", "word"),
+    [
+        ({"run_order": "diagonal"}, "run_order"),
+        ({"run_orders": "plain"}, "no option"),
+        ({"partner_exception": 1}, "true or false"),
+    ],
+)
 def test_bad_options_are_refused_by_name(options: dict[str, object], word: str) -> None:
     with pytest.raises(RulesetError, match=word):
         get_ruleset("pilotta", options)

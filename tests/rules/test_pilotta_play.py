@@ -130,7 +130,7 @@ def test_partner_exception_option() -> None:
     # Option partner_exception (002's Bulgarian rule): unable to follow while the partner wins the trick, any
     # card may be played. Same positions as the two strict tests above.
     deal = hearts_deal(PLAIN, dealer=3, bidder=2, partner_exception=True)
-    play(deal, "play KC", "play 8C")          # seat 0 (seat 2's partner) wins with the king
+    play(deal, "play KC", "play 8C")  # seat 0 (seat 2's partner) wins with the king
     assert legal_cards_text(deal) == PLAIN[2]
     play(deal, "play 8S")
     # Seat 3's partner (seat 1) does not win: seat 3 must trump as usual.

@@ -43,8 +43,16 @@ TWO = {
 #  7  S1 KS  S2 AS  S3 9S  S0 QS     ace wins: S2   4+11+0+3        = 18  side 0
 #  8  S2 8S  S3 JS  S0 TS  S1 7S     ten wins: S0   0+2+10+0 = 12, +10 last trick = 22  side 0
 # Side 0: 13+33+18+22 = 86; side 1: 17+25+5+29 = 76; 86 + 76 = 162.
-TWO_HEARTS = ("AC 8C 9C JC", "7C TC KC QC", "AD TD KD 9D", "7D JD QD 8D",
-              "QH+belote JH 8H TH", "7H 9H AH KH", "KS AS 9S QS", "8S JS TS 7S")
+TWO_HEARTS = (
+    "AC 8C 9C JC",
+    "7C TC KC QC",
+    "AD TD KD 9D",
+    "7D JD QD 8D",
+    "QH+belote JH 8H TH",
+    "7H 9H AH KH",
+    "KS AS 9S QS",
+    "8S JS TS 7S",
+)
 # The same play with seat 2's clubs exchanged between tricks 1 and 2:
 #  1  AC 8C KC JC: S0 11+0+4+2 = 17;  2  7C TC 9C QC: S1 0+10+0+3 = 13.  Side 0: 90, side 1: 72.
 TWO_HEARTS_90 = ("AC 8C KC JC", "7C TC 9C QC", *TWO_HEARTS[2:])
@@ -148,6 +156,7 @@ def test_contra_on_a_failed_contract() -> None:
 
 # --- No trump and all trump (options) ------------------------------------------------------------------
 
+
 def test_no_trump_deal_aces_19_worth_162() -> None:
     # 000 Varianten "Ohne-Trumpf": plain order in every suit, aces 19 (README: so a deal is worth 162:
     # 4 x (19+10+4+3+2) = 152, + 10). No trumping, no overtrumping, no belote, no declarations (002: "bei
@@ -192,8 +201,16 @@ def test_all_trump_deal_worth_258() -> None:
     assert legal_codes(deal) == ["play JC"]
     expect_illegal(deal, "play QC", "must-go-higher")
     play(deal, "play JC")
-    play_tricks(deal, "QC 7C TC KC", "AD JD KD+belote 9D", "TD QD 8D 7D", "AH KH JH 8H", "7H 9H TH QH",
-                "KS AS JS QS", "9S TS 7S 8S")
+    play_tricks(
+        deal,
+        "QC 7C TC KC",
+        "AD JD KD+belote 9D",
+        "TD QD 8D 7D",
+        "AH KH JH 8H",
+        "7H 9H TH QH",
+        "KS AS JS QS",
+        "9S TS 7S 8S",
+    )
     assert deal.card_points == [97, 161]
     assert deal.score is not None and deal.score.belote == [0, 20]
     assert written(deal) == [97, 181]
@@ -202,8 +219,12 @@ def test_all_trump_deal_worth_258() -> None:
 # --- Deal ONE: each seat holds one whole suit ------------------------------------------------------------
 # Seat 0 all clubs, 1 all diamonds, 2 all hearts, 3 all spades. Each hand is one run of eight (100 points:
 # "5+ in Folge = 100", 000 Meldungen). With hearts trump seat 2 trumps every trick it does not lead: capot.
-ONE = {0: "7C 8C 9C TC JC QC KC AC", 1: "7D 8D 9D TD JD QD KD AD",
-       2: "7H 8H 9H TH JH QH KH AH", 3: "7S 8S 9S TS JS QS KS AS"}
+ONE = {
+    0: "7C 8C 9C TC JC QC KC AC",
+    1: "7D 8D 9D TD JD QD KD AD",
+    2: "7H 8H 9H TH JH QH KH AH",
+    3: "7S 8S 9S TS JS QS KS AS",
+}
 
 
 def run8(suit: str) -> str:
@@ -214,8 +235,18 @@ def one_hearts_capot(deal: Deal, declare: str = "none", belote: bool = True) -> 
     """Seat 0 leads (dealer 3); seat 2 trumps the first trick (with QH, announcing belote if asked) and then
     leads its hearts: it takes all eight tricks."""
     q = "QH+belote" if belote else "QH"
-    play_tricks(deal, f"7C 7D {q} 7S", "KH 8S 8C 8D", "7H 9S 9C 9D", "8H TS TC TD", "9H JS JC JD",
-                "TH QS QC QD", "JH KS KC KD", "AH AS AC AD", declare=declare)
+    play_tricks(
+        deal,
+        f"7C 7D {q} 7S",
+        "KH 8S 8C 8D",
+        "7H 9S 9C 9D",
+        "8H TS TC TD",
+        "9H JS JC JD",
+        "TH QS QC QD",
+        "JH KS KC KD",
+        "AH AS AC AD",
+        declare=declare,
+    )
 
 
 def test_capot_bonus_90() -> None:
@@ -270,10 +301,27 @@ def test_declarations_count_towards_the_bid_and_are_lost_on_failure() -> None:
     # side 1 writes 200; side 0 writes its cards with the capot and its belote: 162 + 90 + 20 = 272.
     def run(bid: str) -> Deal:
         deal = auction(ONE, 3, "pass", bid, "pass", "pass")
-        play(deal, "declare none", "play 7C", f"declare {run8('D')}", "play 7D", "declare none",
-             "play QH belote", f"declare {run8('S')}", "play 7S")
-        play_tricks(deal, "KH 8S 8C 8D", "7H 9S 9C 9D", "8H TS TC TD", "9H JS JC JD", "TH QS QC QD",
-                    "JH KS KC KD", "AH AS AC AD")
+        play(
+            deal,
+            "declare none",
+            "play 7C",
+            f"declare {run8('D')}",
+            "play 7D",
+            "declare none",
+            "play QH belote",
+            f"declare {run8('S')}",
+            "play 7S",
+        )
+        play_tricks(
+            deal,
+            "KH 8S 8C 8D",
+            "7H 9S 9C 9D",
+            "8H TS TC TD",
+            "9H JS JC JD",
+            "TH QS QC QD",
+            "JH KS KC KD",
+            "AH AS AC AD",
+        )
         return deal
 
     made = run("bid 80 H")
@@ -300,10 +348,20 @@ def test_no_trump_capot() -> None:
 
 # --- The failed-belote penalty (option) -------------------------------------------------------------------
 
+
 def belote_broken(deal: Deal) -> None:
     # Seat 2 announces belote with QH, then leads 7H (another trump) before KH.
-    play_tricks(deal, "7C 7D QH+belote 7S", "7H 8S 8C 8D", "KH 9S 9C 9D", "8H TS TC TD", "9H JS JC JD",
-                "TH QS QC QD", "JH KS KC KD", "AH AS AC AD")
+    play_tricks(
+        deal,
+        "7C 7D QH+belote 7S",
+        "7H 8S 8C 8D",
+        "KH 9S 9C 9D",
+        "8H TS TC TD",
+        "9H JS JC JD",
+        "TH QS QC QD",
+        "JH KS KC KD",
+        "AH AS AC AD",
+    )
 
 
 def test_belote_broken_by_another_trump_still_counts_by_default() -> None:
@@ -330,6 +388,7 @@ def test_failed_belote_penalty_option() -> None:
 
 # --- The game -------------------------------------------------------------------------------------------
 
+
 def test_target_default_351_and_options() -> None:
     # 000 "Ziel"/Punktewertung 11: 151, 251, 351 or 401; 003: usually 351. Default 351.
     assert get_ruleset("pilotta").target == 351
@@ -339,14 +398,17 @@ def test_target_default_351_and_options() -> None:
         get_ruleset("pilotta", {"target": 0})
 
 
-@pytest.mark.parametrize(("scores", "winner"), [
-    ([350, 200], None),   # nobody has reached the target
-    ([351, 0], 0),        # reaching it is enough ("erreicht")
-    ([120, 400], 1),
-    ([360, 355], 0),      # both reached in the same deal: the higher total (README "Game end")
-    ([355, 360], 1),
-    ([360, 360], None),   # equal: play on
-])
+@pytest.mark.parametrize(
+    ("scores", "winner"),
+    [
+        ([350, 200], None),  # nobody has reached the target
+        ([351, 0], 0),  # reaching it is enough ("erreicht")
+        ([120, 400], 1),
+        ([360, 355], 0),  # both reached in the same deal: the higher total (README "Game end")
+        ([355, 360], 1),
+        ([360, 360], None),  # equal: play on
+    ],
+)
 def test_game_end_rule(scores: list[int], winner: int | None) -> None:
     rules = get_ruleset("pilotta")
     game = Game(rules, 1)

@@ -39,8 +39,9 @@ def manifest_source(name: str) -> arena_pb2.BotSource:
 
 def register(stub: Any, name: str, sample: str | None = None) -> str:
     """Register a sample bot through the API; returns its owner token."""
-    reply = stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, owner="tests",
-                                                          source=manifest_source(sample or name)), timeout=TIMEOUT)
+    reply = stub.RegisterBot(
+        arena_pb2.RegisterBotRequest(name=name, owner="tests", source=manifest_source(sample or name)), timeout=TIMEOUT
+    )
     return str(reply.owner_token)
 
 
@@ -84,9 +85,24 @@ def worker_proc(url: str, worker_id: str, log: Path, *extra: str) -> subprocess.
     """A real ``arena worker`` process (no health or metrics port: several run side by side)."""
     out = open(log, "ab")  # noqa: SIM115 - handed to the child
     try:
-        return subprocess.Popen(arena_cmd("worker", "--redis", url, "--worker-id", worker_id, "--health-port", "-1",
-                                          "--log-level", "WARNING", *extra),
-                                stdout=out, stderr=subprocess.STDOUT, cwd=REPO, env=dict(os.environ))  # fmt: skip
+        return subprocess.Popen(
+            arena_cmd(
+                "worker",
+                "--redis",
+                url,
+                "--worker-id",
+                worker_id,
+                "--health-port",
+                "-1",
+                "--log-level",
+                "WARNING",
+                *extra,
+            ),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+            env=dict(os.environ),
+        )
     finally:
         out.close()
 

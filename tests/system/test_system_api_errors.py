@@ -36,8 +36,9 @@ def test_refused_calls_say_why_and_change_nothing(r, stub):
     before = keyspace(r)
 
     def reg(name, source, games=()):
-        return lambda: stub.RegisterBot(arena_pb2.RegisterBotRequest(name=name, owner="o", source=source,
-                                                                     games=games), timeout=TIMEOUT)  # fmt: skip
+        return lambda: stub.RegisterBot(
+            arena_pb2.RegisterBotRequest(name=name, owner="o", source=source, games=games), timeout=TIMEOUT
+        )
 
     def start(**kw):
         return lambda: stub.StartLadder(arena_pb2.StartLadderRequest(**kw), timeout=TIMEOUT)
@@ -59,17 +60,28 @@ def test_refused_calls_say_why_and_change_nothing(r, stub):
         (reg("bad8", arena_pb2.BotSource(endpoint="no-port"), ["pilotta"]), Code.INVALID_ARGUMENT, "host:port"),
         (reg("bad9", arena_pb2.BotSource(endpoint="h:99999"), ["pilotta"]), Code.INVALID_ARGUMENT, "port"),
         (reg("bad10", _src(json.dumps(_manifest(version=None)))), Code.INVALID_ARGUMENT, "missing field 'version'"),
-        (reg("bad11", _src(json.dumps(_manifest(games=["pilotta", "poker"])))), Code.INVALID_ARGUMENT,
-         "field 'games': unknown game 'poker'"),
-        (reg("bad12", _src(json.dumps({"name": "old", "language": "python", "command": ["x"], "port_arg": "--p"}))),
-         Code.INVALID_ARGUMENT, "missing field 'version'"),  # the registry's former format
+        (
+            reg("bad11", _src(json.dumps(_manifest(games=["pilotta", "poker"])))),
+            Code.INVALID_ARGUMENT,
+            "field 'games': unknown game 'poker'",
+        ),
+        (
+            reg("bad12", _src(json.dumps({"name": "old", "language": "python", "command": ["x"], "port_arg": "--p"}))),
+            Code.INVALID_ARGUMENT,
+            "missing field 'version'",
+        ),  # the registry's former format
         (reg("bad13", manifest_source("random"), ["pilotta"]), Code.INVALID_ARGUMENT, "manifest's 'games'"),
         # endpoint bots and their games
         (reg("ep1", endpoint), Code.INVALID_ARGUMENT, "games is required with an endpoint"),
         (reg("ep2", endpoint, ["pilotta", "poker"]), Code.INVALID_ARGUMENT, "unknown game 'poker'"),
         (reg("ep3", endpoint, ["bela", "bela"]), Code.INVALID_ARGUMENT, "'bela' is listed twice"),
-        (lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(name="random", token=token, source=endpoint),
-                                timeout=TIMEOUT), Code.INVALID_ARGUMENT, "games is required"),
+        (
+            lambda: stub.UpdateBot(
+                arena_pb2.UpdateBotRequest(name="random", token=token, source=endpoint), timeout=TIMEOUT
+            ),
+            Code.INVALID_ARGUMENT,
+            "games is required",
+        ),
         # ladders: the admin token first, then the settings
         (start(variant="pilotta"), Code.UNAUTHENTICATED, "admin token is required"),
         (start(variant="pilotta", token=token), Code.PERMISSION_DENIED, "not the admin token"),
@@ -86,37 +98,88 @@ def test_refused_calls_say_why_and_change_nothing(r, stub):
         (reg("9starts-with-digit", manifest_source("random")), Code.INVALID_ARGUMENT, "invalid bot name"),
         (reg("random", manifest_source("random")), Code.ALREADY_EXISTS, "already taken"),
         # tokens
-        (lambda: stub.RetireBot(arena_pb2.RetireBotRequest(name="random", token="wrong-token"), timeout=TIMEOUT),
-         Code.PERMISSION_DENIED, "not valid for bot 'random'"),
-        (lambda: stub.RetireBot(arena_pb2.RetireBotRequest(name="random"), timeout=TIMEOUT),
-         Code.UNAUTHENTICATED, "token is required"),
-        (lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(
-            name="heuristic", token=token, source=manifest_source("random")), timeout=TIMEOUT),
-         Code.PERMISSION_DENIED, "not valid for bot 'heuristic'"),  # random's token, heuristic's bot
-        (lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(name="random", token=token, source=_src("{")),
-                                timeout=TIMEOUT), Code.INVALID_ARGUMENT, "not valid JSON"),
-        (lambda: stub.Challenge(arena_pb2.ChallengeRequest(bots=["random", "heuristic"], token="nope"),
-                                timeout=TIMEOUT), Code.PERMISSION_DENIED, "token is not valid"),
-        (lambda: stub.Challenge(arena_pb2.ChallengeRequest(bots=["random", "heuristic"]), timeout=TIMEOUT),
-         Code.UNAUTHENTICATED, "token is required"),
+        (
+            lambda: stub.RetireBot(arena_pb2.RetireBotRequest(name="random", token="wrong-token"), timeout=TIMEOUT),
+            Code.PERMISSION_DENIED,
+            "not valid for bot 'random'",
+        ),
+        (
+            lambda: stub.RetireBot(arena_pb2.RetireBotRequest(name="random"), timeout=TIMEOUT),
+            Code.UNAUTHENTICATED,
+            "token is required",
+        ),
+        (
+            lambda: stub.UpdateBot(
+                arena_pb2.UpdateBotRequest(name="heuristic", token=token, source=manifest_source("random")),
+                timeout=TIMEOUT,
+            ),
+            Code.PERMISSION_DENIED,
+            "not valid for bot 'heuristic'",
+        ),  # random's token, heuristic's bot
+        (
+            lambda: stub.UpdateBot(
+                arena_pb2.UpdateBotRequest(name="random", token=token, source=_src("{")), timeout=TIMEOUT
+            ),
+            Code.INVALID_ARGUMENT,
+            "not valid JSON",
+        ),
+        (
+            lambda: stub.Challenge(
+                arena_pb2.ChallengeRequest(bots=["random", "heuristic"], token="nope"), timeout=TIMEOUT
+            ),
+            Code.PERMISSION_DENIED,
+            "token is not valid",
+        ),
+        (
+            lambda: stub.Challenge(arena_pb2.ChallengeRequest(bots=["random", "heuristic"]), timeout=TIMEOUT),
+            Code.UNAUTHENTICATED,
+            "token is required",
+        ),
         # unknown things
-        (lambda: stub.RetireBot(arena_pb2.RetireBotRequest(name="ghost", token=admin), timeout=TIMEOUT),
-         Code.NOT_FOUND, "unknown bot name 'ghost'"),
-        (lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(name="ghost", token=admin,
-                                                           source=manifest_source("random")), timeout=TIMEOUT),
-         Code.NOT_FOUND, "'ghost'"),
-        (lambda: stub.Challenge(arena_pb2.ChallengeRequest(bots=["random", "ghost"], token=admin), timeout=TIMEOUT),
-         Code.NOT_FOUND, "'ghost'"),
-        (lambda: stub.Challenge(arena_pb2.ChallengeRequest(bots=["random"], token=admin), timeout=TIMEOUT),
-         Code.INVALID_ARGUMENT, "2 bots or 4"),
-        (lambda: stub.Challenge(arena_pb2.ChallengeRequest(bots=["random", "heuristic"], token=admin),
-                                timeout=TIMEOUT), Code.NOT_FOUND, "no ladder yet"),
-        (lambda: stub.GetReplay(arena_pb2.GetReplayRequest(match_id="m-nope"), timeout=TIMEOUT),
-         Code.NOT_FOUND, "no recorded match 'm-nope'"),
-        (lambda: stub.Leaderboard(arena_pb2.LeaderboardRequest(ladder="nope"), timeout=TIMEOUT),
-         Code.NOT_FOUND, "unknown ladder 'nope'"),
-        (lambda: stub.MatchHistory(arena_pb2.MatchHistoryRequest(bot="ghost"), timeout=TIMEOUT),
-         Code.NOT_FOUND, "'ghost'"),
+        (
+            lambda: stub.RetireBot(arena_pb2.RetireBotRequest(name="ghost", token=admin), timeout=TIMEOUT),
+            Code.NOT_FOUND,
+            "unknown bot name 'ghost'",
+        ),
+        (
+            lambda: stub.UpdateBot(
+                arena_pb2.UpdateBotRequest(name="ghost", token=admin, source=manifest_source("random")), timeout=TIMEOUT
+            ),
+            Code.NOT_FOUND,
+            "'ghost'",
+        ),
+        (
+            lambda: stub.Challenge(arena_pb2.ChallengeRequest(bots=["random", "ghost"], token=admin), timeout=TIMEOUT),
+            Code.NOT_FOUND,
+            "'ghost'",
+        ),
+        (
+            lambda: stub.Challenge(arena_pb2.ChallengeRequest(bots=["random"], token=admin), timeout=TIMEOUT),
+            Code.INVALID_ARGUMENT,
+            "2 bots or 4",
+        ),
+        (
+            lambda: stub.Challenge(
+                arena_pb2.ChallengeRequest(bots=["random", "heuristic"], token=admin), timeout=TIMEOUT
+            ),
+            Code.NOT_FOUND,
+            "no ladder yet",
+        ),
+        (
+            lambda: stub.GetReplay(arena_pb2.GetReplayRequest(match_id="m-nope"), timeout=TIMEOUT),
+            Code.NOT_FOUND,
+            "no recorded match 'm-nope'",
+        ),
+        (
+            lambda: stub.Leaderboard(arena_pb2.LeaderboardRequest(ladder="nope"), timeout=TIMEOUT),
+            Code.NOT_FOUND,
+            "unknown ladder 'nope'",
+        ),
+        (
+            lambda: stub.MatchHistory(arena_pb2.MatchHistoryRequest(bot="ghost"), timeout=TIMEOUT),
+            Code.NOT_FOUND,
+            "'ghost'",
+        ),
         (lambda: stub.LadderStatus(arena_pb2.LadderStatusRequest(), timeout=TIMEOUT), Code.NOT_FOUND, "no ladder"),
     ]
     for call, code, text in cases:
@@ -125,12 +188,16 @@ def test_refused_calls_say_why_and_change_nothing(r, stub):
     assert keyspace(r) == before
 
     # The right tokens work: the admin token updates any bot, the owner token retires its own.
-    info = stub.UpdateBot(arena_pb2.UpdateBotRequest(name="heuristic", token=admin,
-                                                     source=manifest_source("heuristic")), timeout=TIMEOUT)  # fmt: skip
+    info = stub.UpdateBot(
+        arena_pb2.UpdateBotRequest(name="heuristic", token=admin, source=manifest_source("heuristic")), timeout=TIMEOUT
+    )
     assert info.version == 2
     assert stub.RetireBot(arena_pb2.RetireBotRequest(name="random", token=token), timeout=TIMEOUT).retired
-    e = rpc_error(lambda: stub.UpdateBot(arena_pb2.UpdateBotRequest(
-        name="random", token=token, source=manifest_source("random")), timeout=TIMEOUT))
+    e = rpc_error(
+        lambda: stub.UpdateBot(
+            arena_pb2.UpdateBotRequest(name="random", token=token, source=manifest_source("random")), timeout=TIMEOUT
+        )
+    )
     assert e.code() == Code.FAILED_PRECONDITION and "retired" in e.details()
     names = [b.name for b in stub.ListBots(arena_pb2.ListBotsRequest(), timeout=TIMEOUT).bots]
     assert names == ["heuristic"]
@@ -144,7 +211,8 @@ def test_health_and_reflection(api):
             reply = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=TIMEOUT)
             assert reply.status == health_pb2.HealthCheckResponse.SERVING
         refl = reflection_pb2_grpc.ServerReflectionStub(channel)
-        replies = refl.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]),
-                                            timeout=TIMEOUT)  # fmt: skip
+        replies = refl.ServerReflectionInfo(
+            iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=TIMEOUT
+        )
         services = {s.name for reply in replies for s in reply.list_services_response.service}
         assert "pilotta.arena.v1.Arena" in services and "grpc.health.v1.Health" in services

@@ -27,7 +27,13 @@ def test_deploy_command_lines_parse():
     assert (web.port, web.host) == (8080, "0.0.0.0")
     up = p.parse_args(["up"])
     assert (up.data_dir, up.workers, up.host, up.api_port, up.web_port, up.metrics_port) == (
-        "var/arena", 2, "127.0.0.1", 50051, 8080, 9100)
+        "var/arena",
+        2,
+        "127.0.0.1",
+        50051,
+        8080,
+        9100,
+    )
 
 
 @pytest.mark.timeout(60)
@@ -35,9 +41,22 @@ def test_worker_serves_health_and_metrics_and_stops_on_sigterm(module_redis, tmp
     health_port, metrics_port = free_port(), free_port()
     log = tmp_path / "worker.log"
     with open(log, "wb") as out:
-        w = subprocess.Popen(arena_cmd("worker", "--redis", module_redis.url, "--host", "127.0.0.1",
-                                       "--health-port", str(health_port), "--metrics-port", str(metrics_port)),
-                             stdout=out, stderr=subprocess.STDOUT, cwd=REPO)  # fmt: skip
+        w = subprocess.Popen(
+            arena_cmd(
+                "worker",
+                "--redis",
+                module_redis.url,
+                "--host",
+                "127.0.0.1",
+                "--health-port",
+                str(health_port),
+                "--metrics-port",
+                str(metrics_port),
+            ),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
     try:
         with grpc.insecure_channel(f"127.0.0.1:{health_port}") as channel:
             stub = health_pb2_grpc.HealthStub(channel)

@@ -34,18 +34,23 @@ def test_sigkilled_worker_mid_match_is_completed_by_another_and_counted_once(r, 
     spec = MatchSpec("m-kill", "lad", "pilotta", 5, (h, rnd), deals=40, options={"target": 1_000_000})
     queue.enqueue(spec)
 
-    a = worker_proc(module_redis.url, "w-a", tmp_path / "a.log", "--stale-ms", str(STALE_MS),
-                    "--bot-logs", str(tmp_path / "bots-a"))  # fmt: skip
+    a = worker_proc(
+        module_redis.url, "w-a", tmp_path / "a.log", "--stale-ms", str(STALE_MS), "--bot-logs", str(tmp_path / "bots-a")
+    )
     b = None
     try:
+
         def playing():
             beat = r.get(keys.worker_heartbeat("w-a"))
             return beat is not None and json.loads(beat)["match_id"] == "m-kill"
 
         wait_until(playing, 30, "worker A to claim the match")
         # Its two bots serving (started by the runner) means the match itself is under way.
-        bots = wait_until(lambda: [p for p in children(a.pid) if alive(p)] if len(children(a.pid)) >= 2 else None,
-                          30, "worker A's bots")  # fmt: skip
+        bots = wait_until(
+            lambda: [p for p in children(a.pid) if alive(p)] if len(children(a.pid)) >= 2 else None,
+            30,
+            "worker A's bots",
+        )
         time.sleep(1.0)
         assert not queue.is_recorded("m-kill"), "the match ended before the kill: make it longer"
         a.send_signal(signal.SIGKILL)
@@ -53,8 +58,17 @@ def test_sigkilled_worker_mid_match_is_completed_by_another_and_counted_once(r, 
         # PR_SET_PDEATHSIG: the killed worker's bots go with it, nothing is left running.
         wait_until(lambda: not any(alive(p) for p in bots), 10, "worker A's bots to die")
 
-        b = worker_proc(module_redis.url, "w-b", tmp_path / "b.log", "--stale-ms", str(STALE_MS),
-                        "--max-matches", "1", "--bot-logs", str(tmp_path / "bots-b"))  # fmt: skip
+        b = worker_proc(
+            module_redis.url,
+            "w-b",
+            tmp_path / "b.log",
+            "--stale-ms",
+            str(STALE_MS),
+            "--max-matches",
+            "1",
+            "--bot-logs",
+            str(tmp_path / "bots-b"),
+        )
         assert b.wait(timeout=90) == 0
     finally:
         for p in (a, b):

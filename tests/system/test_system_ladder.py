@@ -31,20 +31,28 @@ def test_ladder_from_registration_to_leaderboard(r, api, stub, module_redis, tmp
     assert json.loads(listed.bots[0].manifest_json) == shipped  # returned as registered
     assert list(listed.bots[0].games) == shipped["games"]
     # An endpoint bot for another game only: it is not enrolled on the pilotta ladder.
-    stub.RegisterBot(arena_pb2.RegisterBotRequest(name="belabot", owner="tests", games=["bela"],
-                                                  source=arena_pb2.BotSource(endpoint="127.0.0.1:1")), timeout=TIMEOUT)
+    stub.RegisterBot(
+        arena_pb2.RegisterBotRequest(
+            name="belabot", owner="tests", games=["bela"], source=arena_pb2.BotSource(endpoint="127.0.0.1:1")
+        ),
+        timeout=TIMEOUT,
+    )
 
     admin = Registry(r).set_admin_token()
     scheduler = Scheduler(r, Registry(r), Ratings(r), MatchQueue(r))
-    run = stub.StartLadder(arena_pb2.StartLadderRequest(token=admin, variant="pilotta", deals=1, matches=MATCHES,
-                                                        max_in_flight=2), timeout=TIMEOUT)  # fmt: skip
+    run = stub.StartLadder(
+        arena_pb2.StartLadderRequest(token=admin, variant="pilotta", deals=1, matches=MATCHES, max_in_flight=2),
+        timeout=TIMEOUT,
+    )
     ladder = run.ladder
     assert (run.game, run.deals, run.target, run.duplicate, run.started) == ("pilotta", 1, 0, True, True)
     assert (run.budget, run.max_in_flight, run.members) == (MATCHES, 2, 2)
     log = tmp_path / "worker.log"
-    worker = worker_proc(module_redis.url, "w-ladder", log, "--max-matches", str(MATCHES),
-                         "--bot-logs", str(tmp_path / "bots"))  # fmt: skip
+    worker = worker_proc(
+        module_redis.url, "w-ladder", log, "--max-matches", str(MATCHES), "--bot-logs", str(tmp_path / "bots")
+    )
     try:
+
         def rated():
             board = stub.Leaderboard(arena_pb2.LeaderboardRequest(ladder=ladder), timeout=TIMEOUT)
             return board if sum(e.games for e in board.entries) == 2 * MATCHES else None

@@ -24,8 +24,10 @@ def _register(reg, name, sample):
 
 
 def _samples(name, bot):
-    return {k: REGISTRY.get_sample_value(f"pilotta_{name}", {**k_labels, "bot": bot}) or 0.0
-            for k, k_labels in (("play", {"phase": "play"}), ("auction", {"phase": "auction"}))}  # fmt: skip
+    return {
+        k: REGISTRY.get_sample_value(f"pilotta_{name}", {**k_labels, "bot": bot}) or 0.0
+        for k, k_labels in (("play", {"phase": "play"}), ("auction", {"phase": "auction"}))
+    }
 
 
 @pytest.mark.timeout(90)
@@ -58,7 +60,8 @@ def test_real_match_stats_and_metrics(r, tmp_path):
     assert len(legs) == 2
     # Same seed, same bots (warm, reused): the same deals are dealt.
     assert [d["deck"] for d in json.loads(again.record)["legs"][0]["deals"]] == [
-        d["deck"] for d in record["legs"][0]["deals"]]
+        d["deck"] for d in record["legs"][0]["deals"]
+    ]
     after = _samples("decision_latency_seconds_count", "heuristic")
     assert after["play"] - before["play"] >= 2 * 6 * 8  # both matches: 6 deals, 8 cards per seat, 2 seats...
     assert after["auction"] > before["auction"]
@@ -70,8 +73,15 @@ def test_unreachable_and_unstartable_bots_forfeit_with_a_reason(r, tmp_path):
     reg = Registry(r)
     h = _register(reg, "heuristic", "heuristic")
     gone, _ = reg.register("gone", "tests", endpoint=f"127.0.0.1:{free_port()}")
-    broken_manifest = {"name": "broken", "version": "0", "author": "tests", "language": "none",
-                       "command": ["/nonexistent/bot-binary"], "port": {"arg": "--port"}, "games": ["pilotta"]}
+    broken_manifest = {
+        "name": "broken",
+        "version": "0",
+        "author": "tests",
+        "language": "none",
+        "command": ["/nonexistent/bot-binary"],
+        "port": {"arg": "--port"},
+        "games": ["pilotta"],
+    }
     broken, _ = reg.register("broken", "tests", manifest=broken_manifest, manifest_dir=str(tmp_path))
     for warm in (True, False):
         runner = ArenaRunner(reg, log_dir=tmp_path, warm_bots=warm)

@@ -24,8 +24,9 @@ STOP_BOUND_S = 30.0
 
 
 def _cli(data_dir, *args, timeout=60.0):
-    return subprocess.run(arena_cmd(*args, "--data-dir", str(data_dir)), capture_output=True, text=True,
-                          timeout=timeout, cwd=REPO)  # fmt: skip
+    return subprocess.run(
+        arena_cmd(*args, "--data-dir", str(data_dir)), capture_output=True, text=True, timeout=timeout, cwd=REPO
+    )
 
 
 def _descendants(pid):
@@ -52,12 +53,30 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
     data = tmp_path / "arena"
     api_port = free_port()
     log = open(tmp_path / "up.log", "wb")  # noqa: SIM115
-    up = subprocess.Popen(arena_cmd("up", "--data-dir", str(data), "--workers", "1", "--api-port", str(api_port),
-                                    "--web-port", "0", "--metrics-port", "0"),
-                          stdout=log, stderr=subprocess.STDOUT, cwd=REPO)  # fmt: skip
+    up = subprocess.Popen(
+        arena_cmd(
+            "up",
+            "--data-dir",
+            str(data),
+            "--workers",
+            "1",
+            "--api-port",
+            str(api_port),
+            "--web-port",
+            "0",
+            "--metrics-port",
+            "0",
+        ),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=REPO,
+    )
     try:
-        state = wait_until(lambda: (data / "arena-up.json").exists()
-                           and json.loads((data / "arena-up.json").read_text()), 60, "arena up's state file")
+        state = wait_until(
+            lambda: (data / "arena-up.json").exists() and json.loads((data / "arena-up.json").read_text()),
+            60,
+            "arena up's state file",
+        )
         assert state["api"] == f"127.0.0.1:{api_port}" and state["pid"] == up.pid
         with grpc.insecure_channel(state["api"]) as channel:
             reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)

@@ -75,8 +75,17 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         srv.stop()
 
 
-def _result(match_id: str, ladder: str, a: str, b: str, names: tuple[str, str], seed: int, variant: str,
-            duplicate: bool, finished: float) -> tuple[MatchResult, dict[str, Any]]:
+def _result(
+    match_id: str,
+    ladder: str,
+    a: str,
+    b: str,
+    names: tuple[str, str],
+    seed: int,
+    variant: str,
+    duplicate: bool,
+    finished: float,
+) -> tuple[MatchResult, dict[str, Any]]:
     """A result as the worker would store it, from real engine games (two legs when duplicate)."""
     ruleset = get_ruleset(variant, {})
     legs = []
@@ -84,28 +93,55 @@ def _result(match_id: str, ladder: str, a: str, b: str, names: tuple[str, str], 
         game = play_random_game(ruleset, seed, max_deals=2)
         # Leg 2 replays the same decks with every bot one seat on (referee.match).
         players = [names[0], names[1]] * 2 if leg == 0 else [names[1], names[0]] * 2
-        notes = {(0, 0): ActionNote(latency_ms=12.5, comment=f"opening {EVIL}"),
-                 (0, 1): ActionNote(latency_ms=1000.0, outcome="timeout")}
+        notes = {
+            (0, 0): ActionNote(latency_ms=12.5, comment=f"opening {EVIL}"),
+            (0, 1): ActionNote(latency_ms=1000.0, outcome="timeout"),
+        }
         legs.append(game_to_record(game, RecordExtras(players=players, match_id=match_id, notes=notes)))
     if duplicate:
-        totals = [legs[0]["result"]["scores"][0] + legs[1]["result"]["scores"][1],
-                  legs[0]["result"]["scores"][1] + legs[1]["result"]["scores"][0]]
-        record: dict[str, Any] = {"format": "pilotta-arena/match-record", "format_version": 1, "match_id": match_id,
-                                  "legs": legs, "result": {"scores": totals}}
+        totals = [
+            legs[0]["result"]["scores"][0] + legs[1]["result"]["scores"][1],
+            legs[0]["result"]["scores"][1] + legs[1]["result"]["scores"][0],
+        ]
+        record: dict[str, Any] = {
+            "format": "pilotta-arena/match-record",
+            "format_version": 1,
+            "match_id": match_id,
+            "legs": legs,
+            "result": {"scores": totals},
+        }
     else:
         totals = list(legs[0]["result"]["scores"])
         record = legs[0]
     winner = None if totals[0] == totals[1] else int(totals[1] > totals[0])
     deals = sum(len(leg["deals"]) for leg in legs)
     stats = {
-        bot: BotStats(deals=deals, points=totals[side], contracts_bid=2 + side, contracts_made=1, capots=side,
-                      declarations=3, timeouts=1, illegal_actions=side, errors=0,
-                      latency=LatencySummary.from_samples([5.0 + side, 10.0, 20.0, 40.0]))
+        bot: BotStats(
+            deals=deals,
+            points=totals[side],
+            contracts_bid=2 + side,
+            contracts_made=1,
+            capots=side,
+            declarations=3,
+            timeouts=1,
+            illegal_actions=side,
+            errors=0,
+            latency=LatencySummary.from_samples([5.0 + side, 10.0, 20.0, 40.0]),
+        )
         for side, bot in enumerate((a, b))
     }
-    result = MatchResult(match_id=match_id, ladder=ladder, seats=(a, b, a, b), winner=winner,
-                         points=(totals[0], totals[1]), deals_played=deals, stats=stats,
-                         record=json.dumps(record), duplicate=duplicate, finished=finished)
+    result = MatchResult(
+        match_id=match_id,
+        ladder=ladder,
+        seats=(a, b, a, b),
+        winner=winner,
+        points=(totals[0], totals[1]),
+        deals_played=deals,
+        stats=stats,
+        record=json.dumps(record),
+        duplicate=duplicate,
+        finished=finished,
+    )
     return result, record
 
 
@@ -122,21 +158,46 @@ def populate(r: redis.Redis, arena: Arena) -> None:
     sched = Scheduler(r, reg, ratings, queue)
     for variant in ("pilotta", "coinche"):
         arena.ladders[variant] = sched.create_ladder(LadderConfig(variant, {}, deals=2, target=None))
-    pairs = [("alpha", "beta"), ("gamma", EVIL), ("alpha", "gamma"), ("beta", "delta"), ("alpha", "delta"),
-             ("beta", "gamma"), ("alpha", EVIL), ("delta", "gamma")]
+    pairs = [
+        ("alpha", "beta"),
+        ("gamma", EVIL),
+        ("alpha", "gamma"),
+        ("beta", "delta"),
+        ("alpha", "delta"),
+        ("beta", "gamma"),
+        ("alpha", EVIL),
+        ("delta", "gamma"),
+    ]
     for i, (x, y) in enumerate(pairs):
         variant = "pilotta" if i < 6 else "coinche"
         mid = f"m-web-{i:02d}"
-        result, record = _result(mid, arena.ladders[variant], arena.bots[x], arena.bots[y], (x, y), seed=100 + i,
-                                 variant=variant, duplicate=i % 3 == 0, finished=T0 + 3600 * i)
+        result, record = _result(
+            mid,
+            arena.ladders[variant],
+            arena.bots[x],
+            arena.bots[y],
+            (x, y),
+            seed=100 + i,
+            variant=variant,
+            duplicate=i % 3 == 0,
+            finished=T0 + 3600 * i,
+        )
         assert queue.record_result(result)
         arena.results[mid] = result
         arena.records[mid] = record
     # A result whose record is no game record (what test runners store): listed, but with nothing to replay.
     a, b = arena.bots["alpha"], arena.bots["beta"]
     junk = {"seed": 1, "actions": []}
-    res = MatchResult(match_id=NO_REPLAY, ladder=arena.ladders["pilotta"], seats=(a, b, a, b), winner=0,
-                      points=(10, 0), deals_played=1, record=json.dumps(junk), finished=T0 + 3600 * len(pairs))
+    res = MatchResult(
+        match_id=NO_REPLAY,
+        ladder=arena.ladders["pilotta"],
+        seats=(a, b, a, b),
+        winner=0,
+        points=(10, 0),
+        deals_played=1,
+        record=json.dumps(junk),
+        finished=T0 + 3600 * len(pairs),
+    )
     assert queue.record_result(res)
     arena.results[NO_REPLAY], arena.records[NO_REPLAY] = res, junk
     deadline = time.monotonic() + 30

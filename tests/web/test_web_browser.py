@@ -44,9 +44,19 @@ def driver() -> Iterator[Any]:
     profile = tempfile.mkdtemp(prefix="web-chromium-")
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                f"--user-data-dir={profile}", "--window-size=1280,900", "--lang=en-US"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={profile}",
+        "--window-size=1280,900",
+        "--lang=en-US",
+    ):
         opts.add_argument(arg)
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     # The driver's path is given, so Selenium Manager never looks for one online; and no usage reports.
@@ -109,7 +119,7 @@ def _expected(deal: dict[str, Any], k: int) -> dict[str, Any]:
         elif not code.startswith("declare ") and not plays:
             auction.append(code)
     n = len(plays)
-    trick = plays[(n - 1) // 4 * 4:] if n else []
+    trick = plays[(n - 1) // 4 * 4 :] if n else []
     return {"hands": hands, "trick": [c for _s, c in trick], "auction": auction, "tricks": n // 4}
 
 
@@ -133,8 +143,9 @@ def _pretty_card(code: str) -> str:
 
 
 @pytest.mark.timeout(180)
-def test_replay_viewer_steps_through_a_deal_as_the_record_says(arena: Arena, driver: Any, tmp_path: Path,
-                                                               screenshots_dir: Path) -> None:
+def test_replay_viewer_steps_through_a_deal_as_the_record_says(
+    arena: Arena, driver: Any, tmp_path: Path, screenshots_dir: Path
+) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 

@@ -109,8 +109,15 @@ def test_bot_page_shows_statistics_rating_and_recent_matches(arena: Arena) -> No
     for lid in arena.ladders.values():
         st = stats.bot_stats(arena.r, lid, bot_id)
         assert f"Ladder {lid}" in page
-        for key in ("contracts_bid", "contracts_made", "capots", "declarations", "timeouts", "illegal_actions",
-                    "errors"):
+        for key in (
+            "contracts_bid",
+            "contracts_made",
+            "capots",
+            "declarations",
+            "timeouts",
+            "illegal_actions",
+            "errors",
+        ):
             assert f'data-stat="{key}">{getattr(st, key)}<' in page, key
         assert f'data-stat="points_per_deal">{st.points_per_deal:.1f}<' in page
         assert f'data-stat="latency_p50_ms">{st.latency_p50_ms:.1f} ms<' in page
@@ -164,14 +171,17 @@ def test_a_result_without_a_replayable_record_says_so(arena: Arena) -> None:
     assert arena.json(f"/api/replay/{NO_REPLAY}")["legs"] == []
 
 
-@pytest.mark.parametrize(("path", "message"), [
-    ("/bots/nobody", "There is no bot named “nobody”."),
-    ("/replay/m-does-not-exist", "There is no recorded match “m-does-not-exist”."),
-    ("/replay/" + quote("../../etc/passwd", safe=""), "There is no recorded match"),
-    ("/matches?bot=nobody", "There is no bot named “nobody”."),
-    ("/?ladder=no-such-ladder", "There is no ladder named “no-such-ladder”."),
-    ("/no/such/page", "There is no page at /no/such/page."),
-])
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("/bots/nobody", "There is no bot named “nobody”."),
+        ("/replay/m-does-not-exist", "There is no recorded match “m-does-not-exist”."),
+        ("/replay/" + quote("../../etc/passwd", safe=""), "There is no recorded match"),
+        ("/matches?bot=nobody", "There is no bot named “nobody”."),
+        ("/?ladder=no-such-ladder", "There is no ladder named “no-such-ladder”."),
+        ("/no/such/page", "There is no page at /no/such/page."),
+    ],
+)
 def test_unknown_things_get_a_clear_404_page(arena: Arena, path: str, message: str) -> None:
     status, page, headers = arena.get(path)
     assert status == 404
@@ -179,8 +189,17 @@ def test_unknown_things_get_a_clear_404_page(arena: Arena, path: str, message: s
     assert "404 · Not found" in page and html.escape(message, quote=True) in page
 
 
-@pytest.mark.parametrize("path", ["/api/bots/nobody", "/api/replay/m-nope", "/api/rating-history/nobody",
-                                  "/api/matches?bot=nobody", "/api/leaderboard?ladder=nope", "/api/nothing"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/bots/nobody",
+        "/api/replay/m-nope",
+        "/api/rating-history/nobody",
+        "/api/matches?bot=nobody",
+        "/api/leaderboard?ladder=nope",
+        "/api/nothing",
+    ],
+)
 def test_unknown_things_get_a_json_404(arena: Arena, path: str) -> None:
     status, body, headers = arena.get(path)
     assert status == 404 and headers["Content-Type"] == "application/json"
@@ -194,8 +213,15 @@ def test_bad_query_values_are_400(arena: Arena) -> None:
 
 def test_bot_supplied_strings_are_escaped_everywhere(arena: Arena) -> None:
     escaped = html.escape(EVIL, quote=True)
-    pages = ["/", "/matches", "/bots/alpha", "/bots/" + quote(EVIL, safe=""), "/replay/m-web-01",
-             "/replay/m-web-06", "/matches?bot=" + quote(EVIL, safe="")]
+    pages = [
+        "/",
+        "/matches",
+        "/bots/alpha",
+        "/bots/" + quote(EVIL, safe=""),
+        "/replay/m-web-01",
+        "/replay/m-web-06",
+        "/matches?bot=" + quote(EVIL, safe=""),
+    ]
     for path in pages:
         status, page, headers = arena.get(path)
         assert status == 200, path
@@ -203,7 +229,9 @@ def test_bot_supplied_strings_are_escaped_everywhere(arena: Arena) -> None:
         assert "Content-Security-Policy" in headers and "script-src 'self'" in headers["Content-Security-Policy"]
         # The only script elements are our own: the replay's data (not executed) and /static/replay.js.
         assert set(re.findall(r"<script[^>]*>", page)) <= {
-            '<script id="replay-data" type="application/json">', '<script src="/static/replay.js">'}, path
+            '<script id="replay-data" type="application/json">',
+            '<script src="/static/replay.js">',
+        }, path
     status, page, _ = arena.get("/bots/" + quote(EVIL, safe=""))
     assert f"<h1>Bot {escaped}</h1>" in page
     assert "team alpha" not in page and "mallory" in page

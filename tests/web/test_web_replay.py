@@ -33,8 +33,16 @@ def test_record_shapes() -> None:
     game = _game()
     assert record_legs(game) == [game]
     assert record_legs({"format": "pilotta-arena/match-record", "legs": [game, game]}) == [game, game]
-    junk: tuple[Any, ...] = ({}, {"seed": 1, "actions": []}, [], None, "text", {"legs": "no"}, {"deals": "no"},
-                             {"format": "something-else", "deals": []})
+    junk: tuple[Any, ...] = (
+        {},
+        {"seed": 1, "actions": []},
+        [],
+        None,
+        "text",
+        {"legs": "no"},
+        {"deals": "no"},
+        {"format": "something-else", "deals": []},
+    )
     for j in junk:
         assert record_legs(j) == []
 
@@ -56,8 +64,9 @@ def test_a_record_that_does_not_verify_still_replays_with_inferred_winners() -> 
     for got, want in zip(inferred, exact, strict=True):
         if want:
             assert got[:-1] == want[:-1] and got[-1] is None  # the last trick's winner is not in the record
-    payload = replay_payload({"match_id": "m-1", "ladder": "l", "seats": ["a", "b", "a", "b"]}, broken,
-                             {"a": "Ann", "b": "Bob"})
+    payload = replay_payload(
+        {"match_id": "m-1", "ladder": "l", "seats": ["a", "b", "a", "b"]}, broken, {"a": "Ann", "b": "Bob"}
+    )
     assert payload["legs"][0]["players"] == ["Ann", "Bob", "Ann", "Bob"]  # no names in the record: the result's
     assert payload["names"] == {"a": "Ann", "b": "Bob"}
 
@@ -70,8 +79,14 @@ def test_run_web_serves_until_sigterm(tmp_path: Path) -> None:
     with EmbeddedRedis(tmp_path / "redis") as srv:
         port = free_port()
         code = f"import sys; from arena.web import run_web; sys.exit(run_web({srv.url!r}, '127.0.0.1', {port}))"
-        proc = subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=dict(os.environ),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", code],
+            cwd=REPO,
+            env=dict(os.environ),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
             deadline = time.monotonic() + 20
             while True:

@@ -28,9 +28,9 @@ def partner_of(seat: int) -> int:
 @dataclass(frozen=True)
 class Contract:
     bidder: int
-    value: int        # 0 in games whose bids carry no number
-    strain: str       # "C", "D", "H", "S", "NT" or "AT"
-    multiplier: int   # 1, 2 after contra, 4 after surcontra
+    value: int  # 0 in games whose bids carry no number
+    strain: str  # "C", "D", "H", "S", "NT" or "AT"
+    multiplier: int  # 1, 2 after contra, 4 after surcontra
 
     @property
     def side(self) -> int:
@@ -51,7 +51,7 @@ class Call:
 @dataclass(frozen=True)
 class Trick:
     leader: int
-    cards: tuple[str, ...]     # in order of play, the leader's first
+    cards: tuple[str, ...]  # in order of play, the leader's first
     winner: int | None = None  # None while the trick is being played
 
     def seat_of(self, index: int) -> int:
@@ -65,8 +65,8 @@ class Trick:
 
 @dataclass(frozen=True)
 class Declaration:
-    code: str                # the cards joined by '-', e.g. "7H-8H-9H"; as in "declare 7H-8H-9H"
-    kind: str                # "run" or "four"
+    code: str  # the cards joined by '-', e.g. "7H-8H-9H"; as in "declare 7H-8H-9H"
+    kind: str  # "run" or "four"
     points: int
     cards: tuple[str, ...]
 
@@ -77,8 +77,8 @@ class Announcement:
     kind: str
     points: int
     length: int
-    cards: tuple[str, ...]   # empty until shown (always filled for one's own)
-    credited: bool | None    # None until the first trick settles the contest
+    cards: tuple[str, ...]  # empty until shown (always filled for one's own)
+    credited: bool | None  # None until the first trick settles the contest
 
 
 @dataclass(frozen=True)
@@ -94,19 +94,19 @@ class Observation:
     game: str
     seat: int
     dealer: int
-    phase: str                 # "auction", "play" or "scored"
+    phase: str  # "auction", "play" or "scored"
     to_act: int | None
     hand: tuple[str, ...]
     auction: tuple[Call, ...]
     contract: Contract | None
     turned_card: str | None
-    trick: Trick               # the trick being played
+    trick: Trick  # the trick being played
     tricks: tuple[Trick, ...]  # the tricks completed, in order
     own_declarations: tuple[Declaration, ...]
     announcements: tuple[Announcement, ...]
     belotes: tuple[Belote, ...]
     tricks_won: tuple[int, int]
-    scores: tuple[int, int]    # the game's totals before this deal, per side
+    scores: tuple[int, int]  # the game's totals before this deal, per side
     deal_number: int
     target: int
     hanging: int
@@ -211,8 +211,8 @@ class DealResult:
     match_id: str
     deal_number: int
     hands: tuple[tuple[str, ...], ...]  # by seat
-    written: tuple[int, ...]            # points written per side for this deal
-    scores: tuple[int, ...]             # the totals after the deal
+    written: tuple[int, ...]  # points written per side for this deal
+    scores: tuple[int, ...]  # the totals after the deal
     score: dict[str, object] = field(default_factory=dict)  # the whole breakdown
 
 
@@ -228,8 +228,7 @@ class MatchResult:
 
 # --- Decoding ---------------------------------------------------------------------------------------
 def _trick(message: bot_pb2.Trick) -> Trick:
-    return Trick(int(message.leader), tuple(message.cards),
-                 int(message.winner) if message.HasField("winner") else None)
+    return Trick(int(message.leader), tuple(message.cards), int(message.winner) if message.HasField("winner") else None)
 
 
 def _pair(values: list[int] | tuple[int, ...]) -> tuple[int, int]:
@@ -238,8 +237,9 @@ def _pair(values: list[int] | tuple[int, ...]) -> tuple[int, int]:
     return (int(padded[0]), int(padded[1]))
 
 
-def observation_from_proto(message: bot_pb2.Observation, *, match_id: str = "", deadline_ms: int = 0,
-                           time_bank_ms: int = 0) -> Observation:
+def observation_from_proto(
+    message: bot_pb2.Observation, *, match_id: str = "", deadline_ms: int = 0, time_bank_ms: int = 0
+) -> Observation:
     contract = None
     if message.HasField("contract"):
         c = message.contract
@@ -256,12 +256,20 @@ def observation_from_proto(message: bot_pb2.Observation, *, match_id: str = "", 
         turned_card=message.turned_card if message.HasField("turned_card") else None,
         trick=_trick(message.trick),
         tricks=tuple(_trick(t) for t in message.tricks),
-        own_declarations=tuple(Declaration(d.code, d.kind, int(d.points), tuple(d.cards))
-                               for d in message.own_declarations),
+        own_declarations=tuple(
+            Declaration(d.code, d.kind, int(d.points), tuple(d.cards)) for d in message.own_declarations
+        ),
         announcements=tuple(
-            Announcement(int(a.seat), a.kind, int(a.points), int(a.length), tuple(a.cards),
-                         a.credited if a.HasField("credited") else None)
-            for a in message.announcements),
+            Announcement(
+                int(a.seat),
+                a.kind,
+                int(a.points),
+                int(a.length),
+                tuple(a.cards),
+                a.credited if a.HasField("credited") else None,
+            )
+            for a in message.announcements
+        ),
         belotes=tuple(Belote(int(b.seat), b.suit) for b in message.belotes),
         tricks_won=_pair(list(message.tricks_won)),
         scores=_pair(list(message.scores)),
@@ -282,15 +290,27 @@ def _json_object(text: str) -> dict[str, object]:
 
 
 def match_info_from_proto(message: bot_pb2.MatchStart) -> MatchInfo:
-    return MatchInfo(message.match_id, message.game, _json_object(message.options_json), int(message.seat),
-                     tuple(message.bots), int(message.deadline_ms), int(message.time_bank_ms))
+    return MatchInfo(
+        message.match_id,
+        message.game,
+        _json_object(message.options_json),
+        int(message.seat),
+        tuple(message.bots),
+        int(message.deadline_ms),
+        int(message.time_bank_ms),
+    )
 
 
 def deal_result_from_proto(message: bot_pb2.DealEnd) -> DealResult:
-    hands = (tuple(message.south_hand), tuple(message.east_hand), tuple(message.north_hand),
-             tuple(message.west_hand))
-    return DealResult(message.match_id, int(message.deal_number), hands, tuple(message.written),
-                      tuple(message.scores), _json_object(message.score_json))
+    hands = (tuple(message.south_hand), tuple(message.east_hand), tuple(message.north_hand), tuple(message.west_hand))
+    return DealResult(
+        message.match_id,
+        int(message.deal_number),
+        hands,
+        tuple(message.written),
+        tuple(message.scores),
+        _json_object(message.score_json),
+    )
 
 
 def match_result_from_proto(message: bot_pb2.MatchEnd) -> MatchResult:

@@ -71,21 +71,29 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         self.bot = bot
         self._lock = threading.Lock()
 
-    def Handshake(self, request: bot_pb2.HandshakeRequest,
-                  context: grpc.ServicerContext) -> bot_pb2.HandshakeReply:
+    def Handshake(self, request: bot_pb2.HandshakeRequest, context: grpc.ServicerContext) -> bot_pb2.HandshakeReply:
         name, version, author, games = _identity(self.bot)
         if request.protocol_version and request.protocol_version != PROTOCOL_VERSION:
-            log.warning("referee %r speaks protocol %d, this SDK %d", request.referee,
-                        request.protocol_version, PROTOCOL_VERSION)
-        return bot_pb2.HandshakeReply(name=name, version=version, author=author,
-                                      protocol_version=PROTOCOL_VERSION, games=games)
+            log.warning(
+                "referee %r speaks protocol %d, this SDK %d",
+                request.referee,
+                request.protocol_version,
+                PROTOCOL_VERSION,
+            )
+        return bot_pb2.HandshakeReply(
+            name=name, version=version, author=author, protocol_version=PROTOCOL_VERSION, games=games
+        )
 
     def Decide(self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext) -> bot_pb2.DecideReply:
         legal = list(request.legal_actions)
         if not legal:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "DecideRequest has no legal actions")
-        obs = observation_from_proto(request.observation, match_id=request.match_id,
-                                     deadline_ms=request.deadline_ms, time_bank_ms=request.time_bank_ms)
+        obs = observation_from_proto(
+            request.observation,
+            match_id=request.match_id,
+            deadline_ms=request.deadline_ms,
+            time_bank_ms=request.time_bank_ms,
+        )
         try:
             with self._lock:
                 choice: Any = self.bot.decide(obs, legal)
@@ -98,8 +106,9 @@ class BotServicer(bot_pb2_grpc.BotServicer):
                 log.warning("decide() returned index %d of %d legal actions", choice, len(legal))
             return bot_pb2.DecideReply(index=max(choice, 0))
         if not isinstance(choice, str):
-            context.abort(grpc.StatusCode.INTERNAL,
-                          f"decide() must return an action code (str), not {type(choice).__name__}")
+            context.abort(
+                grpc.StatusCode.INTERNAL, f"decide() must return an action code (str), not {type(choice).__name__}"
+            )
         if choice not in legal:
             # Sent anyway: the referee is the judge, and the author sees the strike in the record.
             log.warning("decide() returned %r, which is not among the legal actions %s", choice, legal)
@@ -209,15 +218,19 @@ def _port_default() -> int | None:
     return int(text)
 
 
-def parse_args(argv: Sequence[str] | None = None,
-               add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
-               description: str = "") -> argparse.Namespace:
+def parse_args(
+    argv: Sequence[str] | None = None,
+    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
+    description: str = "",
+) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=description or "Serve a pilotta-arena bot over gRPC.")
-    parser.add_argument("--port", type=int, default=_port_default(),
-                        help="port to listen on (default: $PORT)")
-    parser.add_argument("--host", default=os.environ.get("PILOTTA_BOT_HOST", "127.0.0.1"),
-                        help="address to listen on (default: $PILOTTA_BOT_HOST or 127.0.0.1; "
-                             "0.0.0.0 to be reachable from other machines or containers)")
+    parser.add_argument("--port", type=int, default=_port_default(), help="port to listen on (default: $PORT)")
+    parser.add_argument(
+        "--host",
+        default=os.environ.get("PILOTTA_BOT_HOST", "127.0.0.1"),
+        help="address to listen on (default: $PILOTTA_BOT_HOST or 127.0.0.1; "
+        "0.0.0.0 to be reachable from other machines or containers)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed of the bot's random choices")
     parser.add_argument("--log-level", default=os.environ.get("LOG_LEVEL", "INFO"))
     if add_arguments is not None:
@@ -230,8 +243,12 @@ def parse_args(argv: Sequence[str] | None = None,
     return args
 
 
-def main(bot_factory: BotFactory, argv: Sequence[str] | None = None, *,
-         add_arguments: Callable[[argparse.ArgumentParser], None] | None = None) -> None:
+def main(
+    bot_factory: BotFactory,
+    argv: Sequence[str] | None = None,
+    *,
+    add_arguments: Callable[[argparse.ArgumentParser], None] | None = None,
+) -> None:
     """The command line of a bot: ``--port N`` (or ``PORT``), ``--host``, ``--seed``, then serve.
 
     ``bot_factory`` is called with the parsed arguments when it takes a parameter, else with none

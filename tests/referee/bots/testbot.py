@@ -38,9 +38,17 @@ CARDS = [r + s for s in "CDHS" for r in "789TJQKA"]
 
 
 class Behaviour:
-    def __init__(self, mode: str = "first", *, seed: int = 0, sleep_ms: int = 0, after: int = 0,
-                 spy: list[bot_pb2.DecideRequest] | None = None, name: str = "",
-                 games: tuple[str, ...] = ("pilotta",)) -> None:
+    def __init__(
+        self,
+        mode: str = "first",
+        *,
+        seed: int = 0,
+        sleep_ms: int = 0,
+        after: int = 0,
+        spy: list[bot_pb2.DecideRequest] | None = None,
+        name: str = "",
+        games: tuple[str, ...] = ("pilotta",),
+    ) -> None:
         self.mode, self.sleep_ms, self.after, self.spy = mode, sleep_ms, after, spy
         self.rng = random.Random(seed)
         self.name = name or f"test-{mode}"
@@ -50,8 +58,9 @@ class Behaviour:
         self.lock = threading.Lock()
 
     def handshake(self, request: bot_pb2.HandshakeRequest, context: Any) -> bot_pb2.HandshakeReply:
-        return bot_pb2.HandshakeReply(name=self.name, version="1", author="tests", protocol_version=1,
-                                      games=list(self.games))
+        return bot_pb2.HandshakeReply(
+            name=self.name, version="1", author="tests", protocol_version=1, games=list(self.games)
+        )
 
     def decide(self, request: bot_pb2.DecideRequest, context: Any) -> Any:
         with self.lock:
@@ -89,6 +98,7 @@ class Behaviour:
             if self.mode == "noticefail":
                 context.abort(grpc.StatusCode.INTERNAL, "notices fail on purpose")
             return bot_pb2.Ack()
+
         return handler
 
 
@@ -97,12 +107,12 @@ def _ser(message: Any) -> bytes:
 
 
 def build_server(behaviour: Behaviour, port: int = 0, host: str = "127.0.0.1") -> tuple[grpc.Server, int]:
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=16),
-                         options=[("grpc.max_send_message_length", 16 << 20)])
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=16), options=[("grpc.max_send_message_length", 16 << 20)]
+    )
 
     def unary(fn: Any, req: Any) -> grpc.RpcMethodHandler:
-        return grpc.unary_unary_rpc_method_handler(fn, request_deserializer=req.FromString,
-                                                   response_serializer=_ser)
+        return grpc.unary_unary_rpc_method_handler(fn, request_deserializer=req.FromString, response_serializer=_ser)
 
     handlers = {
         "Handshake": unary(behaviour.handshake, bot_pb2.HandshakeRequest),
