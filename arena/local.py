@@ -25,6 +25,7 @@ from referee.errors import RulesetError
 from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
 from referee.record import dumps
 from referee.rules import get_ruleset, ruleset_names
+from referee.transport import BotLinks
 
 
 def _limits(p: argparse.ArgumentParser) -> None:
@@ -192,7 +193,12 @@ class CheckReport:
 
 
 def add_check_bot_parser(sub: Any) -> None:
-    p = sub.add_parser("check-bot", help="check that a bot follows the protocol, for every game it plays")
+    p = sub.add_parser(
+        "check-bot",
+        help="check that a bot follows the protocol, for every game it plays",
+        description="Plays the bot in the protocol version it chooses (1: unary calls, 2: a stream per seat) "
+        "and, when a version 2 bot also speaks version 1, in version 1 too.",
+    )
     p.add_argument("bot", metavar="BOT", help="host:port, or a bot directory / manifest file")
     p.add_argument(
         "--games", nargs="+", default=None, help="games to check (default: every game the bot's handshake lists)"
@@ -203,29 +209,41 @@ def add_check_bot_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_check_bot, max_strikes=1000)
 
 
-def _handshake(endpoint: str, report: CheckReport) -> list[str]:
+def _handshake(endpoint: str, report: CheckReport) -> tuple[list[str], int]:
+    """The rulesets the bot lists and the protocol version it chose (0 when the handshake failed)."""
     with grpc.insecure_channel(endpoint) as channel:
+        stub = bot_pb2_grpc.BotStub(channel)
         try:
-            reply = bot_pb2_grpc.BotStub(channel).Handshake(wire.handshake_request("arena check-bot"), timeout=5.0)
+            reply = stub.Handshake(wire.handshake_request("arena check-bot"), timeout=5.0)
+            # A referee that speaks only version 1 must get version 1 (or the bot cannot play it).
+            old = stub.Handshake(wire.handshake_request("arena check-bot", (1,)), timeout=5.0)
         except grpc.RpcError as e:
             report.add("handshake", False, f"{e.code().name}: {e.details()}")
-            return []
+            return [], 0
     report.add("handshake answers", True, f"{reply.name} {reply.version} by {reply.author or '?'}")
     report.add("handshake names the bot", bool(reply.name.strip()), "" if reply.name else "empty name")
+    version = wire.reply_protocol_version(reply)
+    spoken = " and ".join(map(str, wire.PROTOCOL_VERSIONS))
+    report.add("protocol version", version in wire.PROTOCOL_VERSIONS, f"speaks {version}, the referee speaks {spoken}")
+    old_version = wire.reply_protocol_version(old)
     report.add(
-        "protocol version",
-        reply.protocol_version == wire.PROTOCOL_VERSION,
-        f"speaks {reply.protocol_version}, the referee {wire.PROTOCOL_VERSION}",
+        "protocol version offered version 1 alone",
+        old_version == 1 or version == 1,
+        f"answers {old_version}" + ("" if old_version == 1 else ": a version 1 referee cannot play it"),
     )
-    report.add("handshake lists games", bool(reply.games), ", ".join(reply.games) or "no games listed")
-    return list(reply.games)
+    rulesets = wire.handshake_rulesets(reply)
+    report.add("handshake lists games", bool(rulesets), ", ".join(rulesets) or "no games listed")
+    return rulesets, version
 
 
-def _check_game(endpoint: str, game: str, args: argparse.Namespace, report: CheckReport) -> None:
+def _check_game(
+    endpoint: str, game: str, args: argparse.Namespace, report: CheckReport, versions: Sequence[int] = (1, 2)
+) -> None:
+    tag = game if versions != (1,) else f"{game}, version 1"
     try:
         get_ruleset(game)
     except RulesetError as e:
-        report.add(f"[{game}] known to the referee", False, str(e))
+        report.add(f"[{tag}] known to the referee", False, str(e))
         return
     phases: dict[str, list[int]] = {}  # phase -> [answers, not ok]
     outcomes: list[MatchOutcome] = []
@@ -240,7 +258,11 @@ def _check_game(endpoint: str, game: str, args: argparse.Namespace, report: Chec
         settings = _settings(
             args, game=game, seed=args.seed + attempt, deals=args.deals, max_total_deals=4 * args.deals
         )
-        outcomes.append(run_match([endpoint, endpoint], settings, f"check-{game}-{attempt}", on_event))
+        links = BotLinks(settings.max_message_bytes, versions)
+        try:
+            outcomes.append(run_match([endpoint, endpoint], settings, f"check-{game}-{attempt}", on_event, links=links))
+        finally:
+            links.close()
         if "declare" in phases or outcomes[-1].forfeit:
             break
     names = {"auction": "auction", "declare": "declarations", "play": "play"}
@@ -248,24 +270,24 @@ def _check_game(endpoint: str, game: str, args: argparse.Namespace, report: Chec
         answers, bad = phases.get(phase, [0, 0])
         if answers == 0:
             report.add(
-                f"[{game}] legal answers in {label}",
+                f"[{tag}] legal answers in {label}",
                 phase == "declare",
                 "never asked in these deals"
                 if phase == "declare"
                 else "never asked (were all deals thrown in? does the bot ever bid?)",
             )
         else:
-            report.add(f"[{game}] legal answers in {label}", bad == 0, f"{answers - bad}/{answers} ok")
+            report.add(f"[{tag}] legal answers in {label}", bad == 0, f"{answers - bad}/{answers} ok")
     bots = [b for o in outcomes for b in o.bots]
     timeouts = sum(b.counts["timeout"] for b in bots)
     worst = max((max(b.latencies_ms, default=0.0) for b in bots), default=0.0)
     report.add(
-        f"[{game}] answers within the deadline",
+        f"[{tag}] answers within the deadline",
         timeouts == 0 and worst <= args.deadline_ms,
         f"{timeouts} timeouts, slowest {worst:.1f} ms (deadline {args.deadline_ms} ms)",
     )
     crashed = [o.forfeit_reason for o in outcomes if o.forfeit]
-    report.add(f"[{game}] plays whole deals without crashing", not crashed, "; ".join(crashed))
+    report.add(f"[{tag}] plays whole deals without crashing", not crashed, "; ".join(crashed))
     for kind, label in (
         ("DealEnded", "end of deals"),
         ("MatchStarted", "start of matches"),
@@ -274,7 +296,7 @@ def _check_game(endpoint: str, game: str, args: argparse.Namespace, report: Chec
         failed = sum(b.notice_failures_by_kind.get(kind, 0) for b in bots)
         sent = sum(b.notices_sent for b in bots)
         report.add(
-            f"[{game}] acknowledges notices at {label}",
+            f"[{tag}] acknowledges notices at {label}",
             failed == 0,
             f"{failed} {kind} notices failed" if failed else f"{sent} notices sent in all",
         )
@@ -283,12 +305,15 @@ def _check_game(endpoint: str, game: str, args: argparse.Namespace, report: Chec
 def check_bot(endpoint: str, games: Sequence[str] | None, args: argparse.Namespace) -> CheckReport:
     report = CheckReport()
     started = time.monotonic()
-    listed = _handshake(endpoint, report)
+    listed, version = _handshake(endpoint, report)
     if report.ok or listed:
-        for game in games or listed:
+        chosen = list(games or listed)
+        for game in chosen:
             if games and game not in listed:
                 report.add(f"[{game}] listed in the handshake", False, f"the bot lists {listed}")
             _check_game(endpoint, game, args, report)
+        if version == 2 and chosen:  # the version 2 bot's version 1 too (the first ruleset is enough)
+            _check_game(endpoint, chosen[0], args, report, (1,))
     report.add("check finished", True, f"in {time.monotonic() - started:.1f} s")
     return report
 

@@ -8,8 +8,10 @@ second seats 1 and 3. A *team* is the bots of side 0 (team 0) or side 1 (team 1)
 duplicate match the second leg replays the same decks with every bot shifted one seat, so each team holds
 the cards the other team held, and the result adds both legs' points per team.
 
-Every Decide call carries a deadline: the per-decision limit plus what is left of the bot's time bank for
-the match (time beyond the limit spends the bank). Every answer is classified (``OUTCOMES``). A timeout,
+Every decision carries a deadline: the per-decision limit plus what is left of the bot's time bank for
+the match (time beyond the limit spends the bank). A bot speaks protocol version 1 (a unary call per
+decision and notice) or 2 (one stream per seat per leg), as its handshake says; ``referee.transport``
+carries both and classifies their failures alike. Every answer is classified (``OUTCOMES``). A timeout,
 an illegal action or a malformed reply plays the first legal action instead and counts a strike; past
 ``max_strikes`` the bot's team forfeits, and so it does at once when a bot is unreachable or crashes.
 Each seat only ever receives its own observation (``referee.observation.observe``).
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
+from pilotta.arena.v1 import bot_pb2
 
 from referee import wire, wire_bytes
 from referee.actions import ActionKind, action_kind, parse_action
@@ -36,10 +38,21 @@ from referee.game import Game
 from referee.observation import action_code_cached, observe
 from referee.record import MATCH_RECORD_FORMAT, ActionNote, RecordExtras, game_to_record
 from referee.rules import get_ruleset
+from referee.transport import (
+    Answer,
+    BotLink,
+    BotLinks,
+    MatchCancelled,
+    SeatStream,
+    close_streams,
+    notice_message,
+    unary_decide,
+)
 
 OUTCOMES = ("ok", "timeout", "illegal_action", "malformed_reply", "unreachable", "crashed")
 REFEREE_NAME = "pilotta-referee/0.1"
-DECIDE_METHOD = "/pilotta.arena.v1.Bot/Decide"
+# Outcomes after which the referee no longer knows a bot's state: its next match shakes hands again.
+_UNKNOWN_AFTER = ("timeout", "crashed", "unreachable")
 
 
 @dataclass(frozen=True)
@@ -190,10 +203,6 @@ class _Forfeit(Exception):
         self.bot, self.seat, self.reason = bot, seat, reason
 
 
-class MatchCancelled(Exception):
-    """``run_match`` was cancelled through its ``cancel`` event (e.g. the RunMatch caller went away)."""
-
-
 _LEGAL: dict[tuple[tuple[int, ...], tuple[str, ...]], tuple[str, ...]] = {}
 
 
@@ -227,6 +236,7 @@ class MatchRunner:
         match_id: str,
         on_event: Callable[[Event], None] | None,
         cancel: threading.Event | None,
+        links: BotLinks | None = None,
     ) -> None:
         self.s = settings
         self.match_id = match_id
@@ -244,22 +254,16 @@ class MatchRunner:
                 name = label if all(b.name != label for b in self.bots) else f"{label}#{len(self.bots) + 1}"
                 self.bots.append(BotStats(name, ep, seat & 1, time_bank_ms=float(settings.time_bank_ms)))
             self.first_seats.append(keys[key])
-        opts = [
-            ("grpc.max_receive_message_length", settings.max_message_bytes),
-            ("grpc.max_send_message_length", 4 << 20),
-        ]
-        self.channels = {ep: grpc.insecure_channel(ep, options=opts) for ep in dict.fromkeys(seats4)}
-        self.stubs = {ep: bot_pb2_grpc.BotStub(ch) for ep, ch in self.channels.items()}
-        # Decide takes the request's bytes as ``wire_bytes.decide_request_bytes`` writes them (no serializer).
-        self.decide_calls = {
-            ep: ch.unary_unary(
-                DECIDE_METHOD,
-                request_serializer=None,
-                response_deserializer=bot_pb2.DecideReply.FromString,
-                _registered_method=True,
-            )
-            for ep, ch in self.channels.items()
-        }
+        # Channels: the caller's (kept between matches) or this match's own.
+        self.own_links = links is None or links.max_message_bytes != settings.max_message_bytes
+        self.link_pool = (
+            links
+            if links is not None and not self.own_links
+            else BotLinks(settings.max_message_bytes, links.versions if links is not None else wire.PROTOCOL_VERSIONS)
+        )
+        self.links: dict[str, BotLink] = {ep: self.link_pool.get(ep) for ep in dict.fromkeys(seats4)}
+        self.versions: dict[str, int] = {}  # the protocol version of each endpoint, from its handshake
+        self.streams: dict[int, SeatStream] = {}  # by seat: the version 2 bots' streams of the current leg
         self.ruleset = get_ruleset(settings.game, dict(settings.options))
 
     def _unique(self, name: str) -> str:
@@ -272,8 +276,21 @@ class MatchRunner:
         return f"{name}#{n}"
 
     def close(self) -> None:
-        for ch in self.channels.values():
-            ch.close()
+        self.close_streams()
+        for ep, link in self.links.items():
+            bots = [b for b in self.bots if b.endpoint == ep]
+            link.known = link.handshake is not None and not any(
+                b.counts[o] or b.notice_failures for b in bots for o in _UNKNOWN_AFTER
+            )
+        if self.own_links:
+            self.link_pool.close()
+
+    def close_streams(self) -> None:
+        streams, self.streams = list(self.streams.values()), {}
+        close_streams(streams, self.s.notice_deadline_ms / 1000)
+
+    def version_of(self, bot: int) -> int:
+        return self.versions.get(self.bots[bot].endpoint, 1)
 
     def emit(self, event: Event) -> None:
         if self.on_event is not None:
@@ -283,23 +300,35 @@ class MatchRunner:
     def handshake(self) -> list[tuple[int, str]]:
         """Handshake every distinct endpoint; return (bot, reason) for each unreachable bot."""
         failed: list[tuple[int, str]] = []
+        request = wire.handshake_request(REFEREE_NAME, self.link_pool.versions)
         futures = {
-            ep: stub.Handshake.future(wire.handshake_request(REFEREE_NAME), timeout=self.s.handshake_deadline_ms / 1000)
-            for ep, stub in self.stubs.items()
+            ep: link.stub.Handshake.future(request, timeout=self.s.handshake_deadline_ms / 1000)
+            for ep, link in self.links.items()
+            if not (link.known and link.handshake is not None)  # a warm bot's last handshake still holds
         }
-        for ep, fut in futures.items():
-            try:
-                reply: bot_pb2.HandshakeReply = fut.result()
-                info: dict[str, Any] | None = {
-                    "name": reply.name,
-                    "version": reply.version,
-                    "author": reply.author,
-                    "protocol_version": reply.protocol_version,
-                    "games": list(reply.games),
-                }
-                why = ""
-            except grpc.RpcError as e:
-                info, why = None, f"{e.code().name}: {e.details()}"
+        for ep, link in self.links.items():
+            info: dict[str, Any] | None = link.handshake
+            why = ""
+            fut = futures.get(ep)
+            if fut is not None:
+                try:
+                    reply: bot_pb2.HandshakeReply = fut.result()
+                    info = {
+                        "name": reply.name,
+                        "version": reply.version,
+                        "author": reply.author,
+                        "protocol_version": wire.reply_protocol_version(reply),
+                        "games": wire.handshake_rulesets(reply),
+                    }
+                except grpc.RpcError as e:
+                    info, why = None, f"{e.code().name}: {e.details()}"
+                if info is not None and info["protocol_version"] not in self.link_pool.versions:
+                    spoken = " and ".join(map(str, self.link_pool.versions))
+                    why = f"it speaks protocol version {info['protocol_version']}; this referee speaks {spoken}"
+                    info = None
+                link.handshake = info
+            if info is not None:
+                self.versions[ep] = int(info["protocol_version"])
             for i, b in enumerate(self.bots):
                 if b.endpoint != ep:
                     continue
@@ -315,55 +344,66 @@ class MatchRunner:
                     b.note(f"its handshake does not list game {self.s.game!r} (lists {info['games']})")
         return failed
 
-    def notify(self, rpc: str, bot_by_seat: Sequence[int], messages: Sequence[Any]) -> None:
-        """Send one notice per seat in parallel, each with a short deadline; failures are only counted."""
+    def notify(
+        self, rpc: str, bot_by_seat: Sequence[int], messages: Sequence[Any], seats: Sequence[int] | None = None
+    ) -> None:
+        """Send one notice per seat (``seats``: their numbers, all four by default), failures only counted.
+
+        Version 1: calls in parallel, each with a short deadline. Version 2: a message on the seat's stream,
+        waited for by nobody; MatchStarted opens the leg's streams with it (closing the last leg's).
+        """
+        if rpc == "MatchStarted":
+            self.close_streams()
         pending: list[tuple[int, Future[Any]]] = []
-        for bot, msg in zip(bot_by_seat, messages, strict=True):
+        for bot, msg, seat in zip(bot_by_seat, messages, seats or range(4), strict=True):
             b = self.bots[bot]
             b.notices_sent += 1
-            call = getattr(self.stubs[b.endpoint], rpc)
-            pending.append((bot, call.future(msg, timeout=self.s.notice_deadline_ms / 1000)))
+            link = self.links[b.endpoint]
+            if self.version_of(bot) == 1:
+                call = getattr(link.stub, rpc)
+                pending.append((bot, call.future(msg, timeout=self.s.notice_deadline_ms / 1000)))
+                continue
+            stream = self.streams.get(seat)
+            if stream is None:  # the stream opens with the leg's MatchStart (or, before any leg, MatchEnd)
+                self.streams[seat] = SeatStream(link, notice_message(rpc, msg), f"{b.name} seat {seat}")
+            elif not stream.notice(notice_message(rpc, msg)):
+                self._notice_failed(bot, rpc, "its stream is broken")
         for bot, fut in pending:
             try:
                 fut.result()
             except grpc.RpcError as e:
-                self.bots[bot].notice_failures += 1
-                by_kind = self.bots[bot].notice_failures_by_kind
-                by_kind[rpc] = by_kind.get(rpc, 0) + 1
-                self.bots[bot].note(f"{rpc} notice failed: {e.code().name}")
+                self._notice_failed(bot, rpc, e.code().name)
+
+    def _notice_failed(self, bot: int, rpc: str, why: str) -> None:
+        self.bots[bot].notice_failures += 1
+        by_kind = self.bots[bot].notice_failures_by_kind
+        by_kind[rpc] = by_kind.get(rpc, 0) + 1
+        self.bots[bot].note(f"{rpc} notice failed: {why}")
 
     # --- Decisions ------------------------------------------------------------------------------------
+    def ask(self, bot_index: int, seat: int, request: bytes) -> Answer:
+        """The bot's answer to one decision over its protocol version's transport."""
+        b = self.bots[bot_index]
+        timeout = (self.s.deadline_ms + b.time_bank_ms) / 1000
+        stream = self.streams.get(seat)
+        if stream is not None:
+            return stream.decide(request, timeout, self.s.deadline_ms / 2, self.cancel)
+        return unary_decide(self.links[b.endpoint], request, timeout, self.s.deadline_ms / 2, self.cancel)
+
     def decide(
-        self, bot_index: int, request: bytes, legal: Sequence[str], decl_codes: tuple[str, ...]
+        self, bot_index: int, request: bytes, legal: Sequence[str], decl_codes: tuple[str, ...], seat: int = -1
     ) -> tuple[int, str, float, str, str]:
         """Ask a bot (``request``: a DecideRequest's bytes); return (index in legal, outcome, latency ms,
         detail, comment)."""
         b = self.bots[bot_index]
-        call = self.decide_calls[b.endpoint]
-        timeout = (self.s.deadline_ms + b.time_bank_ms) / 1000
-        start = time.perf_counter()
-        for attempt in (0, 1):
-            try:
-                reply: bot_pb2.DecideReply = call(request, timeout=timeout)
-                break
-            except grpc.RpcError as e:
-                latency = (time.perf_counter() - start) * 1000
-                code = e.code()
-                if code == grpc.StatusCode.UNAVAILABLE and attempt == 0 and latency < self.s.deadline_ms / 2:
-                    continue  # one retry of a stateless request on a transient failure
-                b.time_bank_ms = max(0.0, b.time_bank_ms - max(0.0, latency - self.s.deadline_ms))
-                if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-                    b.time_bank_ms = 0.0
-                    return 0, "timeout", latency, f"no answer within {timeout * 1000:.0f} ms", ""
-                if code == grpc.StatusCode.UNAVAILABLE:
-                    return 0, "crashed", latency, f"connection lost: {e.details()}", ""
-                if code == grpc.StatusCode.CANCELLED and self.cancel is not None and self.cancel.is_set():
-                    raise MatchCancelled() from None
-                return 0, "malformed_reply", latency, f"{code.name}: {e.details()}"[:300], ""
-        latency = (time.perf_counter() - start) * 1000
+        reply, latency, outcome, detail = self.ask(bot_index, seat, request)
         over = latency - self.s.deadline_ms
         if over > 0:
             b.time_bank_ms = max(0.0, b.time_bank_ms - over)
+        if reply is None:
+            if outcome == "timeout":
+                b.time_bank_ms = 0.0
+            return 0, outcome, latency, detail, ""
         comment = wire.reply_comment(reply) if reply.comment else ""
         which = reply.WhichOneof("choice")
         if which == "index" and reply.index < len(legal):  # the fast path (codes in ``legal`` are unique)
@@ -437,7 +477,7 @@ class MatchRunner:
         request = wire_bytes.decide_request_bytes(
             self.match_id, observe(deal, seat, game), legal, deadline_ms=s.deadline_ms, time_bank_ms=int(b.time_bank_ms)
         )
-        index, outcome, latency, detail, comment = self.decide(bot_index, request, legal, decl)
+        index, outcome, latency, detail, comment = self.decide(bot_index, request, legal, decl, seat)
         b.counts[outcome] += 1
         b.latencies_ms.append(latency)
         if outcome != "ok" or comment:
@@ -473,14 +513,18 @@ def run_match(
     on_event: Callable[[Event], None] | None = None,
     *,
     cancel: threading.Event | None = None,
+    links: BotLinks | None = None,
 ) -> MatchOutcome:
-    """Play a match between two or four bots (endpoints or manifests); see the module docstring."""
+    """Play a match between two or four bots (endpoints or manifests); see the module docstring.
+
+    ``links``: channels to keep between matches (and handshakes to reuse while a bot's state is known);
+    without them the match opens its own and closes them at the end."""
     if len(bots) not in (2, 4):
         raise ValueError(f"a match needs 2 bots (each partnered with itself) or 4 (one per seat), not {len(bots)}")
     settings.validate()
     with launch_bots(bots, settings.log_dir, startup_timeout_s=settings.startup_timeout_s) as (eps, procs):
         labels = [bot_label(b) for b in bots]
-        runner = MatchRunner(eps, labels, settings, match_id, on_event, cancel)
+        runner = MatchRunner(eps, labels, settings, match_id, on_event, cancel, links)
         try:
             outcome = _play(runner, procs)
         finally:
@@ -578,7 +622,7 @@ def _finish(
     scores = [final[r.bots[seats[side]].team] for side in (0, 1)]
     side_winner = None if winner is None else next(x & 1 for x in range(4) if r.bots[seats[x]].team == winner)
     notice = wire.match_end_notice(r.match_id, side_winner, scores, reason)
-    r.notify("MatchEnded", [seats[x] for x in reachable], [notice] * len(reachable))
+    r.notify("MatchEnded", [seats[x] for x in reachable], [notice] * len(reachable), reachable)
     record = {
         "format": MATCH_RECORD_FORMAT,
         "format_version": 1,

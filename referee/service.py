@@ -34,12 +34,12 @@ from referee.match import (
     DealEvent,
     DecisionEvent,
     Event,
-    MatchCancelled,
     MatchOutcome,
     MatchSettings,
     run_match,
 )
 from referee.rules import get_ruleset
+from referee.transport import MatchCancelled
 
 log = logging.getLogger("referee.service")
 SERVICE_NAME = "pilotta.arena.v1.Referee"

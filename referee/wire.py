@@ -21,7 +21,9 @@ from referee.deal import Contract, Deal
 from referee.declarations import Declaration
 from referee.observation import AnnouncementView, Observation, TrickView
 
-PROTOCOL_VERSION = 1
+# The protocol versions this referee speaks (docs/protocol.md): 1, unary calls; 2, one Play stream per seat.
+PROTOCOL_VERSIONS = (1, 2)
+PROTOCOL_VERSION = PROTOCOL_VERSIONS[0]  # what HandshakeRequest.protocol_version says, for version 1 bots
 
 # Engine seat number -> wire enum value; the numbers agree, the table keeps that a checked fact.
 SEATS: tuple[bot_pb2.Seat.ValueType, ...] = (bot_pb2.SOUTH, bot_pb2.EAST, bot_pb2.NORTH, bot_pb2.WEST)
@@ -110,6 +112,7 @@ def observation_to_proto(obs: Observation) -> bot_pb2.Observation:
     """The wire form of one seat's observation: a field-for-field translation, nothing added."""
     message = bot_pb2.Observation(
         game=obs.ruleset,
+        ruleset=obs.ruleset,
         seat=seat_to_proto(obs.seat),
         dealer=seat_to_proto(obs.dealer),
         phase=phase_to_proto(obs.phase),
@@ -187,8 +190,19 @@ def reply_comment(reply: bot_pb2.DecideReply) -> str:
     return comment.encode("utf-8")[:MAX_COMMENT_BYTES].decode("utf-8", errors="ignore")
 
 
-def handshake_request(referee: str) -> bot_pb2.HandshakeRequest:
-    return bot_pb2.HandshakeRequest(protocol_version=PROTOCOL_VERSION, referee=referee)
+def handshake_request(referee: str, versions: Sequence[int] = PROTOCOL_VERSIONS) -> bot_pb2.HandshakeRequest:
+    """The handshake offering ``versions`` (a version 1 bot reads only the oldest, in ``protocol_version``)."""
+    return bot_pb2.HandshakeRequest(protocol_version=min(versions), referee=referee, protocol_versions=sorted(versions))
+
+
+def handshake_rulesets(reply: bot_pb2.HandshakeReply) -> list[str]:
+    """The rulesets a handshake lists: ``rulesets``, and the deprecated ``games`` a bot may fill instead."""
+    return list(dict.fromkeys([*reply.rulesets, *reply.games]))
+
+
+def reply_protocol_version(reply: bot_pb2.HandshakeReply) -> int:
+    """The version a bot answered: 0 (a bot that leaves it out) is version 1."""
+    return int(reply.protocol_version) or 1
 
 
 def match_start_notice(
@@ -206,6 +220,7 @@ def match_start_notice(
     return bot_pb2.MatchStart(
         match_id=match_id,
         game=game,
+        ruleset=game,
         options_json=json.dumps(options, sort_keys=True),
         seat=seat_to_proto(seat),
         bots=list(bots),

@@ -200,6 +200,7 @@ def _tail(obs: Observation) -> bytes:  # fields 14-18
 
 
 _HEADS: dict[tuple[str, int, int, str], bytes] = {}
+_RULESETS: dict[str, bytes] = {}  # field 30 (``ruleset``; field 1 is the deprecated ``game``, the same name)
 _CONTRACTS: dict[tuple[int, int, int, int], bytes] = {}
 _TAILS: dict[tuple[tuple[int, int], tuple[int, int], int, int, int], bytes] = {}
 # By identity (``id``); an entry keeps its tuple alive, so the id cannot name another object meanwhile.
@@ -263,6 +264,8 @@ def _observation_payload(obs: Observation) -> bytes:
     parts.append(block if block is not None else _remember(_TAILS, tkey, _tail(obs)))
     if obs.to_act is not None:
         parts.append(_OBS_TO_ACT[obs.to_act])
+    block = _RULESETS.get(obs.ruleset)
+    parts.append(block if block is not None else _remember(_RULESETS, obs.ruleset, _string(30, obs.ruleset)))
     return b"".join(parts)
 
 

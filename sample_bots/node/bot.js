@@ -4,7 +4,9 @@
 //   node sample_bots/node/bot.js --port 50063 [--host 0.0.0.0]     (or PORT=50063)
 //
 // It loads the protocol from the repository's .proto files at run time (no generated code), serves the
-// Bot service and the standard gRPC health service, and answers only codes from the legal list:
+// Bot service and the standard gRPC health service in both protocol versions (1: a unary Decide call per
+// decision; 2: one Play stream per seat, chosen when the referee offers it), and answers only codes from
+// the legal list:
 //   auction: bids the cheapest legal bid of its best trump suit when its hand is strong enough, else passes;
 //   declarations: announces them all;  belote: always announces it;
 //   play: follows with the lowest card that wins the trick, else plays its lowest card.
@@ -15,7 +17,7 @@ const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 const { HealthImplementation } = require('grpc-health-check');
 
-const PROTOCOL_VERSION = 1;
+const PROTOCOL_VERSIONS = [1, 2];
 const PROTO_ROOT = path.resolve(__dirname, '..', '..', 'proto');
 const BOT_PROTO = 'pilotta/arena/v1/bot.proto';
 
@@ -172,28 +174,53 @@ function loadProtocol() {
   return grpc.loadPackageDefinition(definition).pilotta.arena.v1;
 }
 
+// The answer to one DecideRequest: { action } or { error } (why there is none).
+function answer(request) {
+  const legal = request.legal_actions || [];
+  if (legal.length === 0) return { error: 'DecideRequest has no legal actions' };
+  let action;
+  try {
+    action = decide(request.observation || {}, legal);
+  } catch (err) {
+    console.error('decide failed:', err);
+    action = legal[0]; // a legal answer beats a strike
+  }
+  if (!legal.includes(action)) action = legal[0];
+  return { action };
+}
+
 function makeService() {
   return {
     Handshake(call, callback) {
+      // The newest version both speak; a referee older than version 2 lists none and gets version 1.
+      const offered = call.request.protocol_versions || [];
+      const common = PROTOCOL_VERSIONS.filter((v) => offered.includes(v));
       callback(null, {
-        name: NAME, version: VERSION, author: 'pilotta-arena', protocol_version: PROTOCOL_VERSION, games: GAMES,
+        name: NAME,
+        version: VERSION,
+        author: 'pilotta-arena',
+        protocol_version: common.length > 0 ? Math.max(...common) : 1,
+        games: GAMES,
+        rulesets: GAMES,
       });
     },
+    // Version 1: one call per decision.
     Decide(call, callback) {
-      const legal = call.request.legal_actions || [];
-      if (legal.length === 0) {
-        callback({ code: grpc.status.INVALID_ARGUMENT, details: 'DecideRequest has no legal actions' });
-        return;
-      }
-      let action;
-      try {
-        action = decide(call.request.observation || {}, legal);
-      } catch (err) {
-        console.error('decide failed:', err);
-        action = legal[0]; // a legal answer beats a strike
-      }
-      if (!legal.includes(action)) action = legal[0];
-      callback(null, { action });
+      const got = answer(call.request);
+      if (got.error) callback({ code: grpc.status.INVALID_ARGUMENT, details: got.error });
+      else callback(null, { action: got.action });
+    },
+    // Version 2: the referee's messages on one stream per seat; each decision is answered with its number,
+    // notices get no answer. The stream ends when the referee ends its side.
+    Play(call) {
+      call.on('data', (message) => {
+        if (message.body !== 'decide') return; // match_started, deal_ended, match_ended: nothing to answer
+        const got = answer(message.decide);
+        const reply = got.error ? { error: got.error } : { reply: { action: got.action } };
+        call.write({ decision_id: message.decision_id, ...reply });
+      });
+      call.on('end', () => call.end());
+      call.on('error', (err) => console.error('Play stream failed:', err.message));
     },
     MatchStarted(call, callback) {
       callback(null, {});

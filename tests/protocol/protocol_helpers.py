@@ -14,6 +14,7 @@ from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from pilotta.arena.v1 import bot_pb2
 
 REPO = Path(__file__).resolve().parents[2]
 NODE_DIR = REPO / "sample_bots" / "node"
@@ -72,3 +73,20 @@ def stop_process(process: subprocess.Popen[bytes], timeout: float = 10.0) -> int
     if process.stdout:
         process.stdout.close()
     return int(process.returncode)
+
+
+def referee_messages() -> list[bot_pb2.RefereeMessage]:
+    """A short Play stream as a referee sends it: MatchStart, a decision, a DealEnd, a decision, MatchEnd."""
+    start = bot_pb2.MatchStart(match_id="m", ruleset="coinche", game="coinche", seat=bot_pb2.NORTH, bots=["x"] * 4)
+    obs = bot_pb2.Observation(ruleset="coinche", seat=bot_pb2.NORTH, phase=bot_pb2.AUCTION, hand=["JH"])
+    return [
+        bot_pb2.RefereeMessage(match_started=start),
+        bot_pb2.RefereeMessage(
+            decision_id=1, decide=bot_pb2.DecideRequest(match_id="m", observation=obs, legal_actions=["pass", "bid H"])
+        ),
+        bot_pb2.RefereeMessage(deal_ended=bot_pb2.DealEnd(match_id="m", deal_number=0, written=[0, 162])),
+        bot_pb2.RefereeMessage(
+            decision_id=2, decide=bot_pb2.DecideRequest(match_id="m", observation=obs, legal_actions=["play JH"])
+        ),
+        bot_pb2.RefereeMessage(match_ended=bot_pb2.MatchEnd(match_id="m", winner_side=1, scores=[0, 162])),
+    ]

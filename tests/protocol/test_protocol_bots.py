@@ -12,7 +12,7 @@ import pilotta_bot
 import pytest
 from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
 from protocol_duel import duel, play_deal
-from protocol_helpers import free_port, start_process, stop_process
+from protocol_helpers import free_port, referee_messages, start_process, stop_process
 
 from referee import wire
 from referee.game import Game
@@ -51,7 +51,9 @@ def test_sample_bots_answer_legal_codes_over_grpc(sample_bot_addresses: dict[str
     with grpc.insecure_channel(sample_bot_addresses[bot]) as channel:
         stub = bot_pb2_grpc.BotStub(channel)
         hello = stub.Handshake(wire.handshake_request("tests"), timeout=5)
-        assert hello.protocol_version == wire.PROTOCOL_VERSION and "pilotta" in hello.games
+        # Offered both versions, the SDK speaks version 2 (the decisions below are its version 1 calls,
+        # which it still serves).
+        assert hello.protocol_version == 2 and "pilotta" in hello.games and "pilotta" in hello.rulesets
         # Random bids wildly, so its games can end early on the target: count decisions, not deals.
         assert ask_through_games(stub, seed=3, games=6) > 200
 
@@ -107,13 +109,20 @@ def test_node_bot_handshake_and_decisions_over_grpc(node_bot_dir: Path) -> None:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = bot_pb2_grpc.BotStub(channel)
             hello = stub.Handshake(wire.handshake_request("tests"), timeout=5)
-            assert hello.name == "node-simple" and hello.protocol_version == 1 and "pilotta" in hello.games
+            assert hello.name == "node-simple" and hello.protocol_version == 2 and "pilotta" in hello.rulesets
+            only_1 = stub.Handshake(wire.handshake_request("tests", (1,)), timeout=5)
+            assert only_1.protocol_version == 1 and "pilotta" in only_1.games
             stub.MatchStarted(
                 bot_pb2.MatchStart(match_id="n", game="pilotta", seat=bot_pb2.SOUTH, bots=["node"] * 4), timeout=5
             )
             assert ask_through_games(stub, seed=8, games=2) > 100
             stub.DealEnded(bot_pb2.DealEnd(match_id="n"), timeout=5)
             stub.MatchEnded(bot_pb2.MatchEnd(match_id="n", scores=[1, 2]), timeout=5)
+            # Version 2: one answer per decision, naming it; nothing for the notices. With only the jack of
+            # hearts, the bot values hearts at 30 + 25 - 25 (a single trump) = 30 against the 95 * 1 / 8 = 12
+            # it asks of one card for a bid without a number: it bids.
+            answers = list(stub.Play(iter(referee_messages()), timeout=10))
+            assert [(a.decision_id, a.reply.action, a.error) for a in answers] == [(1, "bid H", ""), (2, "play JH", "")]
     finally:
         assert stop_process(process) == 0
 

@@ -12,7 +12,7 @@ import pilotta_bot
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
-from protocol_helpers import REPO, free_port, start_process, stop_process, wait_serving
+from protocol_helpers import REPO, free_port, referee_messages, start_process, stop_process, wait_serving
 
 from sample_bots.random import RandomBot
 
@@ -102,6 +102,31 @@ def test_handshake_and_notices_reach_the_bot(serve_bot: ServeBot, bot_stub: Conn
     assert (end.winner_side, end.scores) == (0, (360, 200))
 
 
+@pytest.mark.timeout(30)
+def test_the_sdk_speaks_version_2_to_a_referee_that_offers_it(serve_bot: ServeBot, bot_stub: Connect) -> None:
+    stub = bot_stub(serve_bot(Notebook()).address)
+    offered = bot_pb2.HandshakeRequest(protocol_version=1, protocol_versions=[1, 2], referee="tests")
+    hello = stub.Handshake(offered, timeout=5)
+    assert hello.protocol_version == 2 and list(hello.rulesets) == list(hello.games) == ["pilotta", "coinche"]
+    newer = bot_pb2.HandshakeRequest(protocol_version=1, protocol_versions=[1, 2, 3], referee="tests")
+    assert stub.Handshake(newer, timeout=5).protocol_version == 2
+
+
+@pytest.mark.timeout(30)
+def test_a_play_stream_answers_each_decision_by_its_number_and_delivers_notices(
+    serve_bot: ServeBot, bot_stub: Connect
+) -> None:
+    bot = Notebook()
+    stub = bot_stub(serve_bot(bot).address)
+    answers = list(stub.Play(iter(referee_messages()), timeout=10))
+    # One answer per decision and nothing for the notices; each names its decision.
+    assert [(a.decision_id, a.reply.index, a.error) for a in answers] == [(1, 0, ""), (2, 0, "")]
+    start, deal, end = bot.notes
+    assert isinstance(start, pilotta_bot.MatchInfo) and start.ruleset == "coinche" and start.seat == 2
+    assert isinstance(deal, pilotta_bot.DealResult) and deal.written == (0, 162)
+    assert isinstance(end, pilotta_bot.MatchResult) and end.winner_side == 1
+
+
 class Broken:
     name = "broken"
 
@@ -120,6 +145,10 @@ def test_a_failing_bot_gets_a_clear_error_and_notices_still_ack(serve_bot: Serve
     assert error.value.code() == grpc.StatusCode.INTERNAL
     assert "RuntimeError: no idea" in (error.value.details() or "")
     stub.DealEnded(bot_pb2.DealEnd(match_id="m"), timeout=5)  # acknowledged despite the bug
+    # On a stream, the same failure is an answer carrying the error; the notice's bug ends nothing.
+    answers = list(stub.Play(iter(referee_messages()), timeout=10))
+    assert [a.decision_id for a in answers] == [1, 2]
+    assert all("RuntimeError: no idea" in a.error and not a.HasField("reply") for a in answers)
 
 
 @pytest.mark.timeout(30)

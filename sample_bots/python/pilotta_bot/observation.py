@@ -91,7 +91,7 @@ class Belote:
 class Observation:
     """Everything the seat may know when it must act, and nothing more."""
 
-    game: str
+    game: str  # the ruleset's name (also ``ruleset``; this older name stays for the bots that use it)
     seat: int
     dealer: int
     phase: str  # "auction", "play" or "scored"
@@ -114,6 +114,11 @@ class Observation:
     match_id: str = ""
     deadline_ms: int = 0
     time_bank_ms: int = 0
+
+    @property
+    def ruleset(self) -> str:
+        """The ruleset's name, e.g. "pilotta"."""
+        return self.game
 
     # --- Who is who ---------------------------------------------------------------------------------
     @property
@@ -196,12 +201,16 @@ class MatchInfo:
     """A MatchStarted notice: who plays where, and the clock."""
 
     match_id: str
-    game: str
+    game: str  # the ruleset's name (also ``ruleset``)
     options: dict[str, object]
     seat: int
     bots: tuple[str, ...]  # the bots' names by seat
     deadline_ms: int
     time_bank_ms: int
+
+    @property
+    def ruleset(self) -> str:
+        return self.game
 
 
 @dataclass(frozen=True)
@@ -245,7 +254,7 @@ def observation_from_proto(
         c = message.contract
         contract = Contract(int(c.bidder), int(c.value), str(c.strain), int(c.multiplier) or 1)
     return Observation(
-        game=message.game,
+        game=message.ruleset or message.game,  # a referee older than version 2 fills only `game`
         seat=int(message.seat),
         dealer=int(message.dealer),
         phase=_PHASES.get(message.phase, "unknown"),
@@ -292,7 +301,7 @@ def _json_object(text: str) -> dict[str, object]:
 def match_info_from_proto(message: bot_pb2.MatchStart) -> MatchInfo:
     return MatchInfo(
         message.match_id,
-        message.game,
+        message.ruleset or message.game,
         _json_object(message.options_json),
         int(message.seat),
         tuple(message.bots),

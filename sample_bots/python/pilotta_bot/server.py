@@ -8,7 +8,7 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
 from dataclasses import dataclass
 from types import FrameType
@@ -26,7 +26,8 @@ from pilotta_bot.observation import (
     observation_from_proto,
 )
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # the newest this SDK speaks; it answers version 1 referees with version 1
+PROTOCOL_VERSIONS = (1, 2)
 SERVICE_NAME = "pilotta.arena.v1.Bot"
 log = logging.getLogger("pilotta_bot")
 
@@ -60,11 +61,22 @@ def _identity(bot: object) -> tuple[str, str, str, list[str]]:
     return name, version, author, games
 
 
-class BotServicer(bot_pb2_grpc.BotServicer):
-    """Adapts a bot object to the Bot service.
+class _DecideFailed(Exception):
+    """``decide`` could not give an answer; the text says why (sent to the referee)."""
 
-    The bot's methods are called one at a time (under a lock), so a bot may keep state without locks of
-    its own even when the referee seats it twice or runs several matches against it at once.
+    def __init__(self, text: str, code: grpc.StatusCode = grpc.StatusCode.INTERNAL) -> None:
+        super().__init__(text)
+        self.code = code
+
+
+class BotServicer(bot_pb2_grpc.BotServicer):
+    """Adapts a bot object to the Bot service, in both protocol versions.
+
+    Version 1 is the unary ``Decide`` and notice calls; version 2 the ``Play`` stream, one per seat per
+    match, on which the same decisions and notices arrive as messages. The handshake answers version 2
+    to a referee that offers it. The bot's methods are called one at a time (under a lock), so a bot may
+    keep state without locks of its own even when the referee seats it twice or runs several matches
+    against it at once.
     """
 
     def __init__(self, bot: BotLike) -> None:
@@ -73,21 +85,53 @@ class BotServicer(bot_pb2_grpc.BotServicer):
 
     def Handshake(self, request: bot_pb2.HandshakeRequest, context: grpc.ServicerContext) -> bot_pb2.HandshakeReply:
         name, version, author, games = _identity(self.bot)
-        if request.protocol_version and request.protocol_version != PROTOCOL_VERSION:
+        offered = set(request.protocol_versions) or {request.protocol_version or 1}
+        common = offered & set(PROTOCOL_VERSIONS)
+        if not common:
             log.warning(
-                "referee %r speaks protocol %d, this SDK %d",
-                request.referee,
-                request.protocol_version,
-                PROTOCOL_VERSION,
+                "referee %r speaks protocol %s, this SDK %s", request.referee, sorted(offered), PROTOCOL_VERSIONS
             )
         return bot_pb2.HandshakeReply(
-            name=name, version=version, author=author, protocol_version=PROTOCOL_VERSION, games=games
+            name=name,
+            version=version,
+            author=author,
+            protocol_version=max(common or {PROTOCOL_VERSION}),
+            games=games,
+            rulesets=games,
         )
 
     def Decide(self, request: bot_pb2.DecideRequest, context: grpc.ServicerContext) -> bot_pb2.DecideReply:
+        try:
+            return self._decide(request)
+        except _DecideFailed as failed:
+            context.abort(failed.code, str(failed))
+
+    def Play(
+        self, request_iterator: Iterator[bot_pb2.RefereeMessage], context: grpc.ServicerContext
+    ) -> Iterator[bot_pb2.BotMessage]:
+        """Version 2: answer each decision on the stream; notices are handled and answer nothing."""
+        for message in request_iterator:
+            body = message.WhichOneof("body")
+            if body == "decide":
+                try:
+                    reply = self._decide(message.decide)
+                except _DecideFailed as failed:
+                    yield bot_pb2.BotMessage(decision_id=message.decision_id, error=str(failed))
+                    continue
+                yield bot_pb2.BotMessage(decision_id=message.decision_id, reply=reply)
+            elif body == "match_started":
+                self._notice("on_match_start", match_info_from_proto(message.match_started))
+            elif body == "deal_ended":
+                self._notice("on_deal_end", deal_result_from_proto(message.deal_ended))
+            elif body == "match_ended":
+                self._notice("on_match_end", match_result_from_proto(message.match_ended))
+            else:  # a message of a newer referee: nothing to answer
+                log.warning("unknown message on the Play stream: %s", body)
+
+    def _decide(self, request: bot_pb2.DecideRequest) -> bot_pb2.DecideReply:
         legal = list(request.legal_actions)
         if not legal:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "DecideRequest has no legal actions")
+            raise _DecideFailed("DecideRequest has no legal actions", grpc.StatusCode.INVALID_ARGUMENT)
         obs = observation_from_proto(
             request.observation,
             match_id=request.match_id,
@@ -100,15 +144,13 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         except Exception as error:
             # The referee counts this as a failed decision; the message tells the bot's author why.
             log.exception("decide() raised")
-            context.abort(grpc.StatusCode.INTERNAL, f"decide() raised {type(error).__name__}: {error}")
+            raise _DecideFailed(f"decide() raised {type(error).__name__}: {error}") from None
         if isinstance(choice, int) and not isinstance(choice, bool):
             if not 0 <= choice < len(legal):
                 log.warning("decide() returned index %d of %d legal actions", choice, len(legal))
             return bot_pb2.DecideReply(index=max(choice, 0))
         if not isinstance(choice, str):
-            context.abort(
-                grpc.StatusCode.INTERNAL, f"decide() must return an action code (str), not {type(choice).__name__}"
-            )
+            raise _DecideFailed(f"decide() must return an action code (str), not {type(choice).__name__}")
         if choice not in legal:
             # Sent anyway: the referee is the judge, and the author sees the strike in the record.
             log.warning("decide() returned %r, which is not among the legal actions %s", choice, legal)

@@ -1,6 +1,8 @@
 """Test bots: real gRPC servers on loopback that behave well or badly on purpose.
 
-Run as a process (``python testbot.py --mode crash --after 5 --port N``) or in-process with ``start``.
+Run as a process (``python testbot.py --mode crash --after 5 --port N [--protocol 2]``) or in-process with
+``start``. ``protocol`` 1 answers unary Decide calls, 2 the same decisions on Play streams (the handshake
+says which; the behaviours below are the same in both).
 
 Modes:
   first      answer the first legal action (deterministic)
@@ -11,7 +13,9 @@ Modes:
   badindex   an index out of range
   garbage    bytes that are not a DecideReply
   oversized  a DecideReply of several MiB
-  noticefail answers well but fails every notice
+  noticefail answers well but fails every notice (version 1: a notice has no answer in version 2)
+  leave      version 2: like ``first``, then ends its stream on decision number ``--after``
+  unsolicited version 2: answers every decision under another decision's number
 A spy (``spy=[]`` in-process) keeps every DecideRequest it receives.
 """
 
@@ -24,6 +28,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from concurrent import futures
 from pathlib import Path
 from typing import Any
@@ -48,18 +53,23 @@ class Behaviour:
         spy: list[bot_pb2.DecideRequest] | None = None,
         name: str = "",
         games: tuple[str, ...] = ("pilotta",),
+        protocol: int = 1,
     ) -> None:
         self.mode, self.sleep_ms, self.after, self.spy = mode, sleep_ms, after, spy
         self.rng = random.Random(seed)
         self.name = name or f"test-{mode}"
         self.games = games
+        self.protocol = protocol
         self.decisions = 0
+        self.handshakes = 0
         self.notices: list[str] = []
         self.lock = threading.Lock()
 
     def handshake(self, request: bot_pb2.HandshakeRequest, context: Any) -> bot_pb2.HandshakeReply:
+        with self.lock:
+            self.handshakes += 1
         return bot_pb2.HandshakeReply(
-            name=self.name, version="1", author="tests", protocol_version=1, games=list(self.games)
+            name=self.name, version="1", author="tests", protocol_version=self.protocol, games=list(self.games)
         )
 
     def decide(self, request: bot_pb2.DecideRequest, context: Any) -> Any:
@@ -91,6 +101,24 @@ class Behaviour:
                 return bot_pb2.DecideReply(index=self.rng.randrange(len(legal)))
         return bot_pb2.DecideReply(action=legal[0], comment="first")
 
+    def play(self, requests: Iterator[bot_pb2.RefereeMessage], context: Any) -> Iterator[Any]:
+        """Version 2: the same answers as ``decide``, as BotMessages on the stream."""
+        kinds = {"match_started": "MatchStarted", "deal_ended": "DealEnded", "match_ended": "MatchEnded"}
+        for message in requests:
+            body = message.WhichOneof("body")
+            if body != "decide":
+                with self.lock:
+                    self.notices.append(kinds[str(body)])
+                continue
+            if self.mode == "leave" and self.decisions + 1 >= self.after:
+                return
+            reply = self.decide(message.decide, context)
+            if isinstance(reply, bytes):  # garbage
+                yield reply
+                continue
+            number = message.decision_id + (1000 if self.mode == "unsolicited" else 0)
+            yield bot_pb2.BotMessage(decision_id=number, reply=reply)
+
     def notice(self, kind: str) -> Any:
         def handler(request: Any, context: Any) -> bot_pb2.Ack:
             with self.lock:
@@ -120,6 +148,9 @@ def build_server(behaviour: Behaviour, port: int = 0, host: str = "127.0.0.1") -
         "MatchStarted": unary(behaviour.notice("MatchStarted"), bot_pb2.MatchStart),
         "DealEnded": unary(behaviour.notice("DealEnded"), bot_pb2.DealEnd),
         "MatchEnded": unary(behaviour.notice("MatchEnded"), bot_pb2.MatchEnd),
+        "Play": grpc.stream_stream_rpc_method_handler(
+            behaviour.play, request_deserializer=bot_pb2.RefereeMessage.FromString, response_serializer=_ser
+        ),
     }
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
     hs = health.HealthServicer()
@@ -144,8 +175,10 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sleep-ms", type=int, default=0)
     p.add_argument("--after", type=int, default=0)
+    p.add_argument("--protocol", type=int, default=1)
     a = p.parse_args()
-    server, port = build_server(Behaviour(a.mode, seed=a.seed, sleep_ms=a.sleep_ms, after=a.after), a.port)
+    behaviour = Behaviour(a.mode, seed=a.seed, sleep_ms=a.sleep_ms, after=a.after, protocol=a.protocol)
+    server, port = build_server(behaviour, a.port)
     print(f"test bot {a.mode} on port {port}", file=sys.stderr, flush=True)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1apilotta/arena/v1/bot.proto\x12\x10pilotta.arena.v1\"=\n\x10HandshakeRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x0f\n\x07referee\x18\x02 \x01(\t\"h\n\x0eHandshakeReply\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x03 \x01(\t\x12\x18\n\x10protocol_version\x18\x04 \x01(\r\x12\r\n\x05games\x18\x05 \x03(\t\"e\n\x08\x43ontract\x12&\n\x06\x62idder\x18\x01 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12\r\n\x05value\x18\x02 \x01(\r\x12\x0e\n\x06strain\x18\x03 \x01(\t\x12\x12\n\nmultiplier\x18\x04 \x01(\r\"<\n\x04\x43\x61ll\x12$\n\x04seat\x18\x01 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\"v\n\x05Trick\x12&\n\x06leader\x18\x01 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\x12+\n\x06winner\x18\x03 \x01(\x0e\x32\x16.pilotta.arena.v1.SeatH\x00\x88\x01\x01\x42\t\n\x07_winner\"H\n\x0b\x44\x65\x63laration\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0e\n\x06points\x18\x03 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x04 \x03(\t\"\x95\x01\n\x0c\x41nnouncement\x12$\n\x04seat\x18\x01 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0e\n\x06points\x18\x03 \x01(\r\x12\x0e\n\x06length\x18\x04 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x05 \x03(\t\x12\x15\n\x08\x63redited\x18\x06 \x01(\x08H\x00\x88\x01\x01\x42\x0b\n\t_credited\"<\n\x06\x42\x65lote\x12$\n\x04seat\x18\x01 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12\x0c\n\x04suit\x18\x02 \x01(\t\"\xb0\x05\n\x0bObservation\x12\x0c\n\x04game\x18\x01 \x01(\t\x12$\n\x04seat\x18\x02 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12&\n\x06\x64\x65\x61ler\x18\x03 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12&\n\x05phase\x18\x04 \x01(\x0e\x32\x17.pilotta.arena.v1.Phase\x12\x0c\n\x04hand\x18\x05 \x03(\t\x12\'\n\x07\x61uction\x18\x06 \x03(\x0b\x32\x16.pilotta.arena.v1.Call\x12\x31\n\x08\x63ontract\x18\x07 \x01(\x0b\x32\x1a.pilotta.arena.v1.ContractH\x00\x88\x01\x01\x12\x18\n\x0bturned_card\x18\x08 \x01(\tH\x01\x88\x01\x01\x12&\n\x05trick\x18\t \x01(\x0b\x32\x17.pilotta.arena.v1.Trick\x12\'\n\x06tricks\x18\n \x03(\x0b\x32\x17.pilotta.arena.v1.Trick\x12\x37\n\x10own_declarations\x18\x0b \x03(\x0b\x32\x1d.pilotta.arena.v1.Declaration\x12\x35\n\rannouncements\x18\x0c \x03(\x0b\x32\x1e.pilotta.arena.v1.Announcement\x12)\n\x07\x62\x65lotes\x18\r \x03(\x0b\x32\x18.pilotta.arena.v1.Belote\x12\x12\n\ntricks_won\x18\x0e \x03(\r\x12\x0e\n\x06scores\x18\x0f \x03(\x05\x12\x13\n\x0b\x64\x65\x61l_number\x18\x10 \x01(\r\x12\x0e\n\x06target\x18\x11 \x01(\r\x12\x0f\n\x07hanging\x18\x12 \x01(\x05\x12+\n\x06to_act\x18\x13 \x01(\x0e\x32\x16.pilotta.arena.v1.SeatH\x02\x88\x01\x01\x42\x0b\n\t_contractB\x0e\n\x0c_turned_cardB\t\n\x07_to_act\"\x97\x01\n\rDecideRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x32\n\x0bobservation\x18\x02 \x01(\x0b\x32\x1d.pilotta.arena.v1.Observation\x12\x15\n\rlegal_actions\x18\x03 \x03(\t\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x04 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x05 \x01(\r\"K\n\x0b\x44\x65\x63ideReply\x12\x10\n\x06\x61\x63tion\x18\x01 \x01(\tH\x00\x12\x0f\n\x05index\x18\x02 \x01(\rH\x00\x12\x0f\n\x07\x63omment\x18\x03 \x01(\tB\x08\n\x06\x63hoice\"\xa1\x01\n\nMatchStart\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x14\n\x0coptions_json\x18\x03 \x01(\t\x12$\n\x04seat\x18\x04 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12\x0c\n\x04\x62ots\x18\x05 \x03(\t\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x06 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x07 \x01(\r\"\xb3\x01\n\x07\x44\x65\x61lEnd\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65\x61l_number\x18\x02 \x01(\r\x12\x12\n\nsouth_hand\x18\x03 \x03(\t\x12\x11\n\teast_hand\x18\x04 \x03(\t\x12\x12\n\nnorth_hand\x18\x05 \x03(\t\x12\x11\n\twest_hand\x18\x06 \x03(\t\x12\x0f\n\x07written\x18\x07 \x03(\x05\x12\x0e\n\x06scores\x18\x08 \x03(\x05\x12\x12\n\nscore_json\x18\t \x01(\t\"f\n\x08MatchEnd\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x18\n\x0bwinner_side\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x0e\n\x06scores\x18\x03 \x03(\x05\x12\x0e\n\x06reason\x18\x04 \x01(\tB\x0e\n\x0c_winner_side\"\x05\n\x03\x41\x63k*0\n\x04Seat\x12\t\n\x05SOUTH\x10\x00\x12\x08\n\x04\x45\x41ST\x10\x01\x12\t\n\x05NORTH\x10\x02\x12\x08\n\x04WEST\x10\x03*A\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x0b\n\x07\x41UCTION\x10\x01\x12\x08\n\x04PLAY\x10\x02\x12\n\n\x06SCORED\x10\x03\x32\xe7\x02\n\x03\x42ot\x12Q\n\tHandshake\x12\".pilotta.arena.v1.HandshakeRequest\x1a .pilotta.arena.v1.HandshakeReply\x12H\n\x06\x44\x65\x63ide\x12\x1f.pilotta.arena.v1.DecideRequest\x1a\x1d.pilotta.arena.v1.DecideReply\x12\x43\n\x0cMatchStarted\x12\x1c.pilotta.arena.v1.MatchStart\x1a\x15.pilotta.arena.v1.Ack\x12=\n\tDealEnded\x12\x19.pilotta.arena.v1.DealEnd\x1a\x15.pilotta.arena.v1.Ack\x12?\n\nMatchEnded\x12\x1a.pilotta.arena.v1.MatchEnd\x1a\x15.pilotta.arena.v1.AckBGZEgithub.com/pilotta-arena/pilotta-arena/proto/pilotta/arena/v1;arenav1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1apilotta/arena/v1/bot.proto\x12\x10pilotta.arena.v1\"\xfb\x01\n\x0eRefereeMessage\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\x04\x12\x31\n\x06\x64\x65\x63ide\x18\x02 \x01(\x0b\x32\x1f.pilotta.arena.v1.DecideRequestH\x00\x12\x35\n\rmatch_started\x18\x03 \x01(\x0b\x32\x1c.pilotta.arena.v1.MatchStartH\x00\x12/\n\ndeal_ended\x18\x04 \x01(\x0b\x32\x19.pilotta.arena.v1.DealEndH\x00\x12\x31\n\x0bmatch_ended\x18\x05 \x01(\x0b\x32\x1a.pilotta.arena.v1.MatchEndH\x00\x42\x06\n\x04\x62ody\"^\n\nBotMessage\x12\x13\n\x0b\x64\x65\x63ision_id\x18\x01 \x01(\x04\x12,\n\x05reply\x18\x02 \x01(\x0b\x32\x1d.pilotta.arena.v1.DecideReply\x12\r\n\x05\x65rror\x18\x03 \x01(\t\"X\n\x10HandshakeRequest\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x0f\n\x07referee\x18\x02 \x01(\t\x12\x19\n\x11protocol_versions\x18\x1e \x03(\r\"z\n\x0eHandshakeReply\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0e\n\x06\x61uthor\x18\x03 \x01(\t\x12\x18\n\x10protocol_version\x18\x04 \x01(\r\x12\r\n\x05games\x18\x05 \x03(\t\x12\x10\n\x08rulesets\x18\x1e \x03(\t\"e\n\x08\x43ontract\x12&\n\x06\x62idder\x18\x01 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12\r\n\x05value\x18\x02 \x01(\r\x12\x0e\n\x06strain\x18\x03 \x01(\t\x12\x12\n\nmultiplier\x18\x04 \x01(\r\"<\n\x04\x43\x61ll\x12$\n\x04seat\x18\x01 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12\x0e\n\x06\x61\x63tion\x18\x02 \x01(\t\"v\n\x05Trick\x12&\n\x06leader\x18\x01 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\x12+\n\x06winner\x18\x03 \x01(\x0e\x32\x16.pilotta.arena.v1.SeatH\x00\x88\x01\x01\x42\t\n\x07_winner\"H\n\x0b\x44\x65\x63laration\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0e\n\x06points\x18\x03 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x04 \x03(\t\"\x95\x01\n\x0c\x41nnouncement\x12$\n\x04seat\x18\x01 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\x0e\n\x06points\x18\x03 \x01(\r\x12\x0e\n\x06length\x18\x04 \x01(\r\x12\r\n\x05\x63\x61rds\x18\x05 \x03(\t\x12\x15\n\x08\x63redited\x18\x06 \x01(\x08H\x00\x88\x01\x01\x42\x0b\n\t_credited\"<\n\x06\x42\x65lote\x12$\n\x04seat\x18\x01 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12\x0c\n\x04suit\x18\x02 \x01(\t\"\xc1\x05\n\x0bObservation\x12\x0c\n\x04game\x18\x01 \x01(\t\x12$\n\x04seat\x18\x02 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12&\n\x06\x64\x65\x61ler\x18\x03 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12&\n\x05phase\x18\x04 \x01(\x0e\x32\x17.pilotta.arena.v1.Phase\x12\x0c\n\x04hand\x18\x05 \x03(\t\x12\'\n\x07\x61uction\x18\x06 \x03(\x0b\x32\x16.pilotta.arena.v1.Call\x12\x31\n\x08\x63ontract\x18\x07 \x01(\x0b\x32\x1a.pilotta.arena.v1.ContractH\x00\x88\x01\x01\x12\x18\n\x0bturned_card\x18\x08 \x01(\tH\x01\x88\x01\x01\x12&\n\x05trick\x18\t \x01(\x0b\x32\x17.pilotta.arena.v1.Trick\x12\'\n\x06tricks\x18\n \x03(\x0b\x32\x17.pilotta.arena.v1.Trick\x12\x37\n\x10own_declarations\x18\x0b \x03(\x0b\x32\x1d.pilotta.arena.v1.Declaration\x12\x35\n\rannouncements\x18\x0c \x03(\x0b\x32\x1e.pilotta.arena.v1.Announcement\x12)\n\x07\x62\x65lotes\x18\r \x03(\x0b\x32\x18.pilotta.arena.v1.Belote\x12\x12\n\ntricks_won\x18\x0e \x03(\r\x12\x0e\n\x06scores\x18\x0f \x03(\x05\x12\x13\n\x0b\x64\x65\x61l_number\x18\x10 \x01(\r\x12\x0e\n\x06target\x18\x11 \x01(\r\x12\x0f\n\x07hanging\x18\x12 \x01(\x05\x12+\n\x06to_act\x18\x13 \x01(\x0e\x32\x16.pilotta.arena.v1.SeatH\x02\x88\x01\x01\x12\x0f\n\x07ruleset\x18\x1e \x01(\tB\x0b\n\t_contractB\x0e\n\x0c_turned_cardB\t\n\x07_to_act\"\x97\x01\n\rDecideRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x32\n\x0bobservation\x18\x02 \x01(\x0b\x32\x1d.pilotta.arena.v1.Observation\x12\x15\n\rlegal_actions\x18\x03 \x03(\t\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x04 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x05 \x01(\r\"K\n\x0b\x44\x65\x63ideReply\x12\x10\n\x06\x61\x63tion\x18\x01 \x01(\tH\x00\x12\x0f\n\x05index\x18\x02 \x01(\rH\x00\x12\x0f\n\x07\x63omment\x18\x03 \x01(\tB\x08\n\x06\x63hoice\"\xb2\x01\n\nMatchStart\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x14\n\x0coptions_json\x18\x03 \x01(\t\x12$\n\x04seat\x18\x04 \x01(\x0e\x32\x16.pilotta.arena.v1.Seat\x12\x0c\n\x04\x62ots\x18\x05 \x03(\t\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x06 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x07 \x01(\r\x12\x0f\n\x07ruleset\x18\x1e \x01(\t\"\xb3\x01\n\x07\x44\x65\x61lEnd\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65\x61l_number\x18\x02 \x01(\r\x12\x12\n\nsouth_hand\x18\x03 \x03(\t\x12\x11\n\teast_hand\x18\x04 \x03(\t\x12\x12\n\nnorth_hand\x18\x05 \x03(\t\x12\x11\n\twest_hand\x18\x06 \x03(\t\x12\x0f\n\x07written\x18\x07 \x03(\x05\x12\x0e\n\x06scores\x18\x08 \x03(\x05\x12\x12\n\nscore_json\x18\t \x01(\t\"f\n\x08MatchEnd\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x18\n\x0bwinner_side\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x0e\n\x06scores\x18\x03 \x03(\x05\x12\x0e\n\x06reason\x18\x04 \x01(\tB\x0e\n\x0c_winner_side\"\x05\n\x03\x41\x63k*0\n\x04Seat\x12\t\n\x05SOUTH\x10\x00\x12\x08\n\x04\x45\x41ST\x10\x01\x12\t\n\x05NORTH\x10\x02\x12\x08\n\x04WEST\x10\x03*A\n\x05Phase\x12\x15\n\x11PHASE_UNSPECIFIED\x10\x00\x12\x0b\n\x07\x41UCTION\x10\x01\x12\x08\n\x04PLAY\x10\x02\x12\n\n\x06SCORED\x10\x03\x32\xb3\x03\n\x03\x42ot\x12Q\n\tHandshake\x12\".pilotta.arena.v1.HandshakeRequest\x1a .pilotta.arena.v1.HandshakeReply\x12H\n\x06\x44\x65\x63ide\x12\x1f.pilotta.arena.v1.DecideRequest\x1a\x1d.pilotta.arena.v1.DecideReply\x12\x43\n\x0cMatchStarted\x12\x1c.pilotta.arena.v1.MatchStart\x1a\x15.pilotta.arena.v1.Ack\x12=\n\tDealEnded\x12\x19.pilotta.arena.v1.DealEnd\x1a\x15.pilotta.arena.v1.Ack\x12?\n\nMatchEnded\x12\x1a.pilotta.arena.v1.MatchEnd\x1a\x15.pilotta.arena.v1.Ack\x12J\n\x04Play\x12 .pilotta.arena.v1.RefereeMessage\x1a\x1c.pilotta.arena.v1.BotMessage(\x01\x30\x01\x42GZEgithub.com/pilotta-arena/pilotta-arena/proto/pilotta/arena/v1;arenav1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,40 +32,44 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'pilotta.arena.v1.bot_pb2', 
 if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'ZEgithub.com/pilotta-arena/pilotta-arena/proto/pilotta/arena/v1;arenav1'
-  _globals['_SEAT']._serialized_start=2169
-  _globals['_SEAT']._serialized_end=2217
-  _globals['_PHASE']._serialized_start=2219
-  _globals['_PHASE']._serialized_end=2284
-  _globals['_HANDSHAKEREQUEST']._serialized_start=48
-  _globals['_HANDSHAKEREQUEST']._serialized_end=109
-  _globals['_HANDSHAKEREPLY']._serialized_start=111
-  _globals['_HANDSHAKEREPLY']._serialized_end=215
-  _globals['_CONTRACT']._serialized_start=217
-  _globals['_CONTRACT']._serialized_end=318
-  _globals['_CALL']._serialized_start=320
-  _globals['_CALL']._serialized_end=380
-  _globals['_TRICK']._serialized_start=382
-  _globals['_TRICK']._serialized_end=500
-  _globals['_DECLARATION']._serialized_start=502
-  _globals['_DECLARATION']._serialized_end=574
-  _globals['_ANNOUNCEMENT']._serialized_start=577
-  _globals['_ANNOUNCEMENT']._serialized_end=726
-  _globals['_BELOTE']._serialized_start=728
-  _globals['_BELOTE']._serialized_end=788
-  _globals['_OBSERVATION']._serialized_start=791
-  _globals['_OBSERVATION']._serialized_end=1479
-  _globals['_DECIDEREQUEST']._serialized_start=1482
-  _globals['_DECIDEREQUEST']._serialized_end=1633
-  _globals['_DECIDEREPLY']._serialized_start=1635
-  _globals['_DECIDEREPLY']._serialized_end=1710
-  _globals['_MATCHSTART']._serialized_start=1713
-  _globals['_MATCHSTART']._serialized_end=1874
-  _globals['_DEALEND']._serialized_start=1877
-  _globals['_DEALEND']._serialized_end=2056
-  _globals['_MATCHEND']._serialized_start=2058
-  _globals['_MATCHEND']._serialized_end=2160
-  _globals['_ACK']._serialized_start=2162
-  _globals['_ACK']._serialized_end=2167
-  _globals['_BOT']._serialized_start=2287
-  _globals['_BOT']._serialized_end=2646
+  _globals['_SEAT']._serialized_start=2598
+  _globals['_SEAT']._serialized_end=2646
+  _globals['_PHASE']._serialized_start=2648
+  _globals['_PHASE']._serialized_end=2713
+  _globals['_REFEREEMESSAGE']._serialized_start=49
+  _globals['_REFEREEMESSAGE']._serialized_end=300
+  _globals['_BOTMESSAGE']._serialized_start=302
+  _globals['_BOTMESSAGE']._serialized_end=396
+  _globals['_HANDSHAKEREQUEST']._serialized_start=398
+  _globals['_HANDSHAKEREQUEST']._serialized_end=486
+  _globals['_HANDSHAKEREPLY']._serialized_start=488
+  _globals['_HANDSHAKEREPLY']._serialized_end=610
+  _globals['_CONTRACT']._serialized_start=612
+  _globals['_CONTRACT']._serialized_end=713
+  _globals['_CALL']._serialized_start=715
+  _globals['_CALL']._serialized_end=775
+  _globals['_TRICK']._serialized_start=777
+  _globals['_TRICK']._serialized_end=895
+  _globals['_DECLARATION']._serialized_start=897
+  _globals['_DECLARATION']._serialized_end=969
+  _globals['_ANNOUNCEMENT']._serialized_start=972
+  _globals['_ANNOUNCEMENT']._serialized_end=1121
+  _globals['_BELOTE']._serialized_start=1123
+  _globals['_BELOTE']._serialized_end=1183
+  _globals['_OBSERVATION']._serialized_start=1186
+  _globals['_OBSERVATION']._serialized_end=1891
+  _globals['_DECIDEREQUEST']._serialized_start=1894
+  _globals['_DECIDEREQUEST']._serialized_end=2045
+  _globals['_DECIDEREPLY']._serialized_start=2047
+  _globals['_DECIDEREPLY']._serialized_end=2122
+  _globals['_MATCHSTART']._serialized_start=2125
+  _globals['_MATCHSTART']._serialized_end=2303
+  _globals['_DEALEND']._serialized_start=2306
+  _globals['_DEALEND']._serialized_end=2485
+  _globals['_MATCHEND']._serialized_start=2487
+  _globals['_MATCHEND']._serialized_end=2589
+  _globals['_ACK']._serialized_start=2591
+  _globals['_ACK']._serialized_end=2596
+  _globals['_BOT']._serialized_start=2716
+  _globals['_BOT']._serialized_end=3151
 # @@protoc_insertion_point(module_scope)

@@ -3,12 +3,15 @@
 isort:skip_file
 The bot service: every bot implements it; the referee calls it.
 
-A bot may keep no state: each Decide request carries the seat's whole observation and the list of
+A bot may keep no state: each decision request carries the seat's whole observation and the list of
 legal actions. The bot answers with one of those actions (by its code or by its index).
 See docs/protocol.md for the life of a match, deadlines and penalties.
 
-The protocol version this file describes: PROTOCOL_VERSION = 1. A bot reports the version it speaks in
-its handshake. Additions (new fields, new notices) keep the version; a change that breaks bots bumps it.
+Two protocol versions, both described here. Version 1: one unary call per decision (Decide) and per
+notice (MatchStarted, DealEnded, MatchEnded). Version 2: after the handshake, one Play stream per seat
+per match carries the same decisions and notices as messages. The handshake settles which one a bot
+speaks: the referee lists the versions it speaks, the bot answers the one it chose. Additions (new
+fields, new notices) keep a version; a change that breaks bots makes a new one.
 """
 
 from collections import abc as _abc
@@ -72,24 +75,102 @@ SCORED: Phase.ValueType  # 3
 Global___Phase: _TypeAlias = Phase  # noqa: Y015
 
 @_typing.final
+class RefereeMessage(_message.Message):
+    """One message of the referee on a Play stream."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DECISION_ID_FIELD_NUMBER: _builtins.int
+    DECIDE_FIELD_NUMBER: _builtins.int
+    MATCH_STARTED_FIELD_NUMBER: _builtins.int
+    DEAL_ENDED_FIELD_NUMBER: _builtins.int
+    MATCH_ENDED_FIELD_NUMBER: _builtins.int
+    decision_id: _builtins.int
+    """Set with `decide` only: 1 for the stream's first decision, then 2, 3, ... The answer names it."""
+    @_builtins.property
+    def decide(self) -> Global___DecideRequest: ...
+    @_builtins.property
+    def match_started(self) -> Global___MatchStart: ...
+    @_builtins.property
+    def deal_ended(self) -> Global___DealEnd: ...
+    @_builtins.property
+    def match_ended(self) -> Global___MatchEnd: ...
+    def __init__(
+        self,
+        *,
+        decision_id: _builtins.int = ...,
+        decide: Global___DecideRequest | None = ...,
+        match_started: Global___MatchStart | None = ...,
+        deal_ended: Global___DealEnd | None = ...,
+        match_ended: Global___MatchEnd | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "deal_ended", b"deal_ended", "decide", b"decide", "match_ended", b"match_ended", "match_started", b"match_started"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "deal_ended", b"deal_ended", "decide", b"decide", "decision_id", b"decision_id", "match_ended", b"match_ended", "match_started", b"match_started"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["decide", "match_started", "deal_ended", "match_ended"]  # noqa: Y015
+    _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
+
+Global___RefereeMessage: _TypeAlias = RefereeMessage  # noqa: Y015
+
+@_typing.final
+class BotMessage(_message.Message):
+    """One message of the bot on a Play stream: the answer to one decision."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DECISION_ID_FIELD_NUMBER: _builtins.int
+    REPLY_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    decision_id: _builtins.int
+    """the decision answered; any other number is a malformed reply"""
+    error: _builtins.str
+    """Instead of a reply: why the bot could not decide (the SDK's text when `decide` raises). Counts as a
+    failed decision, as an error status from Decide does in version 1.
+    """
+    @_builtins.property
+    def reply(self) -> Global___DecideReply: ...
+    def __init__(
+        self,
+        *,
+        decision_id: _builtins.int = ...,
+        reply: Global___DecideReply | None = ...,
+        error: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["reply", b"reply"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["decision_id", b"decision_id", "error", b"error", "reply", b"reply"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotMessage: _TypeAlias = BotMessage  # noqa: Y015
+
+@_typing.final
 class HandshakeRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     PROTOCOL_VERSION_FIELD_NUMBER: _builtins.int
     REFEREE_FIELD_NUMBER: _builtins.int
+    PROTOCOL_VERSIONS_FIELD_NUMBER: _builtins.int
     protocol_version: _builtins.int
-    """the referee's protocol version"""
+    """The oldest protocol version the referee speaks (1), for a bot that knows only one."""
     referee: _builtins.str
     """the referee's name and version, for logs"""
+    @_builtins.property
+    def protocol_versions(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Every protocol version the referee speaks, e.g. [1, 2]; empty from a referee older than version 2."""
+
     def __init__(
         self,
         *,
         protocol_version: _builtins.int = ...,
         referee: _builtins.str = ...,
+        protocol_versions: _abc.Iterable[_builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["protocol_version", b"protocol_version", "referee", b"referee"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["protocol_version", b"protocol_version", "protocol_versions", b"protocol_versions", "referee", b"referee"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -104,12 +185,20 @@ class HandshakeReply(_message.Message):
     AUTHOR_FIELD_NUMBER: _builtins.int
     PROTOCOL_VERSION_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
+    RULESETS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     version: _builtins.str
     author: _builtins.str
     protocol_version: _builtins.int
+    """The version the bot speaks with this referee: 1 (or 0, read as 1) or one of `protocol_versions`."""
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Deprecated: the same list as `rulesets`, kept for bots and referees that know only this name. The
+        referee reads both; a bot should fill both.
+        """
+
+    @_builtins.property
+    def rulesets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """ruleset names the bot plays, e.g. "pilotta", "bulgarian" """
 
     def __init__(
@@ -120,10 +209,11 @@ class HandshakeReply(_message.Message):
         author: _builtins.str = ...,
         protocol_version: _builtins.int = ...,
         games: _abc.Iterable[_builtins.str] | None = ...,
+        rulesets: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "games", b"games", "name", b"name", "protocol_version", b"protocol_version", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["author", b"author", "games", b"games", "name", b"name", "protocol_version", b"protocol_version", "rulesets", b"rulesets", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -336,8 +426,9 @@ class Observation(_message.Message):
     TARGET_FIELD_NUMBER: _builtins.int
     HANGING_FIELD_NUMBER: _builtins.int
     TO_ACT_FIELD_NUMBER: _builtins.int
+    RULESET_FIELD_NUMBER: _builtins.int
     game: _builtins.str
-    """ruleset name"""
+    """deprecated: the same as `ruleset`, kept filled for bots that read it"""
     seat: Global___Seat.ValueType
     dealer: Global___Seat.ValueType
     phase: Global___Phase.ValueType
@@ -349,6 +440,8 @@ class Observation(_message.Message):
     """points left hanging for the winner of the next deal (games that have it)"""
     to_act: Global___Seat.ValueType
     """The seat whose turn it is; absent once the deal is scored. In a DecideRequest it is always `seat`."""
+    ruleset: _builtins.str
+    """the ruleset's name, e.g. "pilotta" """
     @_builtins.property
     def hand(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -399,10 +492,11 @@ class Observation(_message.Message):
         target: _builtins.int = ...,
         hanging: _builtins.int = ...,
         to_act: Global___Seat.ValueType | None = ...,
+        ruleset: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_contract", b"_contract", "_to_act", b"_to_act", "_turned_card", b"_turned_card", "contract", b"contract", "to_act", b"to_act", "trick", b"trick", "turned_card", b"turned_card"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_contract", b"_contract", "_to_act", b"_to_act", "_turned_card", b"_turned_card", "announcements", b"announcements", "auction", b"auction", "belotes", b"belotes", "contract", b"contract", "deal_number", b"deal_number", "dealer", b"dealer", "game", b"game", "hand", b"hand", "hanging", b"hanging", "own_declarations", b"own_declarations", "phase", b"phase", "scores", b"scores", "seat", b"seat", "target", b"target", "to_act", b"to_act", "trick", b"trick", "tricks", b"tricks", "tricks_won", b"tricks_won", "turned_card", b"turned_card"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_contract", b"_contract", "_to_act", b"_to_act", "_turned_card", b"_turned_card", "announcements", b"announcements", "auction", b"auction", "belotes", b"belotes", "contract", b"contract", "deal_number", b"deal_number", "dealer", b"dealer", "game", b"game", "hand", b"hand", "hanging", b"hanging", "own_declarations", b"own_declarations", "phase", b"phase", "ruleset", b"ruleset", "scores", b"scores", "seat", b"seat", "target", b"target", "to_act", b"to_act", "trick", b"trick", "tricks", b"tricks", "tricks_won", b"tricks_won", "turned_card", b"turned_card"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__contract: _TypeAlias = _typing.Literal["contract"]  # noqa: Y015
     _WhichOneofArgType__contract: _TypeAlias = _typing.Literal["_contract", b"_contract"]  # noqa: Y015
@@ -496,12 +590,16 @@ class MatchStart(_message.Message):
     BOTS_FIELD_NUMBER: _builtins.int
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
     TIME_BANK_MS_FIELD_NUMBER: _builtins.int
+    RULESET_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
+    """deprecated: the same as `ruleset`, kept filled for bots that read it"""
     options_json: _builtins.str
     seat: Global___Seat.ValueType
     deadline_ms: _builtins.int
     time_bank_ms: _builtins.int
+    ruleset: _builtins.str
+    """the ruleset's name, e.g. "pilotta" """
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """the bots' names by seat"""
@@ -516,10 +614,11 @@ class MatchStart(_message.Message):
         bots: _abc.Iterable[_builtins.str] | None = ...,
         deadline_ms: _builtins.int = ...,
         time_bank_ms: _builtins.int = ...,
+        ruleset: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "deadline_ms", b"deadline_ms", "game", b"game", "match_id", b"match_id", "options_json", b"options_json", "seat", b"seat", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "deadline_ms", b"deadline_ms", "game", b"game", "match_id", b"match_id", "options_json", b"options_json", "ruleset", b"ruleset", "seat", b"seat", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -60,6 +60,11 @@ class BotStub:
                 request_serializer=pilotta_dot_arena_dot_v1_dot_bot__pb2.MatchEnd.SerializeToString,
                 response_deserializer=pilotta_dot_arena_dot_v1_dot_bot__pb2.Ack.FromString,
                 _registered_method=True)
+        self.Play = channel.stream_stream(
+                '/pilotta.arena.v1.Bot/Play',
+                request_serializer=pilotta_dot_arena_dot_v1_dot_bot__pb2.RefereeMessage.SerializeToString,
+                response_deserializer=pilotta_dot_arena_dot_v1_dot_bot__pb2.BotMessage.FromString,
+                _registered_method=True)
 
 
 class BotServicer:
@@ -67,21 +72,22 @@ class BotServicer:
     """
 
     def Handshake(self, request, context):
-        """Called once per match before anything else (and by `arena check-bot`).
+        """Called before a bot's first match on a connection, whenever the referee does not know the bot's state,
+        and by `arena check-bot`. Every version answers it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Decide(self, request, context):
-        """Called whenever the bot's seat must act. Must answer within the request's deadline.
+        """Version 1. Called whenever the bot's seat must act. Must answer within the request's deadline.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def MatchStarted(self, request, context):
-        """Notices: the referee sends them and does not wait for anything but the acknowledgement.
+        """Version 1 notices: the referee sends them and does not wait for anything but the acknowledgement.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -95,6 +101,16 @@ class BotServicer:
 
     def MatchEnded(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Play(self, request_iterator, context):
+        """Version 2: one stream per seat per match (in a duplicate match, per leg). The referee's first message
+        is the seat's MatchStart, then decisions and notices in the order of play; the last is MatchEnd (or,
+        in the first leg of a duplicate match, the last DealEnd), and the referee then closes its side. The
+        bot answers every decision with one BotMessage naming it, and nothing else: notices are one-way.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -126,6 +142,11 @@ def add_BotServicer_to_server(servicer, server):
                     servicer.MatchEnded,
                     request_deserializer=pilotta_dot_arena_dot_v1_dot_bot__pb2.MatchEnd.FromString,
                     response_serializer=pilotta_dot_arena_dot_v1_dot_bot__pb2.Ack.SerializeToString,
+            ),
+            'Play': grpc.stream_stream_rpc_method_handler(
+                    servicer.Play,
+                    request_deserializer=pilotta_dot_arena_dot_v1_dot_bot__pb2.RefereeMessage.FromString,
+                    response_serializer=pilotta_dot_arena_dot_v1_dot_bot__pb2.BotMessage.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -264,6 +285,33 @@ class Bot:
             '/pilotta.arena.v1.Bot/MatchEnded',
             pilotta_dot_arena_dot_v1_dot_bot__pb2.MatchEnd.SerializeToString,
             pilotta_dot_arena_dot_v1_dot_bot__pb2.Ack.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Play(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/pilotta.arena.v1.Bot/Play',
+            pilotta_dot_arena_dot_v1_dot_bot__pb2.RefereeMessage.SerializeToString,
+            pilotta_dot_arena_dot_v1_dot_bot__pb2.BotMessage.FromString,
             options,
             channel_credentials,
             insecure,

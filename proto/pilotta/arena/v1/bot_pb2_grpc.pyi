@@ -3,12 +3,15 @@
 isort:skip_file
 The bot service: every bot implements it; the referee calls it.
 
-A bot may keep no state: each Decide request carries the seat's whole observation and the list of
+A bot may keep no state: each decision request carries the seat's whole observation and the list of
 legal actions. The bot answers with one of those actions (by its code or by its index).
 See docs/protocol.md for the life of a match, deadlines and penalties.
 
-The protocol version this file describes: PROTOCOL_VERSION = 1. A bot reports the version it speaks in
-its handshake. Additions (new fields, new notices) keep the version; a change that breaks bots bumps it.
+Two protocol versions, both described here. Version 1: one unary call per decision (Decide) and per
+notice (MatchStarted, DealEnded, MatchEnded). Version 2: after the handshake, one Play stream per seat
+per match carries the same decisions and notices as messages. The handshake settles which one a bot
+speaks: the referee lists the versions it speaks, the bot answers the one it chose. Additions (new
+fields, new notices) keep a version; a change that breaks bots makes a new one.
 """
 
 from collections import abc as _abc
@@ -42,13 +45,21 @@ class BotStub:
     @_typing.overload
     def __new__(cls, channel: _aio.Channel) -> BotAsyncStub: ...
     Handshake: _grpc.UnaryUnaryMultiCallable[_bot_pb2.HandshakeRequest, _bot_pb2.HandshakeReply]
-    """Called once per match before anything else (and by `arena check-bot`)."""
+    """Called before a bot's first match on a connection, whenever the referee does not know the bot's state,
+    and by `arena check-bot`. Every version answers it.
+    """
     Decide: _grpc.UnaryUnaryMultiCallable[_bot_pb2.DecideRequest, _bot_pb2.DecideReply]
-    """Called whenever the bot's seat must act. Must answer within the request's deadline."""
+    """Version 1. Called whenever the bot's seat must act. Must answer within the request's deadline."""
     MatchStarted: _grpc.UnaryUnaryMultiCallable[_bot_pb2.MatchStart, _bot_pb2.Ack]
-    """Notices: the referee sends them and does not wait for anything but the acknowledgement."""
+    """Version 1 notices: the referee sends them and does not wait for anything but the acknowledgement."""
     DealEnded: _grpc.UnaryUnaryMultiCallable[_bot_pb2.DealEnd, _bot_pb2.Ack]
     MatchEnded: _grpc.UnaryUnaryMultiCallable[_bot_pb2.MatchEnd, _bot_pb2.Ack]
+    Play: _grpc.StreamStreamMultiCallable[_bot_pb2.RefereeMessage, _bot_pb2.BotMessage]
+    """Version 2: one stream per seat per match (in a duplicate match, per leg). The referee's first message
+    is the seat's MatchStart, then decisions and notices in the order of play; the last is MatchEnd (or,
+    in the first leg of a duplicate match, the last DealEnd), and the referee then closes its side. The
+    bot answers every decision with one BotMessage naming it, and nothing else: notices are one-way.
+    """
 
 @_typing.type_check_only
 class BotAsyncStub(BotStub):
@@ -56,13 +67,21 @@ class BotAsyncStub(BotStub):
 
     def __init__(self, channel: _aio.Channel) -> None: ...
     Handshake: _aio.UnaryUnaryMultiCallable[_bot_pb2.HandshakeRequest, _bot_pb2.HandshakeReply]  # type: ignore[assignment]
-    """Called once per match before anything else (and by `arena check-bot`)."""
+    """Called before a bot's first match on a connection, whenever the referee does not know the bot's state,
+    and by `arena check-bot`. Every version answers it.
+    """
     Decide: _aio.UnaryUnaryMultiCallable[_bot_pb2.DecideRequest, _bot_pb2.DecideReply]  # type: ignore[assignment]
-    """Called whenever the bot's seat must act. Must answer within the request's deadline."""
+    """Version 1. Called whenever the bot's seat must act. Must answer within the request's deadline."""
     MatchStarted: _aio.UnaryUnaryMultiCallable[_bot_pb2.MatchStart, _bot_pb2.Ack]  # type: ignore[assignment]
-    """Notices: the referee sends them and does not wait for anything but the acknowledgement."""
+    """Version 1 notices: the referee sends them and does not wait for anything but the acknowledgement."""
     DealEnded: _aio.UnaryUnaryMultiCallable[_bot_pb2.DealEnd, _bot_pb2.Ack]  # type: ignore[assignment]
     MatchEnded: _aio.UnaryUnaryMultiCallable[_bot_pb2.MatchEnd, _bot_pb2.Ack]  # type: ignore[assignment]
+    Play: _aio.StreamStreamMultiCallable[_bot_pb2.RefereeMessage, _bot_pb2.BotMessage]  # type: ignore[assignment]
+    """Version 2: one stream per seat per match (in a duplicate match, per leg). The referee's first message
+    is the seat's MatchStart, then decisions and notices in the order of play; the last is MatchEnd (or,
+    in the first leg of a duplicate match, the last DealEnd), and the referee then closes its side. The
+    bot answers every decision with one BotMessage naming it, and nothing else: notices are one-way.
+    """
 
 class BotServicer(metaclass=_abc_1.ABCMeta):
     """Every bot serves this; the referee is the client. Every call the referee makes carries a gRPC deadline."""
@@ -73,7 +92,9 @@ class BotServicer(metaclass=_abc_1.ABCMeta):
         request: _bot_pb2.HandshakeRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_bot_pb2.HandshakeReply, _abc.Awaitable[_bot_pb2.HandshakeReply]]:
-        """Called once per match before anything else (and by `arena check-bot`)."""
+        """Called before a bot's first match on a connection, whenever the referee does not know the bot's state,
+        and by `arena check-bot`. Every version answers it.
+        """
 
     @_abc_1.abstractmethod
     def Decide(
@@ -81,7 +102,7 @@ class BotServicer(metaclass=_abc_1.ABCMeta):
         request: _bot_pb2.DecideRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_bot_pb2.DecideReply, _abc.Awaitable[_bot_pb2.DecideReply]]:
-        """Called whenever the bot's seat must act. Must answer within the request's deadline."""
+        """Version 1. Called whenever the bot's seat must act. Must answer within the request's deadline."""
 
     @_abc_1.abstractmethod
     def MatchStarted(
@@ -89,7 +110,7 @@ class BotServicer(metaclass=_abc_1.ABCMeta):
         request: _bot_pb2.MatchStart,
         context: _ServicerContext,
     ) -> _typing.Union[_bot_pb2.Ack, _abc.Awaitable[_bot_pb2.Ack]]:
-        """Notices: the referee sends them and does not wait for anything but the acknowledgement."""
+        """Version 1 notices: the referee sends them and does not wait for anything but the acknowledgement."""
 
     @_abc_1.abstractmethod
     def DealEnded(
@@ -104,5 +125,17 @@ class BotServicer(metaclass=_abc_1.ABCMeta):
         request: _bot_pb2.MatchEnd,
         context: _ServicerContext,
     ) -> _typing.Union[_bot_pb2.Ack, _abc.Awaitable[_bot_pb2.Ack]]: ...
+
+    @_abc_1.abstractmethod
+    def Play(
+        self,
+        request_iterator: _MaybeAsyncIterator[_bot_pb2.RefereeMessage],
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_bot_pb2.BotMessage], _abc.AsyncIterator[_bot_pb2.BotMessage]]:
+        """Version 2: one stream per seat per match (in a duplicate match, per leg). The referee's first message
+        is the seat's MatchStart, then decisions and notices in the order of play; the last is MatchEnd (or,
+        in the first leg of a duplicate match, the last DealEnd), and the referee then closes its side. The
+        bot answers every decision with one BotMessage naming it, and nothing else: notices are one-way.
+        """
 
 def add_BotServicer_to_server(servicer: BotServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1epilotta/arena/v1/referee.proto\x12\x10pilotta.arena.v1\"\xa3\x01\n\rMatchSettings\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x14\n\x0coptions_json\x18\x02 \x01(\t\x12\x0c\n\x04seed\x18\x03 \x01(\x04\x12\r\n\x05\x64\x65\x61ls\x18\x04 \x01(\r\x12\x11\n\tduplicate\x18\x05 \x01(\x08\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x06 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x07 \x01(\r\x12\x13\n\x0bmax_strikes\x18\x08 \x01(\r\"f\n\x0cMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tendpoints\x18\x02 \x03(\t\x12\x31\n\x08settings\x18\x03 \x01(\x0b\x32\x1f.pilotta.arena.v1.MatchSettings\"g\n\rDecisionEvent\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\r\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12\x0f\n\x07outcome\x18\x04 \x01(\t\x12\x12\n\nlatency_ms\x18\x05 \x01(\x01\"A\n\tDealEvent\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\r\x12\x0f\n\x07written\x18\x02 \x03(\x05\x12\x0e\n\x06scores\x18\x03 \x03(\x05\"\x9a\x01\n\x0bMatchResult\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x18\n\x0bwinner_side\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x0e\n\x06scores\x18\x03 \x03(\x05\x12\x16\n\x0e\x66orfeit_reason\x18\x04 \x01(\t\x12\x13\n\x0brecord_json\x18\x05 \x01(\t\x12\x12\n\nstats_json\x18\x06 \x01(\tB\x0e\n\x0c_winner_side\"\xa8\x01\n\nMatchEvent\x12\x33\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x1f.pilotta.arena.v1.DecisionEventH\x00\x12+\n\x04\x64\x65\x61l\x18\x02 \x01(\x0b\x32\x1b.pilotta.arena.v1.DealEventH\x00\x12/\n\x06result\x18\x03 \x01(\x0b\x32\x1d.pilotta.arena.v1.MatchResultH\x00\x42\x07\n\x05\x65vent2U\n\x07Referee\x12J\n\x08RunMatch\x12\x1e.pilotta.arena.v1.MatchRequest\x1a\x1c.pilotta.arena.v1.MatchEvent0\x01\x42GZEgithub.com/pilotta-arena/pilotta-arena/proto/pilotta/arena/v1;arenav1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1epilotta/arena/v1/referee.proto\x12\x10pilotta.arena.v1\"\xb4\x01\n\rMatchSettings\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x14\n\x0coptions_json\x18\x02 \x01(\t\x12\x0c\n\x04seed\x18\x03 \x01(\x04\x12\r\n\x05\x64\x65\x61ls\x18\x04 \x01(\r\x12\x11\n\tduplicate\x18\x05 \x01(\x08\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x06 \x01(\r\x12\x14\n\x0ctime_bank_ms\x18\x07 \x01(\r\x12\x13\n\x0bmax_strikes\x18\x08 \x01(\r\x12\x0f\n\x07ruleset\x18\x1e \x01(\t\"f\n\x0cMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x11\n\tendpoints\x18\x02 \x03(\t\x12\x31\n\x08settings\x18\x03 \x01(\x0b\x32\x1f.pilotta.arena.v1.MatchSettings\"g\n\rDecisionEvent\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\r\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12\x0f\n\x07outcome\x18\x04 \x01(\t\x12\x12\n\nlatency_ms\x18\x05 \x01(\x01\"A\n\tDealEvent\x12\x13\n\x0b\x64\x65\x61l_number\x18\x01 \x01(\r\x12\x0f\n\x07written\x18\x02 \x03(\x05\x12\x0e\n\x06scores\x18\x03 \x03(\x05\"\x9a\x01\n\x0bMatchResult\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x18\n\x0bwinner_side\x18\x02 \x01(\rH\x00\x88\x01\x01\x12\x0e\n\x06scores\x18\x03 \x03(\x05\x12\x16\n\x0e\x66orfeit_reason\x18\x04 \x01(\t\x12\x13\n\x0brecord_json\x18\x05 \x01(\t\x12\x12\n\nstats_json\x18\x06 \x01(\tB\x0e\n\x0c_winner_side\"\xa8\x01\n\nMatchEvent\x12\x33\n\x08\x64\x65\x63ision\x18\x01 \x01(\x0b\x32\x1f.pilotta.arena.v1.DecisionEventH\x00\x12+\n\x04\x64\x65\x61l\x18\x02 \x01(\x0b\x32\x1b.pilotta.arena.v1.DealEventH\x00\x12/\n\x06result\x18\x03 \x01(\x0b\x32\x1d.pilotta.arena.v1.MatchResultH\x00\x42\x07\n\x05\x65vent2U\n\x07Referee\x12J\n\x08RunMatch\x12\x1e.pilotta.arena.v1.MatchRequest\x1a\x1c.pilotta.arena.v1.MatchEvent0\x01\x42GZEgithub.com/pilotta-arena/pilotta-arena/proto/pilotta/arena/v1;arenav1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,17 +33,17 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['DESCRIPTOR']._loaded_options = None
   _globals['DESCRIPTOR']._serialized_options = b'ZEgithub.com/pilotta-arena/pilotta-arena/proto/pilotta/arena/v1;arenav1'
   _globals['_MATCHSETTINGS']._serialized_start=53
-  _globals['_MATCHSETTINGS']._serialized_end=216
-  _globals['_MATCHREQUEST']._serialized_start=218
-  _globals['_MATCHREQUEST']._serialized_end=320
-  _globals['_DECISIONEVENT']._serialized_start=322
-  _globals['_DECISIONEVENT']._serialized_end=425
-  _globals['_DEALEVENT']._serialized_start=427
-  _globals['_DEALEVENT']._serialized_end=492
-  _globals['_MATCHRESULT']._serialized_start=495
-  _globals['_MATCHRESULT']._serialized_end=649
-  _globals['_MATCHEVENT']._serialized_start=652
-  _globals['_MATCHEVENT']._serialized_end=820
-  _globals['_REFEREE']._serialized_start=822
-  _globals['_REFEREE']._serialized_end=907
+  _globals['_MATCHSETTINGS']._serialized_end=233
+  _globals['_MATCHREQUEST']._serialized_start=235
+  _globals['_MATCHREQUEST']._serialized_end=337
+  _globals['_DECISIONEVENT']._serialized_start=339
+  _globals['_DECISIONEVENT']._serialized_end=442
+  _globals['_DEALEVENT']._serialized_start=444
+  _globals['_DEALEVENT']._serialized_end=509
+  _globals['_MATCHRESULT']._serialized_start=512
+  _globals['_MATCHRESULT']._serialized_end=666
+  _globals['_MATCHEVENT']._serialized_start=669
+  _globals['_MATCHEVENT']._serialized_end=837
+  _globals['_REFEREE']._serialized_start=839
+  _globals['_REFEREE']._serialized_end=924
 # @@protoc_insertion_point(module_scope)

@@ -30,8 +30,9 @@ class MatchSettings(_message.Message):
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
     TIME_BANK_MS_FIELD_NUMBER: _builtins.int
     MAX_STRIKES_FIELD_NUMBER: _builtins.int
+    RULESET_FIELD_NUMBER: _builtins.int
     game: _builtins.str
-    """ruleset name"""
+    """deprecated: the ruleset's name, read when `ruleset` is empty"""
     options_json: _builtins.str
     """ruleset options as a JSON object ("{}" for defaults)"""
     seed: _builtins.int
@@ -45,6 +46,8 @@ class MatchSettings(_message.Message):
     """per bot per match, spent beyond each decision's deadline"""
     max_strikes: _builtins.int
     """timeouts and illegal actions a bot may commit before its side forfeits"""
+    ruleset: _builtins.str
+    """the ruleset's name, e.g. "pilotta" (empty: `game`, else "pilotta")"""
     def __init__(
         self,
         *,
@@ -56,10 +59,11 @@ class MatchSettings(_message.Message):
         deadline_ms: _builtins.int = ...,
         time_bank_ms: _builtins.int = ...,
         max_strikes: _builtins.int = ...,
+        ruleset: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_ms", b"deadline_ms", "deals", b"deals", "duplicate", b"duplicate", "game", b"game", "max_strikes", b"max_strikes", "options_json", b"options_json", "seed", b"seed", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deadline_ms", b"deadline_ms", "deals", b"deals", "duplicate", b"duplicate", "game", b"game", "max_strikes", b"max_strikes", "options_json", b"options_json", "ruleset", b"ruleset", "seed", b"seed", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,351 @@
+"""How the match runner talks to bots: channels kept per endpoint, and the two protocol versions.
+
+Version 1 asks each decision with a unary ``Decide`` call. Version 2 opens one ``Play`` stream per seat
+(``SeatStream``): the referee's messages go out through a queue that gRPC's own thread sends from, and
+the bot's come back through a reader thread into another queue, so that the match runner waits for an
+answer with a timeout (gRPC's blocking stream iterator has none) and never longer than the decision's
+deadline plus what is left of the bot's time bank.
+
+Both versions hand the runner the same ``Answer``: a ``DecideReply``, or the outcome of a decision that
+failed in transport, classified alike (``classify``): no answer in time is a timeout, a lost connection
+a crash, any other error status (or garbage) a malformed reply. On a stream also: an answer naming a
+decision the bot was not asked is a malformed reply, and a bot that ends its stream before the referee
+does has left the match (a crash, with that reason).
+
+``BotLinks`` keeps one channel per endpoint and what the bot's last handshake said, so that a caller that
+plays many matches against the same bots (an arena worker's warm bots) opens a channel and shakes hands
+once, not once per match.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import grpc
+from google.protobuf.message import DecodeError
+from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
+
+DECIDE_METHOD = "/pilotta.arena.v1.Bot/Decide"
+PLAY_METHOD = "/pilotta.arena.v1.Bot/Play"
+# A stream lasts one leg. Each wait on it has its own bound (the decision's deadline and bank, the notice
+# deadline at the end); this deadline only makes sure that a stream nobody ends still ends.
+STREAM_DEADLINE_S = 6 * 3600.0
+
+
+class MatchCancelled(Exception):
+    """``run_match`` was cancelled through its ``cancel`` event (e.g. the RunMatch caller went away)."""
+
+
+class Answer(NamedTuple):
+    """A bot's answer to one decision: its reply, or why there is none (``outcome``, ``detail``)."""
+
+    reply: bot_pb2.DecideReply | None
+    latency_ms: float
+    outcome: str = "ok"  # the decision's outcome when the transport failed (then ``reply`` is None)
+    detail: str = ""
+
+
+def classify(error: grpc.RpcError, latency_ms: float, timeout_s: float, cancel: threading.Event | None) -> Answer:
+    """The outcome of a decision whose call (or stream) ended with ``error``; the same for both versions."""
+    code = error.code()
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return Answer(None, latency_ms, "timeout", f"no answer within {timeout_s * 1000:.0f} ms")
+    if code == grpc.StatusCode.UNAVAILABLE:
+        return Answer(None, latency_ms, "crashed", f"connection lost: {error.details()}")
+    if code == grpc.StatusCode.CANCELLED and cancel is not None and cancel.is_set():
+        raise MatchCancelled() from None
+    return Answer(None, latency_ms, "malformed_reply", f"{code.name}: {error.details()}"[:300])
+
+
+# --- Channels -------------------------------------------------------------------------------------------
+@dataclass
+class BotLink:
+    """One endpoint's channel and call handles, and what its last handshake said."""
+
+    endpoint: str
+    channel: grpc.Channel
+    stub: bot_pb2_grpc.BotStub
+    decide: grpc.UnaryUnaryMultiCallable  # bytes in (wire_bytes writes them), DecideReply out
+    play: grpc.StreamStreamMultiCallable  # bytes both ways (RefereeMessage out, BotMessage parsed here)
+    handshake: dict[str, Any] | None = None
+    # Whether the handshake may be reused for the next match: the bot answered every call of its last
+    # match (no timeout, crash or failed notice). Otherwise the next match shakes hands again.
+    known: bool = False
+
+
+def _link(endpoint: str, max_message_bytes: int) -> BotLink:
+    options = [("grpc.max_receive_message_length", max_message_bytes), ("grpc.max_send_message_length", 4 << 20)]
+    channel = grpc.insecure_channel(endpoint, options=options)
+    return BotLink(
+        endpoint,
+        channel,
+        bot_pb2_grpc.BotStub(channel),
+        channel.unary_unary(
+            DECIDE_METHOD,
+            request_serializer=None,
+            response_deserializer=bot_pb2.DecideReply.FromString,
+            _registered_method=True,
+        ),
+        channel.stream_stream(PLAY_METHOD, _registered_method=True),
+    )
+
+
+class BotLinks:
+    """Channels by endpoint, kept open until ``forget`` or ``close`` (for callers that play many matches).
+
+    ``versions``: the protocol versions the handshake offers (``arena check-bot`` offers version 1 alone to
+    check that a version 2 bot still plays version 1).
+    """
+
+    def __init__(self, max_message_bytes: int = 1 << 20, versions: Sequence[int] = (1, 2)) -> None:
+        self.max_message_bytes = max_message_bytes
+        self.versions = tuple(versions)
+        self._links: dict[str, BotLink] = {}
+        self._lock = threading.Lock()
+
+    def get(self, endpoint: str) -> BotLink:
+        with self._lock:
+            link = self._links.get(endpoint)
+            if link is None:
+                link = self._links[endpoint] = _link(endpoint, self.max_message_bytes)
+            return link
+
+    def known(self, endpoint: str) -> bool:
+        """Whether the bot at ``endpoint`` answered everything in its last match (its state is known)."""
+        with self._lock:
+            link = self._links.get(endpoint)
+            return link is not None and link.known and link.handshake is not None
+
+    def forget(self, endpoint: str) -> None:
+        with self._lock:
+            link = self._links.pop(endpoint, None)
+        if link is not None:
+            link.channel.close()
+
+    def close(self) -> None:
+        with self._lock:
+            links, self._links = list(self._links.values()), {}
+        for link in links:
+            link.channel.close()
+
+
+# --- Version 1 ------------------------------------------------------------------------------------------
+def unary_decide(
+    link: BotLink, request: bytes, timeout_s: float, retry_window_ms: float, cancel: threading.Event | None
+) -> Answer:
+    """One Decide call (``request``: a DecideRequest's bytes), retried once on a quick transient failure."""
+    start = time.perf_counter()
+    for attempt in (0, 1):
+        try:
+            reply: bot_pb2.DecideReply = link.decide(request, timeout=timeout_s)
+            return Answer(reply, (time.perf_counter() - start) * 1000)
+        except grpc.RpcError as e:
+            latency = (time.perf_counter() - start) * 1000
+            if e.code() == grpc.StatusCode.UNAVAILABLE and attempt == 0 and latency < retry_window_ms:
+                continue  # one retry of a stateless request on a transient failure
+            return classify(e, latency, timeout_s, cancel)
+    raise AssertionError("unreachable")  # the loop returns on its last attempt
+
+
+# --- Version 2 ------------------------------------------------------------------------------------------
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def decision_message(decision_id: int, request: bytes) -> bytes:
+    """A RefereeMessage's bytes carrying a DecideRequest's bytes (fields 1 and 2, written directly)."""
+    return b"\x08" + _varint(decision_id) + b"\x12" + _varint(len(request)) + request
+
+
+def notice_message(kind: str, notice: Any) -> bytes:
+    """A RefereeMessage's bytes carrying a notice; ``kind`` is the version 1 call's name."""
+    field = {"MatchStarted": "match_started", "DealEnded": "deal_ended", "MatchEnded": "match_ended"}[kind]
+    return bytes(bot_pb2.RefereeMessage(**{field: notice}).SerializeToString())
+
+
+class _Ended(NamedTuple):
+    """What the reader puts last: the stream's error, or None when the bot ended it without one."""
+
+    error: grpc.RpcError | None
+
+
+_STOP = b""  # put on the outgoing queue: the referee is done with the stream (a message is never empty)
+
+
+class _Pipe:
+    """One open Play call: the outgoing queue gRPC reads from, the reader thread and its queue."""
+
+    def __init__(self, link: BotLink, first: bytes, name: str) -> None:
+        self.out: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+        self.incoming: queue.SimpleQueue[bytes | _Ended] = queue.SimpleQueue()
+        self.ended = threading.Event()  # set by the reader once the call is over
+        self.error: grpc.RpcError | None = None  # how it ended, once ``ended`` is set
+        self.stopped = False  # the referee closed its side
+        self.out.put(first)
+        self.call: Any = link.play(self._requests(), timeout=STREAM_DEADLINE_S)
+        self.reader = threading.Thread(target=self._read, name=name, daemon=True)
+        self.reader.start()
+
+    def _requests(self) -> Iterator[bytes]:
+        # Runs in gRPC's thread that sends the requests; it ends with _STOP, which ``stop`` always puts.
+        while True:
+            try:
+                message = self.out.get(timeout=STREAM_DEADLINE_S)
+            except queue.Empty:
+                return
+            if not message:  # _STOP
+                return
+            yield message
+
+    def _read(self) -> None:
+        error: grpc.RpcError | None = None
+        try:
+            for message in self.call:
+                self.incoming.put(message)
+        except grpc.RpcError as e:
+            error = e
+        self.error = error
+        self.ended.set()
+        self.incoming.put(_Ended(error))
+
+    def stop(self) -> None:
+        """Close the referee's side; the bot then ends the call (``finish`` waits for it)."""
+        self.stopped = True
+        self.out.put(_STOP)
+
+    def finish(self, until: float) -> None:
+        """Wait until the call is over, at most until ``until`` (``time.monotonic``), then cancel it."""
+        if not self.ended.wait(max(0.0, until - time.monotonic())):
+            self.call.cancel()
+            self.ended.wait(1.0)
+
+    def abandon(self) -> None:
+        self.stop()
+        self.call.cancel()
+
+    @property
+    def left(self) -> bool:
+        """The bot ended the call without an error while the referee still had its side open."""
+        return self.ended.is_set() and self.error is None and not self.stopped
+
+
+class SeatStream:
+    """One seat's Play stream for one leg (version 2), reopened when it breaks.
+
+    ``start`` is the RefereeMessage the stream opens with (the seat's MatchStart); a reopened stream opens
+    with it again, so that the bot always learns its seat first.
+    """
+
+    def __init__(self, link: BotLink, start: bytes, name: str = "seat") -> None:
+        self.link = link
+        self.start = start
+        self.name = name
+        self.asked = 0  # the last decision id given on this seat's streams
+        self.late: set[int] = set()  # decisions that got no answer in time: their answers are dropped
+        self.pipe: _Pipe | None = _Pipe(link, start, name)
+
+    @property
+    def left(self) -> bool:
+        """The bot ended its stream while the match went on (it is then not reopened)."""
+        return self.pipe is not None and self.pipe.left
+
+    def _open(self) -> _Pipe:
+        pipe = self.pipe
+        if pipe is None or pipe.ended.is_set():
+            if pipe is not None:
+                pipe.abandon()
+            self.late.clear()  # the old stream's answers cannot arrive on a new one
+            pipe = self.pipe = _Pipe(self.link, self.start, self.name)
+        return pipe
+
+    def notice(self, message: bytes) -> bool:
+        """Send a notice (a RefereeMessage's bytes); False if the stream is broken (the notice is lost)."""
+        pipe = self.pipe
+        if pipe is None or pipe.ended.is_set():
+            return False
+        pipe.out.put(message)
+        return True
+
+    def decide(
+        self, request: bytes, timeout_s: float, retry_window_ms: float, cancel: threading.Event | None
+    ) -> Answer:
+        """Ask one decision (``request``: a DecideRequest's bytes) and wait for its answer, at most
+        ``timeout_s``."""
+        start = time.perf_counter()
+        if self.left:
+            return Answer(None, 0.0, "crashed", "it closed its stream in the middle of the match")
+        for attempt in (0, 1):
+            pipe = self._open()
+            self.asked += 1
+            asked = self.asked
+            pipe.out.put(decision_message(asked, request))
+            end = start + timeout_s
+            while True:
+                try:
+                    item = pipe.incoming.get(timeout=max(0.0, end - time.perf_counter()))
+                except queue.Empty:
+                    self.late.add(asked)
+                    latency = (time.perf_counter() - start) * 1000
+                    return Answer(None, latency, "timeout", f"no answer within {timeout_s * 1000:.0f} ms")
+                latency = (time.perf_counter() - start) * 1000
+                if isinstance(item, bytes):
+                    answer = self._answer(item, asked, latency)
+                    if answer is not None:
+                        return answer
+                    continue  # a late answer to an earlier decision: dropped
+                if item.error is None:
+                    return Answer(None, latency, "crashed", "it closed its stream in the middle of the match")
+                if item.error.code() == grpc.StatusCode.UNAVAILABLE and attempt == 0 and latency < retry_window_ms:
+                    break  # one retry on a new stream, as version 1 retries a quick transient failure
+                return classify(item.error, latency, timeout_s, cancel)
+        raise AssertionError("unreachable")  # the second attempt returns
+
+    def _answer(self, raw: bytes, asked: int, latency: float) -> Answer | None:
+        try:
+            message = bot_pb2.BotMessage.FromString(raw)
+        except DecodeError as e:
+            self.late.add(asked)  # its real answer, if one comes, is dropped
+            return Answer(None, latency, "malformed_reply", f"a message that is not a BotMessage ({e})"[:300])
+        got = message.decision_id
+        if got == asked:
+            if message.error:
+                return Answer(None, latency, "malformed_reply", f"the bot could not decide: {message.error}"[:300])
+            return Answer(message.reply, latency)
+        if got in self.late:
+            self.late.discard(got)
+            return None
+        self.late.add(asked)
+        return Answer(
+            None,
+            latency,
+            "malformed_reply",
+            f"an answer to decision {got}, which it was not asked (the referee waits for decision {asked})",
+        )
+
+    def stop(self) -> None:
+        if self.pipe is not None:
+            self.pipe.stop()
+
+    def finish(self, until: float) -> None:
+        if self.pipe is not None:
+            self.pipe.finish(until)
+            self.pipe = None
+
+
+def close_streams(streams: Sequence[SeatStream], timeout_s: float) -> None:
+    """End every stream: close the referee's side of all, then wait (together at most ``timeout_s``)."""
+    for s in streams:
+        s.stop()
+    until = time.monotonic() + timeout_s
+    for s in streams:
+        s.finish(until)
