@@ -14,7 +14,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from pilotta.arena.v1 import referee_pb2, referee_pb2_grpc
 
-from referee.service import SERVICE_NAME, make_server
+from referee.service import SERVICE_NAME, make_server, settings_from_proto
 
 
 @pytest.fixture
@@ -67,6 +67,7 @@ def test_run_match_reports_a_forfeit(referee: str, start_bot: Callable[..., tupl
         (["127.0.0.1:1"], {}, "2 or 4"),
         (["nohost", "127.0.0.1:2"], {}, "not host:port"),
         (["127.0.0.1:1", "127.0.0.1:2"], {"game": "chess"}, "unknown ruleset"),
+        (["127.0.0.1:1", "127.0.0.1:2"], {"ruleset": "chess", "game": "pilotta"}, "unknown ruleset"),
         (["127.0.0.1:1", "127.0.0.1:2"], {"options_json": "[1]"}, "JSON object"),
     ],
 )
@@ -77,6 +78,13 @@ def test_bad_requests_are_invalid_argument(
     with grpc.insecure_channel(referee) as channel, pytest.raises(grpc.RpcError) as err:
         list(referee_pb2_grpc.RefereeStub(channel).RunMatch(request, timeout=10))
     assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT and words in err.value.details()
+
+
+def test_the_ruleset_is_read_from_ruleset_or_from_the_deprecated_game() -> None:
+    assert settings_from_proto(referee_pb2.MatchSettings(ruleset="bela")).game == "bela"
+    assert settings_from_proto(referee_pb2.MatchSettings(game="coinche")).game == "coinche"
+    assert settings_from_proto(referee_pb2.MatchSettings(ruleset="bela", game="coinche")).game == "bela"
+    assert settings_from_proto(referee_pb2.MatchSettings()).game == "pilotta"
 
 
 @pytest.mark.timeout(30)
