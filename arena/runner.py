@@ -17,7 +17,11 @@ bots, a bug) raises, so the queue retries the match elsewhere and dead-letters i
 
 Warm bots: starting a Python bot costs about a second of CPU, several times the cost of a short match.
 By default the runner keeps each manifest bot (per bot version) running between matches in a bounded
-pool, checks it is alive and SERVING before every match, and restarts it when it is not.  Bot processes
+pool, together with its channel and handshake (``referee.transport.BotLinks``). Before every match it
+checks the process is alive; while the bot answered everything in its last match its state is known and
+the match starts at once; otherwise (a timeout, a crash, a failed notice) it first checks the bot is
+SERVING, shakes hands again, and restarts it when it is not serving. A bot registered by endpoint runs
+elsewhere: its channel is kept, its handshake is made again before every match.  Bot processes
 get ``PR_SET_PDEATHSIG``, so a worker killed with SIGKILL does not leave orphaned bots behind.  (The
 kernel ties it to the *thread* that started the bot: call the runner from one long-lived thread, as the
 worker does from its main thread; a bot whose thread ended is found dead and restarted.)
@@ -44,6 +48,7 @@ from arena.model import BotStats, BotVersion, LatencySummary, MatchResult, Match
 from arena.registry import Registry, launch_manifest, manifest_dict
 from referee.bots import BotProcess, BotStartError, Manifest, free_port, start_failure, wait_serving
 from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
+from referee.transport import BotLinks
 
 log = logging.getLogger(__name__)
 
@@ -125,10 +130,13 @@ def spawn_bot(manifest: Manifest, log_dir: Path, startup_timeout_s: float = 15.0
 class BotPool:
     """Manifest bots kept running between matches, at most ``size`` of them (least recently used out)."""
 
-    def __init__(self, log_dir: Path, size: int = 16, startup_timeout_s: float = 15.0) -> None:
+    def __init__(
+        self, log_dir: Path, size: int = 16, startup_timeout_s: float = 15.0, links: BotLinks | None = None
+    ) -> None:
         self.log_dir = log_dir
         self.size = size
         self.startup_timeout_s = startup_timeout_s
+        self.links = links  # the channels the matches use: a bot's is forgotten when the bot is stopped
         self._bots: OrderedDict[tuple[str, int], BotProcess] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -138,13 +146,15 @@ class BotPool:
         with self._lock:
             bot = self._bots.pop(key, None)
             if bot is not None:
-                # A crashed or wedged bot from an earlier match is replaced, not blamed twice.
+                # A crashed or wedged bot from an earlier match is replaced, not blamed twice. A bot that
+                # answered everything in its last match is known to serve: no health check needed.
                 alive = bot.process.poll() is None and bot.error is None
-                if alive and wait_serving(bot.endpoint, 2.0, bot.process) is None:
+                known = self.links is not None and self.links.known(bot.endpoint)
+                if alive and (known or wait_serving(bot.endpoint, 2.0, bot.process) is None):
                     self._bots[key] = bot
                     return bot.endpoint, None
                 log.warning("bot %s v%d is not serving any more; restarting it", *key)
-                bot.stop()
+                self._stop(bot)
             try:
                 bot = spawn_bot(referee_manifest(version), self.log_dir, self.startup_timeout_s)
             except BotStartError as e:
@@ -155,14 +165,19 @@ class BotPool:
             self._bots[key] = bot
             while len(self._bots) > self.size:
                 _key, old = self._bots.popitem(last=False)
-                old.stop()
+                self._stop(old)
             return bot.endpoint, None
+
+    def _stop(self, bot: BotProcess) -> None:
+        if self.links is not None:
+            self.links.forget(bot.endpoint)
+        bot.stop()
 
     def close(self) -> None:
         with self._lock:
             while self._bots:
                 _key, bot = self._bots.popitem()
-                bot.stop()
+                self._stop(bot)
 
 
 def _closed_endpoint() -> str:
@@ -190,7 +205,8 @@ class ArenaRunner:
     ) -> None:
         self.registry = registry
         self.log_dir = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="arena-bots-"))
-        self.pool = BotPool(self.log_dir, startup_timeout_s=startup_timeout_s) if warm_bots else None
+        self.links = BotLinks()  # channels (and, for warm bots, handshakes) kept between matches
+        self.pool = BotPool(self.log_dir, startup_timeout_s=startup_timeout_s, links=self.links) if warm_bots else None
         self.limits: dict[str, float] = {
             "deadline_ms": deadline_ms,
             "time_bank_ms": time_bank_ms,
@@ -201,13 +217,14 @@ class ArenaRunner:
     def close(self) -> None:
         if self.pool is not None:
             self.pool.close()
+        self.links.close()
 
     def __call__(self, spec: MatchSpec) -> MatchResult:
         # Registry reads may raise redis errors: a runner failure, retried by the queue.
         bots = {b: self.registry.get(b) for b in spec.distinct_bots()}
         names = {b: bot.name for b, bot in bots.items()}
         # Without warm bots, a pool for this match only: launched now, stopped after the match.
-        pool = self.pool or BotPool(self.log_dir, startup_timeout_s=self.limits["startup_timeout_s"])
+        pool = self.pool or BotPool(self.log_dir, startup_timeout_s=self.limits["startup_timeout_s"], links=self.links)
         try:
             targets: dict[str, str] = {}
             start_errors: dict[str, str] = {}
@@ -215,6 +232,7 @@ class ArenaRunner:
                 v = bot.current
                 if v.endpoint is not None:
                     targets[bot_id] = v.endpoint
+                    self.links.doubt(v.endpoint)  # it runs elsewhere and may have changed since
                     continue
                 ep, why = pool.endpoint(v)
                 targets[bot_id] = ep or _closed_endpoint()
@@ -235,7 +253,7 @@ class ArenaRunner:
                 max_strikes=int(self.limits["max_strikes"]),
             )
             endpoints: list[str | Manifest] = [targets[b] for b in spec.bots]
-            outcome = run_match(endpoints, settings, spec.match_id, _metrics_reporter(spec, names))
+            outcome = run_match(endpoints, settings, spec.match_id, _metrics_reporter(spec, names), links=self.links)
         finally:
             if pool is not self.pool:
                 pool.close()

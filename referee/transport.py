@@ -121,6 +121,13 @@ class BotLinks:
             link = self._links.get(endpoint)
             return link is not None and link.known and link.handshake is not None
 
+    def doubt(self, endpoint: str) -> None:
+        """Keep the channel but shake hands again at the next match (the bot may have changed meanwhile)."""
+        with self._lock:
+            link = self._links.get(endpoint)
+            if link is not None:
+                link.known = False
+
     def forget(self, endpoint: str) -> None:
         with self._lock:
             link = self._links.pop(endpoint, None)

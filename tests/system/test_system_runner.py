@@ -95,3 +95,30 @@ def test_unreachable_and_unstartable_bots_forfeit_with_a_reason(r, tmp_path):
         assert "could not be started" in (unstartable.forfeit or "") and "bot-binary" in unstartable.forfeit
         rec = json.loads(unstartable.record)
         assert rec["result"]["forfeit"]["reason"] == unstartable.forfeit.removeprefix("forfeit: ")
+
+
+@pytest.mark.timeout(90)
+def test_warm_bots_keep_their_channel_and_handshake_between_matches(r, tmp_path):
+    reg = Registry(r)
+    h, rnd = _register(reg, "heuristic", "heuristic"), _register(reg, "random", "random")
+    runner = ArenaRunner(reg, log_dir=tmp_path)
+    try:
+        first = runner(MatchSpec("m-warm-1", "lad", "pilotta", 1, (h, rnd), deals=1))
+        endpoints = {b.endpoint for b in runner.pool._bots.values()}
+        links = {ep: runner.links.get(ep) for ep in endpoints}
+        assert all(runner.links.known(ep) for ep in endpoints)  # both answered everything
+        second = runner(MatchSpec("m-warm-2", "lad", "pilotta", 2, (h, rnd), deals=1))
+        # The same processes, the same channels, and the first match's handshake (version 2) still holds.
+        assert {b.endpoint for b in runner.pool._bots.values()} == endpoints
+        assert all(runner.links.get(ep) is link for ep, link in links.items())
+        assert all(link.handshake and link.handshake["protocol_version"] == 2 for link in links.values())
+        # A bot that died is restarted on a new port; its old channel is forgotten, not reused.
+        victim = next(iter(runner.pool._bots.values()))
+        victim.process.kill()
+        victim.process.wait(10)
+        third = runner(MatchSpec("m-warm-3", "lad", "pilotta", 3, (h, rnd), deals=1))
+        assert victim.endpoint not in {b.endpoint for b in runner.pool._bots.values()}
+        assert not runner.links.known(victim.endpoint)
+    finally:
+        runner.close()
+    assert first.forfeit is None and second.forfeit is None and third.forfeit is None
