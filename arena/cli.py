@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from arena.client import add_bot_parser, add_ladder_parser, add_view_parsers
+from arena.client import add_bot_parser, add_deadletters_parser, add_ladder_parser, add_view_parsers
 from arena.demo import add_demo_parser
 from arena.local import add_check_bot_parser, add_match_parser
 from arena.up import add_server_parsers
@@ -24,6 +24,7 @@ PARSERS: list[Callable[[Any], None]] = [
     add_bot_parser,
     add_ladder_parser,
     add_view_parsers,  # leaderboard, matches, replay
+    add_deadletters_parser,
     add_demo_parser,
 ]
 

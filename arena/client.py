@@ -1,9 +1,10 @@
-"""Client commands of ``arena``: ``bot``, ``ladder``, ``leaderboard``, ``matches``, ``replay``.
+"""Client commands of ``arena``: ``bot``, ``ladder``, ``leaderboard``, ``matches``, ``replay``, ``deadletters``.
 
 They talk to the API over gRPC (``--api HOST:PORT``; default: ``$ARENA_API``, else the address in
 ``arena up``'s state file in ``--data-dir``, else 127.0.0.1:50051), with a deadline on every call.
-``arena ladder start``/``stop`` are operator commands: they need the admin token (``--token``, else
-``$ARENA_ADMIN_TOKEN``, else the one ``arena up`` keeps in its data dir).  No command talks to Redis.
+``arena ladder start``/``stop`` and ``arena deadletters list``/``requeue`` are operator commands: they need
+the admin token (``--token``, else ``$ARENA_ADMIN_TOKEN``, else the one ``arena up`` keeps in its data
+dir).  No command talks to Redis.
 
 Exit codes: 0 ok, 1 the arena refused (the message says why), 2 bad arguments, 3 arena unreachable.
 """
@@ -32,6 +33,12 @@ class CommandError(Exception):
     def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.code = code
+
+
+def add_ruleset_option(p: argparse.ArgumentParser, help: str) -> None:
+    """``--ruleset NAME`` (default pilotta), with ``--variant``, its former name, still accepted (hidden)."""
+    p.add_argument("--ruleset", default="pilotta", help=help)
+    p.add_argument("--variant", dest="ruleset", help=argparse.SUPPRESS)  # deprecated alias of --ruleset
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -81,16 +88,17 @@ def _run(fn: Any) -> Any:
 # -------------------------------------------------------------------------------- bot
 
 
-def _games(args: argparse.Namespace) -> list[str]:
-    """``--games a,b`` (with an endpoint; a manifest lists its own)."""
-    games = [g.strip() for g in (args.games or "").split(",") if g.strip()]
-    if args.endpoint and not games:
+def _rulesets(args: argparse.Namespace) -> list[str]:
+    """``--rulesets a,b`` (with an endpoint; a manifest lists its own)."""
+    rulesets = [g.strip() for g in (args.rulesets or "").split(",") if g.strip()]
+    if args.endpoint and not rulesets:
         raise CommandError(
-            "--games is required with --endpoint: the rulesets the bot plays, e.g. --games pilotta,coinche", 2
+            "--rulesets is required with --endpoint: the rulesets the bot plays, e.g. --rulesets pilotta,coinche",
+            2,
         )
-    if args.manifest and games:
-        raise CommandError("--games goes with --endpoint; a manifest bot's games are in its manifest", 2)
-    return games
+    if args.manifest and rulesets:
+        raise CommandError("--rulesets goes with --endpoint; a manifest bot's rulesets are in its manifest", 2)
+    return rulesets
 
 
 def _source(args: argparse.Namespace) -> arena_pb2.BotSource:
@@ -110,11 +118,12 @@ def _source_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--endpoint", help="host:port of a running bot")
     g.add_argument("--manifest", help="a bot directory (with manifest.json) the workers start the bot from")
     p.add_argument(
-        "--games",
+        "--rulesets",
         default=None,
-        metavar="GAME[,GAME...]",
+        metavar="RULESET[,RULESET...]",
         help="with --endpoint: the rulesets the bot plays (pilotta, bulgarian, coinche, french, bela)",
     )
+    p.add_argument("--games", dest="rulesets", help=argparse.SUPPRESS)  # deprecated alias of --rulesets
 
 
 def cmd_bot_register(args: argparse.Namespace) -> int:
@@ -122,7 +131,7 @@ def cmd_bot_register(args: argparse.Namespace) -> int:
     reply = call(
         args,
         "RegisterBot",
-        arena_pb2.RegisterBotRequest(name=args.name, owner=owner, source=_source(args), games=_games(args)),
+        arena_pb2.RegisterBotRequest(name=args.name, owner=owner, source=_source(args), rulesets=_rulesets(args)),
     )
     print(f"registered {reply.bot.name} (version {reply.bot.version}, owner {reply.bot.owner})")
     print(f"owner token (shown once; needed to update or retire the bot): {reply.owner_token}")
@@ -133,7 +142,7 @@ def cmd_bot_update(args: argparse.Namespace) -> int:
     info = call(
         args,
         "UpdateBot",
-        arena_pb2.UpdateBotRequest(name=args.name, token=args.token, source=_source(args), games=_games(args)),
+        arena_pb2.UpdateBotRequest(name=args.name, token=args.token, source=_source(args), rulesets=_rulesets(args)),
     )
     print(f"updated {info.name}: now version {info.version}")
     return 0
@@ -144,10 +153,10 @@ def cmd_bot_list(args: argparse.Namespace) -> int:
     if not reply.bots:
         print("no bots registered yet: arena bot register NAME --manifest DIR | --endpoint HOST:PORT")
         return 0
-    print(f"{'name':<20} {'ver':>3}  {'owner':<14} {'status':<8} {'games':<34} source")
+    print(f"{'name':<20} {'ver':>3}  {'owner':<14} {'status':<8} {'rulesets':<34} source")
     for b in reply.bots:
         source = b.endpoint or "manifest: " + " ".join(json.loads(b.manifest_json).get("command", []))
-        games = ",".join(b.games) or "(not declared)"
+        games = ",".join(b.rulesets or b.games) or "(not declared)"
         print(
             f"{b.name:<20} {b.version:>3}  {b.owner[:14]:<14} {'retired' if b.retired else 'active':<8} "
             f"{games:<34} {source}"
@@ -220,7 +229,7 @@ def ladder_line(info: arena_pb2.LadderInfo) -> str:
         state = "started, no end"
     options = "" if info.options_json in ("", "{}") else f", options {info.options_json}"
     return (
-        f"{info.ladder}: {info.game}, {length}, {'duplicate' if info.duplicate else 'single'} matches"
+        f"{info.ladder}: {info.ruleset or info.game}, {length}, {'duplicate' if info.duplicate else 'single'} matches"
         f"{options}; {info.members} bots; {info.scheduled} scheduled; {state}"
     )
 
@@ -242,7 +251,7 @@ def cmd_ladder_start(args: argparse.Namespace) -> int:
             raise CommandError(f"{flag} must be at least 1, not {value}", 2)
     request = arena_pb2.StartLadderRequest(
         token=admin_token(args),
-        variant=args.variant,
+        ruleset=args.ruleset,
         options_json=json.dumps(options),
         deals=args.deals or 0,
         target=args.target or 0,
@@ -265,7 +274,8 @@ def cmd_ladder_stop(args: argparse.Namespace) -> int:
 def cmd_ladder_status(args: argparse.Namespace) -> int:
     s = call(args, "LadderStatus", arena_pb2.LadderStatusRequest(ladder=args.ladder or ""))
     print(
-        f"ladder {s.ladder} ({s.game}): {s.completed} played, {s.queued} waiting, {s.pending} being played, "
+        f"ladder {s.ladder} ({s.ruleset or s.game}): {s.completed} played, {s.queued} waiting, "
+        f"{s.pending} being played, "
         f"{s.dead_lettered} dead-lettered; oldest waiting {s.oldest_pending_age_seconds:.1f} s; "
         f"workers alive: {len(s.workers_alive)}"
     )
@@ -277,7 +287,7 @@ def cmd_ladder_list(args: argparse.Namespace) -> int:
     for info in reply.ladders:
         print(ladder_line(info))
     if not reply.ladders:
-        print("no ladder yet: arena ladder start --variant pilotta")
+        print("no ladder yet: arena ladder start --ruleset pilotta")
     return 0
 
 
@@ -286,7 +296,7 @@ def add_ladder_parser(sub: Any) -> None:
     lsub = p.add_subparsers(dest="ladder_command", required=True, metavar="ACTION")
     token_help = "the admin token (default: $ARENA_ADMIN_TOKEN, else the one `arena up` keeps in --data-dir)"
     st = lsub.add_parser("start", help="start (or resume) a ladder and keep its matches queued (admin)")
-    st.add_argument("--variant", default="pilotta", help="ruleset (pilotta, bulgarian, coinche, french, bela)")
+    add_ruleset_option(st, "ruleset (pilotta, bulgarian, coinche, french, bela)")
     st.add_argument("--deals", type=int, default=None, help="deals per leg (ends sooner at the target)")
     st.add_argument("--target", type=int, default=None, help="play each leg to this many points")
     st.add_argument("--matches", type=int, default=None, help="schedule this many more matches, then stop")
@@ -302,7 +312,7 @@ def add_ladder_parser(sub: Any) -> None:
     _common(sp)
     sp.set_defaults(func=_run(cmd_ladder_stop))
     ss = lsub.add_parser("status", help="matches played, queued and dead-lettered; live workers")
-    ss.add_argument("--ladder", default=None, help="ladder id or variant (default: the latest started)")
+    ss.add_argument("--ladder", default=None, help="ladder id or ruleset (default: the latest started)")
     _common(ss)
     ss.set_defaults(func=_run(cmd_ladder_status))
     ls = lsub.add_parser("list", help="every ladder: its settings, whether it is started, its budget")
@@ -358,7 +368,8 @@ def replay_text(summary: arena_pb2.MatchSummary, record: dict[str, Any]) -> str:
     result = record.get("result", {})
     winner = result.get("winner")
     out = [
-        f"Match {summary.match_id} on ladder {summary.ladder} ({summary.game}): {side[0]} vs {side[1]}",
+        f"Match {summary.match_id} on ladder {summary.ladder} ({summary.ruleset or summary.game}): "
+        f"{side[0]} vs {side[1]}",
         f"Result: {'draw' if winner is None else side[winner] + ' win'}, {summary.scores[0]} to "
         f"{summary.scores[1]}; {result.get('reason', '')}",
         "",
@@ -395,7 +406,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def add_view_parsers(sub: Any) -> None:
     lb = sub.add_parser("leaderboard", help="ratings with their uncertainty, and per-bot statistics")
-    lb.add_argument("--ladder", default=None, help="ladder id or variant (default: the latest started)")
+    lb.add_argument("--ladder", default=None, help="ladder id or ruleset (default: the latest started)")
     _common(lb)
     lb.set_defaults(func=_run(cmd_leaderboard))
     ma = sub.add_parser("matches", help="the latest recorded matches")
@@ -409,3 +420,49 @@ def add_view_parsers(sub: Any) -> None:
     rp.add_argument("--out", default=None, help="where to write the record (default replay-<id>.json)")
     _common(rp)
     rp.set_defaults(func=_run(cmd_replay))
+
+
+# ------------------------------------------------------------------------------ dead letters
+
+
+def cmd_deadletters_list(args: argparse.Namespace) -> int:
+    reply = call(args, "ListDeadLetters", arena_pb2.ListDeadLettersRequest(token=admin_token(args), limit=args.limit))
+    for d in reply.dead_letters:
+        print(
+            f"{d.dead_id}  {d.match_id}  ladder {d.ladder or '?'}  {d.deliveries} deliveries  worker {d.worker}"
+            f"\n    {d.reason}"
+        )
+    if not reply.dead_letters:
+        print("no dead letters: every match was played or is still queued")
+    elif reply.total > len(reply.dead_letters):
+        print(f"({reply.total - len(reply.dead_letters)} more; --limit N shows more)")
+    return 0
+
+
+def cmd_deadletters_requeue(args: argparse.Namespace) -> int:
+    if bool(args.ids) == args.all:
+        raise CommandError("name the dead letters to requeue (DEAD_ID ...), or give --all", 2)
+    request = arena_pb2.RequeueDeadLettersRequest(token=admin_token(args), dead_ids=args.ids, all=args.all)
+    reply = call(args, "RequeueDeadLetters", request)
+    done = [m for m in reply.matches if m.requeued]
+    for m in reply.matches:
+        print(f"{m.dead_id}  {m.match_id}  " + ("requeued" if m.requeued else f"not requeued: {m.reason}"))
+    print(f"{len(done)} of {len(reply.matches)} dead letters requeued")
+    return 0 if len(done) == len(reply.matches) else 1
+
+
+def add_deadletters_parser(sub: Any) -> None:
+    p = sub.add_parser("deadletters", help="list and requeue matches given up on (admin, through the API)")
+    dsub = p.add_subparsers(dest="deadletters_command", required=True, metavar="ACTION")
+    token_help = "the admin token (default: $ARENA_ADMIN_TOKEN, else the one `arena up` keeps in --data-dir)"
+    ls = dsub.add_parser("list", help="dead letters, oldest first: match, ladder, deliveries, the last error")
+    ls.add_argument("--limit", type=int, default=100, help="show at most this many (default 100, at most 1000)")
+    ls.add_argument("--token", default=None, help=token_help)
+    _common(ls)
+    ls.set_defaults(func=_run(cmd_deadletters_list))
+    rq = dsub.add_parser("requeue", help="put dead-lettered matches back in the queue, once the cause is fixed")
+    rq.add_argument("ids", nargs="*", metavar="DEAD_ID", help="dead letter ids (arena deadletters list)")
+    rq.add_argument("--all", action="store_true", help="every dead letter (up to 1000 per call)")
+    rq.add_argument("--token", default=None, help=token_help)
+    _common(rq)
+    rq.set_defaults(func=_run(cmd_deadletters_requeue))

@@ -28,7 +28,7 @@ from typing import Any, TextIO
 import grpc
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
-from arena.client import format_leaderboard
+from arena.client import add_ruleset_option, format_leaderboard
 from arena.up import Stack, UpConfig, _stop_event
 from referee.bots import REPO_ROOT
 
@@ -147,7 +147,7 @@ def _play(args: argparse.Namespace, stack: Stack, stop: threading.Event, started
         run = api.StartLadder(
             arena_pb2.StartLadderRequest(
                 token=stack.admin_token or "",
-                variant=args.variant,
+                ruleset=args.ruleset,
                 deals=args.deals,
                 matches=args.matches,
                 max_in_flight=args.workers,
@@ -155,7 +155,7 @@ def _play(args: argparse.Namespace, stack: Stack, stop: threading.Event, started
             timeout=CALL_TIMEOUT_S,
         )
         print(
-            f"demo: ladder {run.ladder}: {args.matches} duplicate {args.variant} matches of up to "
+            f"demo: ladder {run.ladder}: {args.matches} duplicate {args.ruleset} matches of up to "
             f"{args.deals} deals per leg",
             file=sys.stderr,
         )
@@ -231,7 +231,7 @@ def add_demo_parser(sub: Any) -> None:
     p = sub.add_parser("demo", help="start the arena, register the sample bots, run a ladder, print the board")
     p.add_argument("--data-dir", default="var/demo", help="emptied at each run (default var/demo)")
     p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
-    p.add_argument("--variant", default="pilotta")
+    add_ruleset_option(p, "the ladder's ruleset (default pilotta)")
     p.add_argument("--deals", type=int, default=8, help="deals per leg, at most (default 8)")
     p.add_argument("--matches", type=int, default=120, help="duplicate matches in all (default 120)")
     p.add_argument("--timeout", type=float, default=200.0, help="give up waiting after this long (s)")

@@ -1,7 +1,7 @@
 """Keeping ladders fed: started ladders, their match budgets, and the feeder loop.
 
-``arena ladder start --variant pilotta [--deals N] [--matches N]`` creates the ladder (``Scheduler``; the
-same settings always give the same ladder id), enrols every active bot that plays the variant, and marks
+``arena ladder start --ruleset pilotta [--deals N] [--matches N]`` creates the ladder (``Scheduler``; the
+same settings always give the same ladder id), enrols every active bot that plays the ruleset, and marks
 the ladder *started*, optionally with a budget of N more matches.  The ``LadderFeeder`` thread (run by the
 API process, one per arena) then keeps the match queue topped up: every tick, for each started ladder, it
 enrols bots registered since, and schedules just enough matches to keep about two per live worker waiting,
@@ -31,17 +31,16 @@ from typing import Any
 import redis
 
 from arena import keys
-from arena.model import UnknownLadderError, ValidationError
-from arena.registry import Registry
+from arena.model import Bot, UnknownLadderError, ValidationError
+from arena.retry import REDIS_DOWN, Backoff
 from arena.scheduler import LadderConfig, Scheduler
+from arena.worker import live_workers
 from referee.errors import RulesetError
 from referee.rules import get_ruleset
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_IN_FLIGHT = 4
-# How far the feeder looks at worker heartbeats (the worker's heartbeat TTL is 30 s).
-_WORKER_FRESH_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,7 @@ class LadderRun:
 
 
 def ladder_config(
-    variant: str,
+    ruleset: str,
     options: Mapping[str, Any] | None = None,
     deals: int | None = None,
     target: int | None = None,
@@ -78,26 +77,26 @@ def ladder_config(
         raise ValidationError(f"target must be 1..1000000, not {target}")
     try:
         if deals is None and target is None:
-            target = get_ruleset(variant, options).target
-        get_ruleset(variant, {**options, **({"target": target} if target is not None else {})})
+            target = get_ruleset(ruleset, options).target
+        get_ruleset(ruleset, {**options, **({"target": target} if target is not None else {})})
     except RulesetError as e:
         raise ValidationError(str(e)) from None
-    return LadderConfig(variant, options, deals=deals, target=target, duplicate=duplicate)
+    return LadderConfig(ruleset, options, deals=deals, target=target, duplicate=duplicate)
 
 
-def plays(registry: Registry, bot_id: str, variant: str) -> bool:
-    """Whether a bot may join a ladder of ``variant``: it must list the game (a manifest bot in its
-    manifest, an endpoint bot when registered); an endpoint bot registered without games is taken at its
-    word (its handshake is checked in every match)."""
-    games = registry.get(bot_id).current.games
-    return not games or variant in games
+def plays(bot: Bot, ruleset: str) -> bool:
+    """Whether a bot may join a ladder of ``ruleset``: it must list it (a manifest bot in its manifest, an
+    endpoint bot when registered); an endpoint bot registered without any is taken at its word (its
+    handshake is checked in every match)."""
+    games = bot.current.games
+    return not games or ruleset in games
 
 
-def enrol(scheduler: Scheduler, ladder_id: str, variant: str) -> int:
-    """Every active bot that plays the variant joins the ladder; returns how many are members."""
+def enrol(scheduler: Scheduler, ladder_id: str, ruleset: str) -> int:
+    """Every active bot that plays the ruleset joins the ladder; returns how many are members."""
     members = 0
     for bot in scheduler.registry.list_bots():
-        if plays(scheduler.registry, bot.bot_id, variant):
+        if plays(bot, ruleset):
             scheduler.join(ladder_id, bot.bot_id)
             members += 1
     return members
@@ -113,7 +112,7 @@ def start_ladder(
         raise ValidationError(f"max_in_flight must be at least 1, not {max_in_flight}")
     r: Any = scheduler.r
     ladder_id = scheduler.create_ladder(config)
-    enrol(scheduler, ladder_id, config.variant)
+    enrol(scheduler, ladder_id, config.ruleset)
     scheduled = int(r.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0)
     old = r.hget(keys.LADDER_RUNS, ladder_id)
     prev = json.loads(old) if old else {}
@@ -200,20 +199,20 @@ class LadderFeeder(threading.Thread):
             self.join(timeout_s)
 
     def run(self) -> None:
-        backoff = self.interval_s
-        while not self._stop_event.wait(backoff):
+        backoff = Backoff(self.interval_s, max(self.interval_s, 5.0))
+        while not self._stop_event.wait(backoff.current):
             try:
                 self.tick()
-                backoff = self.interval_s
-            except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as e:
+                backoff.succeeded()
+            except REDIS_DOWN as e:
                 log.warning("ladder feeder: redis unavailable (%s); retrying", e)
-                backoff = min(backoff * 2, 5.0)
+                backoff.failed()
             except Exception:  # keep feeding the other ladders; the error is logged with its traceback
                 log.exception("ladder feeder: tick failed")
-                backoff = min(backoff * 2, 5.0)
+                backoff.failed()
 
     def _workers_alive(self) -> int:
-        return int(self.r.zcount(keys.WORKERS, time.time() - _WORKER_FRESH_S, "+inf"))
+        return len(live_workers(self.r))
 
     def tick(self) -> int:
         """One round; returns the number of matches enqueued."""
@@ -222,13 +221,13 @@ class LadderFeeder(threading.Thread):
             return 0
         # The queue is shared by all ladders: keep ~per_worker matches per live worker waiting in all.
         target = self.per_worker * max(1, self._workers_alive())
-        waiting = int(self.r.xlen(keys.MATCH_STREAM))
+        waiting = self.scheduler.queue.depth()
         total = 0
         for run in runs:
             if waiting >= target:
                 break
             if time.monotonic() - self._enrolled.get(run.ladder_id, -math.inf) >= self.enrol_every_s:
-                enrol(self.scheduler, run.ladder_id, run.config.variant)
+                enrol(self.scheduler, run.ladder_id, run.config.ruleset)
                 self._enrolled[run.ladder_id] = time.monotonic()
             wanted = min(target - waiting, run.remaining)
             n = int(

@@ -19,6 +19,7 @@ Needs Redis >= 6.2 (XAUTOCLAIM, XPENDING IDLE).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from typing import Any, TypeVar
 import redis
 
 from arena import keys
-from arena.model import MatchResult, MatchSpec
+from arena.model import MatchResult, MatchSpec, NotRequeueable
 
 # XREADGROUP BLOCK must return before the client's socket timeout fires.
 MAX_BLOCK_MS = 2000
@@ -57,12 +58,44 @@ class Claimed:
 
 @dataclass(frozen=True)
 class DeadLetter:
+    """A match given up on: its entry in the dead-letter stream, why, and the spec to requeue."""
+
     dead_id: str
     match_id: str
     reason: str
     deliveries: int
     worker: str
     spec_json: str
+    ts: float = 0.0  # unix time it was dead-lettered
+
+    @property
+    def ladder(self) -> str | None:
+        """The spec's ladder (None if the spec is malformed)."""
+        try:
+            return MatchSpec.from_json(self.spec_json).ladder
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
+class LadderQueue:
+    """One ladder's share of the queue: entries not yet acknowledged, how many of those a worker has
+    claimed, and the age of the oldest (s)."""
+
+    waiting: int = 0
+    claimed: int = 0
+    oldest_age_s: float = 0.0
+
+
+def entry_age_s(entry_id: str, now_ms: float) -> float:
+    """Seconds since a stream entry was added: its id is the server's clock in ms when it was added."""
+    return max(0.0, (now_ms - int(str(entry_id).split("-")[0])) / 1000)
+
+
+def server_ms(r: redis.Redis) -> float:
+    """The Redis server's clock in ms (the clock that minted the stream ids)."""
+    sec, usec = r.time()
+    return int(sec) * 1000 + int(usec) / 1000
 
 
 class MatchQueue:
@@ -256,15 +289,33 @@ class MatchQueue:
 
     # dead letters ---------------------------------------------------------------
 
-    def dead_letters(self, count: int = 100) -> list[DeadLetter]:
-        out = []
-        for dead_id, f in self.r.xrange(keys.DEAD_STREAM, count=count):
-            out.append(DeadLetter(dead_id, f["match_id"], f["reason"], int(f["deliveries"]), f["worker"], f["spec"]))
-        return out
+    def dead_letters(self, count: int = 100, after: str | None = None) -> list[DeadLetter]:
+        """The oldest ``count`` dead letters (after the entry id ``after``, for paging)."""
+        low = "-" if after is None else f"({after}"
+        return [_dead_letter(i, f) for i, f in self.r.xrange(keys.DEAD_STREAM, min=low, max="+", count=count)]
+
+    def dead_letter_by_id(self, dead_id: str) -> DeadLetter | None:
+        found = self.r.xrange(keys.DEAD_STREAM, min=dead_id, max=dead_id, count=1)
+        return _dead_letter(*found[0]) if found else None
 
     def requeue_dead(self, dead_id: str) -> str | None:
-        """Put a dead-lettered match back in the queue (after fixing the cause)."""
-        out = self._requeue(keys=[keys.DEAD_STREAM, keys.MATCH_STREAM], args=[dead_id])
+        """Put a dead-lettered match back in the queue (after fixing the cause); its bots are counted in
+        flight again (dead-lettering released them).  Returns the new queue entry id, or None if there is
+        no such dead letter (already requeued).  Refused if it cannot be played: its spec is
+        malformed, or the match has a result already (a late worker recorded it): NotRequeueable."""
+        dead = self.dead_letter_by_id(dead_id)
+        if dead is None:
+            return None
+        try:
+            spec = MatchSpec.from_json(dead.spec_json)
+        except ValueError as e:
+            raise NotRequeueable(f"dead letter {dead_id} ({dead.match_id}) cannot be played again: {e}") from None
+        out = self._requeue(
+            keys=[keys.DEAD_STREAM, keys.MATCH_STREAM, keys.ladder_inflight(spec.ladder), keys.result(spec.match_id)],
+            args=[dead_id, *spec.distinct_bots()],
+        )
+        if out == "recorded":
+            raise NotRequeueable(f"dead letter {dead_id}: match {spec.match_id} has a result already; not requeued")
         return str(out) if out else None
 
     # observation ------------------------------------------------------------------
@@ -282,11 +333,43 @@ class MatchQueue:
         """Seconds since the oldest unacknowledged match was enqueued (0 if none).
         Uses the server clock, which also minted the stream ids."""
         first = self.r.xrange(keys.MATCH_STREAM, count=1)
-        if not first:
-            return 0.0
-        ms = int(str(first[0][0]).split("-")[0])
-        sec, usec = self.r.time()
-        return max(0.0, (int(sec) * 1000 + int(usec) / 1000 - ms) / 1000)
+        return entry_age_s(first[0][0], server_ms(self.r)) if first else 0.0
+
+    def by_ladder(self, limit: int = 10_000) -> dict[str, LadderQueue]:
+        """Each ladder's share of the queue (``LadderQueue``), from at most ``limit`` entries (the feeder
+        keeps the queue short); a malformed entry counts under the ladder ``?``."""
+        with self.r.pipeline(transaction=False) as p:
+            p.xrange(keys.MATCH_STREAM, count=limit)
+            p.xpending_range(keys.MATCH_STREAM, keys.WORKER_GROUP, "-", "+", limit)
+            p.time()
+            entries, claimed, (sec, usec) = p.execute(raise_on_error=False)
+        if isinstance(claimed, redis.ResponseError):  # no group yet: nothing claimed
+            claimed = []
+        now_ms = int(sec) * 1000 + int(usec) / 1000
+        mine = {c["message_id"] for c in claimed}
+        out: dict[str, LadderQueue] = {}
+        for entry_id, fields in entries:
+            ladder = _ladder_of(fields.get("spec", ""))
+            q = out.get(ladder, LadderQueue())
+            out[ladder] = LadderQueue(
+                q.waiting + 1, q.claimed + (entry_id in mine), max(q.oldest_age_s, entry_age_s(entry_id, now_ms))
+            )
+        return out
+
+    def dead_letter_count(self) -> int:
+        return int(self.r.xlen(keys.DEAD_STREAM))
+
+    def ratings_lag(self) -> int:
+        """Recorded results the ratings updater has not applied yet (delivered or not)."""
+        try:
+            groups = self.r.xinfo_groups(keys.RESULTS_STREAM)
+        except redis.ResponseError:  # no results stream yet
+            return 0
+        for g in groups:
+            if g["name"] == keys.RATINGS_GROUP:
+                # "lag" (Redis >= 7) = entries not yet delivered; add the delivered-but-pending ones.
+                return int((g.get("lag") or 0) + g["pending"])
+        return self.results_count()
 
     def duplicate_results(self) -> int:
         return int(self.r.get(keys.DUPLICATE_RESULTS) or 0)
@@ -297,6 +380,26 @@ class MatchQueue:
     def get_result(self, match_id: str) -> MatchResult | None:
         raw = self.r.get(keys.result(match_id))
         return MatchResult.from_json(raw) if raw else None
+
+
+def _ladder_of(spec_json: str) -> str:
+    try:
+        spec = json.loads(spec_json)
+    except ValueError:
+        return "?"
+    return str(spec.get("ladder", "?")) if isinstance(spec, dict) else "?"
+
+
+def _dead_letter(dead_id: str, f: dict[str, str]) -> DeadLetter:
+    return DeadLetter(
+        dead_id,
+        f.get("match_id", "?"),
+        f.get("reason", ""),
+        int(f.get("deliveries", 0)),
+        f.get("worker", ""),
+        f.get("spec", ""),
+        float(f.get("ts", 0.0)),
+    )
 
 
 # KEYS: enqueued set, match stream.  ARGV: match_id, spec JSON
@@ -347,13 +450,17 @@ return redis.call('XADD', KEYS[2], '*', 'match_id', ARGV[3], 'msg_id', ARGV[2], 
                   'spec', ARGV[5], 'deliveries', ARGV[6], 'worker', ARGV[7], 'ts', ARGV[8])
 """
 
-# KEYS: dead stream, match stream.  ARGV: dead entry id
+# KEYS: dead stream, match stream, the ladder's inflight hash, the match's result key
+# ARGV: dead entry id, bots to count in flight again...
+# Checked and done at once, so two operators requeueing the same dead letter queue it once.
 _REQUEUE_LUA = """
 local e = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])
 if #e == 0 then return false end
+if redis.call('EXISTS', KEYS[4]) == 1 then return 'recorded' end
 local f = e[1][2]
 local h = {}
 for i = 1, #f, 2 do h[f[i]] = f[i + 1] end
 redis.call('XDEL', KEYS[1], ARGV[1])
+for i = 2, #ARGV do redis.call('HINCRBY', KEYS[3], ARGV[i], 1) end
 return redis.call('XADD', KEYS[2], '*', 'match_id', h['match_id'], 'spec', h['spec'])
 """

@@ -24,6 +24,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,7 @@ from openskill.models import PlackettLuce
 from arena import keys, stats
 from arena.model import MatchResult
 from arena.queue import ensure_consumer_group
+from arena.retry import REDIS_DOWN, Backoff
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +92,8 @@ class Ratings:
 
     # reads ----------------------------------------------------------------------
 
-    def _row(self, bot_id: str, h: dict[str, str]) -> RatingRow:
+    def row(self, bot_id: str, h: Mapping[str, str]) -> RatingRow:
+        """A rating from its hash (``keys.rating``), read by the caller; the prior if empty."""
         return RatingRow(
             bot_id=bot_id,
             mu=float(h.get("mu", self.model.mu)),
@@ -104,7 +107,7 @@ class Ratings:
 
     def get(self, ladder: str, bot_id: str) -> RatingRow:
         """Current rating (the model's prior if the bot has not played)."""
-        return self._row(bot_id, self.r.hgetall(keys.rating(ladder, bot_id)))
+        return self.row(bot_id, self.r.hgetall(keys.rating(ladder, bot_id)))
 
     def leaderboard(self, ladder: str, limit: int = 100, offset: int = 0) -> list[RatingRow]:
         """Bots that played on the ladder, best conservative rating first."""
@@ -113,7 +116,7 @@ class Ratings:
             for b in ids:
                 p.hgetall(keys.rating(ladder, b))
             rows = p.execute()
-        return [self._row(b, h) for b, h in zip(ids, rows, strict=True)]
+        return [self.row(b, h) for b, h in zip(ids, rows, strict=True)]
 
     def history(self, ladder: str, bot_id: str, limit: int = 1000) -> list[HistoryPoint]:
         """The last ``limit`` rating changes of a bot, oldest first."""
@@ -144,7 +147,7 @@ class Ratings:
                         if entry_id:
                             self.r.xack(keys.RESULTS_STREAM, keys.RATINGS_GROUP, entry_id)
                         return False
-                    rows = {b: self._row(b, pipe.hgetall(k)) for b, k in zip(bots, rkeys, strict=True)}
+                    rows = {b: self.row(b, pipe.hgetall(k)) for b, k in zip(bots, rkeys, strict=True)}
                     # Stored max latency per bot: "max" is not an increment (stats.accumulate).
                     maxes = {b: float(pipe.hget(sk, stats.LAT_MAX) or 0) for b, sk in zip(bots, skeys)}  # noqa: B905
                     new = self._rate(side0, side1, rows, result.winner)
@@ -241,13 +244,12 @@ class Ratings:
 
     def run(self, consumer: str, stop: threading.Event, block_ms: int = 1000) -> int:
         """Updater loop until ``stop`` is set; survives Redis restarts."""
-        total, backoff = 0, 0.1
+        total, backoff = 0, Backoff()
         while not stop.is_set():
             try:
                 total += self.process(consumer, block_ms=block_ms)
-                backoff = 0.1
-            except (redis.ConnectionError, redis.TimeoutError) as e:
+                backoff.succeeded()
+            except REDIS_DOWN as e:
                 log.warning("ratings updater %s: redis unavailable (%s); retrying", consumer, e)
-                stop.wait(backoff)
-                backoff = min(backoff * 2, 2.0)
+                backoff.wait(stop)
         return total

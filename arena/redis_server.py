@@ -23,6 +23,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
+from arena.retry import REDIS_DOWN
+
 DEFAULT_SOCKET_TIMEOUT_S = 5.0
 
 
@@ -156,7 +158,7 @@ class EmbeddedRedis:
                             raise RuntimeError(f"port {self.port} is served by another process (pid {pid})")
                         if int(client.info("persistence").get("loading", 0)) == 0:
                             return
-                except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError):
+                except REDIS_DOWN:
                     pass
                 time.sleep(0.02)
             raise RuntimeError(f"no PING answer within {self.start_timeout_s}s: {self._log_tail()}")

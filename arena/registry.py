@@ -38,6 +38,7 @@ from arena.model import (
     ManifestError,
     NameTakenError,
     RetiredBotError,
+    Unauthenticated,
     UnknownBotError,
     ValidationError,
 )
@@ -206,6 +207,32 @@ class Registry:
         stored = self.r.get(keys.ADMIN_TOKEN_HASH)
         return bool(stored) and hmac.compare_digest(str(stored), sha256_hex(token))
 
+    def require_admin(self, token: str) -> None:
+        """Unauthenticated without a token, AuthError with one that is not the admin token."""
+        if not token:
+            raise Unauthenticated("the admin token is required (printed by `arena up`, kept in its data dir)")
+        if not self.is_admin(token):
+            raise AuthError("token is not the admin token")
+
+    def authorize(self, token: str, bot_ids: Sequence[str], refused: str | None = None) -> None:
+        """The one owner-token check: ``token`` must be the owner token of one of ``bot_ids``, or the admin
+        token.  Unauthenticated without a token; AuthError (with ``refused`` as its message, if given)
+        otherwise.  The comparisons are constant-time and only hashes are read."""
+        if not isinstance(token, str) or not token:
+            raise Unauthenticated("a token is required: the bot's owner token or the admin token")
+        digest = sha256_hex(token)
+        with self.r.pipeline(transaction=False) as p:
+            p.get(keys.ADMIN_TOKEN_HASH)
+            for b in bot_ids:
+                p.hget(keys.bot(b), "token_sha256")
+            admin, *owners = p.execute()
+        # Every hash is compared (no early exit), so the time taken says nothing about which matched.
+        matches = [hmac.compare_digest(str(h), digest) for h in (admin, *owners) if h]
+        if not any(matches):
+            raise AuthError(
+                refused or "token is not valid: need the owner token of one of these bots or the admin token"
+            )
+
     # reads --------------------------------------------------------------------
 
     def get(self, bot_id: str) -> Bot:
@@ -317,8 +344,6 @@ class Registry:
     def _authorized_write(self, bot_id: str, token: str, write: Any) -> Any:
         """Check the token against the bot's owner hash (or admin) and run ``write``
         in a WATCHed transaction, so a concurrent update cannot interleave."""
-        if not isinstance(token, str) or not token:
-            raise AuthError("a token is required")
         for _ in range(_WATCH_RETRIES):
             pipe: Any
             with self.r.pipeline(transaction=True) as pipe:
@@ -327,11 +352,8 @@ class Registry:
                     h = pipe.hgetall(keys.bot(bot_id))
                     if not h:
                         raise UnknownBotError(f"unknown bot id {bot_id!r}")
-                    owner_ok = hmac.compare_digest(h["token_sha256"], sha256_hex(token))
-                    if not owner_ok and not self.is_admin(token):
-                        raise AuthError(
-                            f"token is not valid for bot {bot_id!r} (need its owner token or the admin token)"
-                        )
+                    refused = f"token is not valid for bot {h['name']!r} (need its owner token or the admin token)"
+                    self.authorize(token, [bot_id], refused)
                     out = write(pipe, h)
                     pipe.execute()
                     return out

@@ -6,7 +6,7 @@
    manifest_dir) is launched as a child process of the worker;
 2. plays ``referee.match.run_match`` (two legs with sides swapped when ``spec.duplicate``), reporting each
    decision's latency and each bot error to ``arena.metrics`` as the events arrive (labels: registered
-   bot names, phases, the variant: bounded sets, never a match id);
+   bot names, phases, the ruleset: bounded sets, never a match id);
 3. turns the outcome into a ``MatchResult``: winner and points per side, per-bot ``BotStats`` (contracts
    bid and made, points, capots, declarations, timeouts, illegal actions, transport errors, latency
    histogram) and the match record JSON.
@@ -242,7 +242,7 @@ class ArenaRunner:
             if spec.target is not None:
                 options["target"] = spec.target
             settings = MatchSettings(
-                game=spec.variant,
+                game=spec.ruleset,
                 options=options,
                 seed=spec.seed,
                 deals=spec.deals,
@@ -260,7 +260,7 @@ class ArenaRunner:
         if start_errors:
             _explain_start_errors(outcome, start_errors, names)
         result = to_result(spec, outcome)
-        metrics.record_match(spec.variant, _outcome_label(result))
+        metrics.record_match(spec.ruleset, _outcome_label(result))
         return result
 
 
@@ -297,7 +297,7 @@ def _metrics_reporter(spec: MatchSpec, names: Mapping[str, str]) -> Any:
                 if event.outcome != "ok":
                     metrics.record_bot_error(bot, event.outcome)  # type: ignore[arg-type]
             elif isinstance(event, DealEvent):
-                metrics.record_deals(spec.variant)
+                metrics.record_deals(spec.ruleset)
         except ValueError as e:  # a label that is not a short name: never let metrics break a match
             log.debug("metrics: %s", e)
 

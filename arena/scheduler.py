@@ -1,6 +1,6 @@
 """Ladders and match selection.
 
-A ladder is one (variant, settings) combination; its id is derived from a
+A ladder is one (ruleset, settings) combination; its id is derived from a
 hash of the canonical settings, so the same settings always give the same
 ladder and results of different settings never mix.
 
@@ -55,15 +55,16 @@ NEVER_AGE_S = 86_400.0  # a bot never scheduled counts as having waited a day
 
 @dataclass(frozen=True)
 class LadderConfig:
-    variant: str
+    ruleset: str
+    # Any: ruleset options are JSON values of any kind, checked by the ruleset.
     options: Mapping[str, Any] = field(default_factory=dict, hash=False)
     deals: int | None = None
     target: int | None = 1000
     duplicate: bool = True
 
     def __post_init__(self) -> None:
-        if not isinstance(self.variant, str) or not ID_RE.match(self.variant):
-            raise ValidationError(f"ladder: invalid variant name {self.variant!r}")
+        if not isinstance(self.ruleset, str) or not ID_RE.match(self.ruleset):
+            raise ValidationError(f"ladder: invalid ruleset name {self.ruleset!r}")
         if (self.deals is None) == (self.target is None):
             raise ValidationError("ladder: exactly one of deals or target must be set")
         try:
@@ -71,27 +72,35 @@ class LadderConfig:
         except (TypeError, ValueError) as e:
             raise ValidationError(f"ladder: options are not JSON-serialisable: {e}") from None
 
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as stored and shown; ``variant`` repeats ``ruleset`` for readers from before the rename."""
+        return {
+            "ruleset": self.ruleset,
+            "variant": self.ruleset,
+            "options": dict(self.options),
+            "deals": self.deals,
+            "target": self.target,
+            "duplicate": self.duplicate,
+        }
+
     def canonical(self) -> str:
+        # The id is a hash of this text, so it keeps the key "variant" it had when ladders were first made:
+        # the same settings still give the same ladder (and its ratings) after the rename.
         return json.dumps(
-            {
-                "variant": self.variant,
-                "options": dict(self.options),
-                "deals": self.deals,
-                "target": self.target,
-                "duplicate": self.duplicate,
-            },
-            sort_keys=True,
-            separators=(",", ":"),
+            {k: v for k, v in self.to_dict().items() if k != "ruleset"}, sort_keys=True, separators=(",", ":")
         )
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
 
     @property
     def ladder_id(self) -> str:
-        return f"{self.variant}-{hashlib.sha256(self.canonical().encode()).hexdigest()[:10]}"
+        return f"{self.ruleset}-{hashlib.sha256(self.canonical().encode()).hexdigest()[:10]}"
 
     @classmethod
     def from_json(cls, text: str) -> LadderConfig:
         d = json.loads(text)
-        return cls(d["variant"], d["options"], d["deals"], d["target"], d["duplicate"])
+        return cls(d.get("ruleset") or d["variant"], d["options"], d["deals"], d["target"], d["duplicate"])
 
 
 @dataclass(frozen=True)
@@ -158,7 +167,7 @@ class Scheduler:
 
     def create_ladder(self, config: LadderConfig) -> str:
         """Idempotent: the same settings give the same ladder id."""
-        self.r.hsetnx(keys.LADDERS, config.ladder_id, config.canonical())
+        self.r.hsetnx(keys.LADDERS, config.ladder_id, config.to_json())
         return config.ladder_id
 
     def ladder(self, ladder_id: str) -> LadderConfig:
@@ -179,10 +188,16 @@ class Scheduler:
     def leave(self, ladder_id: str, bot_id: str) -> None:
         self.r.srem(keys.ladder_members(ladder_id), bot_id)
 
+    def in_flight(self, ladder_id: str) -> dict[str, int]:
+        """Bot id -> its matches on the ladder queued or being played: counted up when a match is created
+        (``create_match``), down when its result is recorded or it is dead-lettered (``MatchQueue``), up
+        again when a dead letter is requeued."""
+        return {b: int(n) for b, n in self.r.hgetall(keys.ladder_inflight(ladder_id)).items() if int(n) > 0}
+
     def candidates(self, ladder_id: str) -> list[Candidate]:
         """Active members with their rating, games, last scheduled time, in-flight count."""
         members = sorted(self.r.smembers(keys.ladder_members(ladder_id)))
-        inflight = self.r.hgetall(keys.ladder_inflight(ladder_id))
+        inflight = self.in_flight(ladder_id)
         last = self.r.hgetall(keys.ladder_last_scheduled(ladder_id))
         out = []
         for b in members:
@@ -216,27 +231,40 @@ class Scheduler:
         cfg = self.ladder(ladder_id)
         now = time.time() if now is None else now
         rng = rng or random.Random()
-        specs = []
-        for a, b in pick_pairs(self.candidates(ladder_id), n, now, rng, max_in_flight=max_in_flight):
-            spec = MatchSpec(
-                match_id=new_match_id(now),
-                ladder=ladder_id,
-                variant=cfg.variant,
-                seed=rng.getrandbits(63),
-                bots=(a, b),
-                options=dict(cfg.options),
-                duplicate=cfg.duplicate,
-                deals=cfg.deals,
-                target=cfg.target,
-                created=now,
-            )
-            # Mark in flight before enqueueing: a crash in between leaves a bot
-            # briefly over-counted (skipped once), never double-booked.
-            with self.r.pipeline(transaction=True) as p:
-                for bot in (a, b):
-                    p.hincrby(keys.ladder_inflight(ladder_id), bot, 1)
-                    p.hset(keys.ladder_last_scheduled(ladder_id), bot, repr(now))
-                p.execute()
-            self.queue.enqueue(spec)
-            specs.append(spec)
-        return specs
+        pairs = pick_pairs(self.candidates(ladder_id), n, now, rng, max_in_flight=max_in_flight)
+        return [self.create_match(ladder_id, (a, b), rng.getrandbits(63), now, cfg) for a, b in pairs]
+
+    def create_match(
+        self,
+        ladder_id: str,
+        bots: tuple[str, ...],
+        seed: int,
+        now: float | None = None,
+        config: LadderConfig | None = None,
+    ) -> MatchSpec:
+        """Create one match of the ladder's settings between ``bots`` (2, or 4 by seat) and enqueue it: the
+        scheduler's picks and challenges alike.  Its bots are counted in flight and stamped as just
+        scheduled."""
+        cfg = config or self.ladder(ladder_id)
+        now = time.time() if now is None else now
+        spec = MatchSpec(
+            match_id=new_match_id(now),
+            ladder=ladder_id,
+            ruleset=cfg.ruleset,
+            seed=seed,
+            bots=bots,
+            options=dict(cfg.options),
+            duplicate=cfg.duplicate,
+            deals=cfg.deals,
+            target=cfg.target,
+            created=now,
+        )
+        # Mark in flight before enqueueing: a crash in between leaves a bot
+        # briefly over-counted (skipped once), never double-booked.
+        with self.r.pipeline(transaction=True) as p:
+            for bot in spec.distinct_bots():
+                p.hincrby(keys.ladder_inflight(ladder_id), bot, 1)
+                p.hset(keys.ladder_last_scheduled(ladder_id), bot, repr(now))
+            p.execute()
+        self.queue.enqueue(spec)
+        return spec

@@ -10,14 +10,12 @@ many moves a bot makes; p50/p99 are read back to within one bucket (25 %).
 it inside the same MULTI that marks the result as applied, so statistics and
 ratings count each result exactly once, together.
 
-``snapshot`` gathers the queue/worker figures in one place for the metrics
-exporter and the CLI.
+``snapshot`` gathers the queue/worker figures in one dict, from the queue's own
+observation methods and ``worker.live_workers``.
 """
 
 from __future__ import annotations
 
-import contextlib
-import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -25,7 +23,10 @@ from typing import Any
 import redis
 
 from arena import keys
-from arena.model import LATENCY_BOUNDS_MS, STAT_COUNTERS, MatchResult, histogram_quantile
+from arena.latency import LATENCY_BOUNDS_MS, histogram_quantile
+from arena.model import STAT_COUNTERS, MatchResult
+from arena.queue import MatchQueue
+from arena.worker import live_workers
 
 LAT_PREFIX = "lat:"
 LAT_MAX = "lat_max_ms"
@@ -81,6 +82,11 @@ class BotStatsSummary:
 def bot_stats(r: redis.Redis, ladder: str, bot_id: str) -> BotStatsSummary:
     """Summed statistics of a bot on a ladder (all zeros if it never played)."""
     h: dict[str, str] = r.hgetall(keys.bot_stats(ladder, bot_id))  # type: ignore[assignment]
+    return summarize(ladder, bot_id, h)
+
+
+def summarize(ladder: str, bot_id: str, h: Mapping[str, str]) -> BotStatsSummary:
+    """A bot's statistics from its stats hash (``keys.bot_stats``), read by the caller (pipelines)."""
     c = {name: int(h.get(name, 0)) for name in STAT_COUNTERS}
     hist = {int(k[len(LAT_PREFIX) :]): int(v) for k, v in h.items() if k.startswith(LAT_PREFIX)}
     lat_max = float(h.get(LAT_MAX, 0.0))
@@ -107,36 +113,18 @@ def bot_stats(r: redis.Redis, ladder: str, bot_id: str) -> BotStatsSummary:
 
 
 def snapshot(r: redis.Redis) -> dict[str, float]:
-    """Queue, worker and rating figures as one flat dict (cheap: O(workers))."""
-    rr: Any = r  # replies are str with decode_responses=True; stubs cannot know
+    """Queue, worker and rating figures as one flat dict (cheap: one call per figure)."""
+    q = MatchQueue(r)
     out: dict[str, float] = {
-        "queue_depth": float(rr.xlen(keys.MATCH_STREAM)),
-        "dead_letters": float(rr.xlen(keys.DEAD_STREAM)),
-        "results": float(rr.xlen(keys.RESULTS_STREAM)),
-        "duplicate_results": float(rr.get(keys.DUPLICATE_RESULTS) or 0),
-        "queue_pending": 0.0,
-        "oldest_pending_age_s": 0.0,
-        "ratings_lag": 0.0,
+        "queue_depth": float(q.depth()),
+        "dead_letters": float(q.dead_letter_count()),
+        "results": float(q.results_count()),
+        "duplicate_results": float(q.duplicate_results()),
+        "queue_pending": float(q.pending()),
+        "oldest_pending_age_s": q.oldest_pending_age(),
+        "ratings_lag": float(q.ratings_lag()),
+        "workers_alive": float(len(live_workers(r))),
     }
-    with contextlib.suppress(redis.ResponseError):  # no group yet: nothing pending
-        out["queue_pending"] = float(rr.xpending(keys.MATCH_STREAM, keys.WORKER_GROUP)["pending"])
-    first = rr.xrange(keys.MATCH_STREAM, count=1)
-    if first:
-        sec, usec = rr.time()
-        now_ms = int(sec) * 1000 + int(usec) / 1000
-        out["oldest_pending_age_s"] = max(0.0, (now_ms - int(str(first[0][0]).split("-")[0])) / 1000)
-    try:
-        for g in rr.xinfo_groups(keys.RESULTS_STREAM):
-            if g["name"] == keys.RATINGS_GROUP:
-                # "lag" (Redis >= 7) = entries not yet delivered; add the undelivered-but-pending ones.
-                out["ratings_lag"] = float((g.get("lag") or 0) + g["pending"])
-    except redis.ResponseError:
-        pass  # results stream does not exist yet
-    alive = 0
-    now = time.time()
-    for wid, _seen in rr.zrangebyscore(keys.WORKERS, now - 3600, "+inf", withscores=True):
-        alive += int(rr.exists(keys.worker_heartbeat(wid)))
-    out["workers_alive"] = float(alive)
     return out
 
 

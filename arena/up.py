@@ -38,6 +38,7 @@ from arena import metrics
 from arena.api import ApiServer, ensure_admin_token
 from arena.redis_server import EmbeddedRedis, connect
 from arena.registry import Registry
+from arena.retry import REDIS_DOWN, Backoff, patiently
 from arena.runner import ArenaRunner, with_parent_death
 from arena.web import serve_web
 from arena.worker import Worker
@@ -71,15 +72,10 @@ def _stop_event() -> threading.Event:
 
 def _wait_redis(r: redis.Redis, timeout_s: float) -> None:
     """Bounded wait for Redis to answer (it may start at the same time as we do, e.g. in compose)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            r.ping()
-            return
-        except (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError) as e:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"redis did not answer within {timeout_s:g} s: {e}") from None
-            time.sleep(0.5)
+    try:
+        patiently(r.ping, timeout_s, Backoff(0.1, 1.0))
+    except REDIS_DOWN as e:
+        raise RuntimeError(f"redis did not answer within {timeout_s:g} s: {e}") from None
 
 
 # ------------------------------------------------------------------------- arena api

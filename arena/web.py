@@ -33,7 +33,7 @@ import redis
 from arena import web_pages as pages
 from arena.model import ID_RE, UnknownBotError
 from arena.redis_server import connect
-from arena.web_data import PLOT_BOTS, STREAM_ID_RE, WebData
+from arena.views import PLOT_BOTS, STREAM_ID_RE, Views
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ class WebServer(ThreadingHTTPServer):
     daemon_threads = True  # a stuck client never blocks shutdown
     allow_reuse_address = True
 
-    def __init__(self, addr: tuple[str, int], data: WebData) -> None:
+    def __init__(self, addr: tuple[str, int], data: Views) -> None:
         self.data = data
         self.static = load_static()
         self._slots = threading.BoundedSemaphore(MAX_CONCURRENT)
@@ -197,9 +197,10 @@ class Handler(BaseHTTPRequestHandler):
         for lid, cfg in d.ladders().items():
             if wanted is not None and lid != wanted:
                 continue
-            rows = d.leaderboard(lid)
+            rows = [s.to_dict() for s in d.leaderboard(lid)]
             hist = {r["bot_id"]: d.plot_history(lid, r["bot_id"]) for r in rows[:PLOT_BOTS]}
-            out.append({"ladder": lid, "config": cfg, "rows": rows, "histories": hist})
+            config = cfg.to_dict() if cfg is not None else None
+            out.append({"ladder": lid, "config": config, "rows": rows, "histories": hist})
         return out
 
     def _api_leaderboard(self, ladder: str | None) -> dict[str, Any]:
@@ -242,7 +243,7 @@ class Handler(BaseHTTPRequestHandler):
         d = self.server.data
         bot_id = self._bot_id(name)
         try:
-            b = d.registry.get(bot_id)
+            b = d.bot(bot_id)
         except UnknownBotError:
             raise NotFound(f"There is no bot named “{name}”.") from None
         # Endpoint and manifest stay private: they say where a bot runs.
@@ -254,7 +255,7 @@ class Handler(BaseHTTPRequestHandler):
             "retired": b.retired,
             "version": b.version,
         }
-        ladders = d.bot_ladders(bot_id)
+        ladders = [lad.to_dict() for lad in d.bot_ladders(bot_id)]
         hist = {lad["ladder"]: d.plot_history(lad["ladder"], bot_id) for lad in ladders}
         matches, _ = d.matches(bot_id=bot_id, limit=20)
         names = d.with_names(matches)
@@ -271,7 +272,7 @@ class Handler(BaseHTTPRequestHandler):
         d = self.server.data
         bot_id = self._bot_id(name)
         wanted = self._ladder(ladder)
-        lids = [wanted] if wanted else [lad["ladder"] for lad in d.bot_ladders(bot_id)]
+        lids = [wanted] if wanted else [lad.ladder for lad in d.bot_ladders(bot_id)]
         return {"bot": name, "bot_id": bot_id, "ladders": {lid: d.history(lid, bot_id) for lid in lids}}
 
 
@@ -287,7 +288,7 @@ def serve_web(
     redis_client: redis.Redis, host: str = "127.0.0.1", port: int = 8080
 ) -> tuple[WebServer, threading.Thread]:
     """Serve in a daemon thread.  ``redis_client`` should come from ``redis_server.connect`` (timeouts)."""
-    server = WebServer((host, port), WebData(redis_client))
+    server = WebServer((host, port), Views(redis_client))
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.2}, name=f"web:{server.server_address[1]}", daemon=True
     )

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib
 import importlib.util
 import json
@@ -52,11 +53,25 @@ from arena import keys
 from arena.model import MatchResult, MatchSpec
 from arena.queue import Claimed, MatchQueue
 from arena.redis_server import connect
+from arena.retry import REDIS_DOWN, Backoff, patiently
 
 log = logging.getLogger(__name__)
 Runner = Callable[[MatchSpec], MatchResult]
 T = TypeVar("T")
-_REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError, redis.BusyLoadingError)
+
+
+# A worker is live while its last heartbeat is at most this old.  Workers beat every keep-alive interval,
+# at most a third of their heartbeat key's TTL (whose default is this), so a live worker is never missed.
+WORKER_LIVE_S = 30.0
+
+
+def live_workers(r: redis.Redis, now: float | None = None) -> dict[str, float]:
+    """Worker id -> unix time of its last heartbeat, for every live worker (``WORKER_LIVE_S``): the one
+    definition of a live worker, for the feeder, the API, the gauges and the CLI.  One Redis call."""
+    now = time.time() if now is None else now
+    # Any: zrangebyscore's reply type is not known to redis-py's stubs.
+    seen: Any = r.zrangebyscore(keys.WORKERS, now - WORKER_LIVE_S, "+inf", withscores=True)
+    return {str(wid): float(ts) for wid, ts in seen}
 
 
 @dataclass
@@ -129,7 +144,7 @@ class Worker:
         stale_ms: int = 60_000,
         block_ms: int = 1000,
         max_deliveries: int = 3,
-        heartbeat_ttl_s: int = 30,
+        heartbeat_ttl_s: int = int(WORKER_LIVE_S),
         keepalive_interval_s: float | None = None,
         record_patience_s: float = 120.0,
     ) -> None:
@@ -174,18 +189,17 @@ class Worker:
     def run(self, max_matches: int | None = None, idle_exit_s: float | None = None) -> WorkerStats:
         """Loop until stopped, ``max_matches`` handled, or idle for ``idle_exit_s``."""
         self._hb.start()
-        handled, idle_since, backoff = 0, time.monotonic(), 0.1
+        handled, idle_since, backoff = 0, time.monotonic(), Backoff()
         try:
             while not self._stop.is_set():
                 if max_matches is not None and handled >= max_matches:
                     break
                 try:
                     did = self.run_once()
-                    backoff = 0.1
-                except _REDIS_DOWN as e:
-                    log.warning("%s: redis unavailable (%s); retrying in %.1fs", self.worker_id, e, backoff)
-                    self._stop.wait(backoff)
-                    backoff = min(backoff * 2, 2.0)
+                    backoff.succeeded()
+                except REDIS_DOWN as e:
+                    log.warning("%s: redis unavailable (%s); retrying in %.1fs", self.worker_id, e, backoff.current)
+                    backoff.wait(self._stop)
                     continue
                 if did:
                     handled, idle_since = handled + 1, time.monotonic()
@@ -193,8 +207,11 @@ class Worker:
                     break
         finally:
             self._hb.stop()
-            with contextlib.suppress(redis.RedisError):  # the TTL removes it anyway
-                self.r.delete(keys.worker_heartbeat(self.worker_id))
+            # Else the TTL and WORKER_LIVE_S retire the worker anyway.
+            with contextlib.suppress(redis.RedisError), self.r.pipeline(transaction=False) as p:
+                p.delete(keys.worker_heartbeat(self.worker_id))
+                p.zrem(keys.WORKERS, self.worker_id)
+                p.execute()
         return self.stats
 
     # one match --------------------------------------------------------------------
@@ -232,6 +249,8 @@ class Worker:
             result = self.runner(spec)
             if result.match_id != spec.match_id or result.ladder != spec.ladder:
                 raise ValueError(f"runner returned a result for {result.match_id}/{result.ladder}")
+            if result.ruleset is None:  # stored with the result, for the lists of matches
+                result = dataclasses.replace(result, ruleset=spec.ruleset)
         except Exception as e:  # the runner is foreign code: any failure is the match's failure
             error = e
         finally:
@@ -258,15 +277,7 @@ class Worker:
     def _patiently(self, fn: Callable[[], T]) -> T:
         """Retry ``fn`` while Redis is down, for at most ``record_patience_s``.
         Work already done (a played match) is worth waiting a restart out."""
-        deadline, backoff = time.monotonic() + self.record_patience_s, 0.1
-        while True:
-            try:
-                return fn()
-            except _REDIS_DOWN:
-                if time.monotonic() + backoff > deadline:
-                    raise
-                time.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
+        return patiently(fn, self.record_patience_s)
 
 
 def load_runner(spec: str) -> Runner:

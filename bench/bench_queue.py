@@ -40,7 +40,7 @@ def spec(i: int) -> MatchSpec:
     return MatchSpec(
         match_id=f"m-{i:07d}",
         ladder="bench",
-        variant="cypriot",
+        ruleset="cypriot",
         seed=i,
         bots=("b-aaaa", "b-bbbb"),
         options={"belote": True},

@@ -71,7 +71,7 @@ def play(spec: MatchSpec, skill: Mapping[str, float] | None = None) -> MatchResu
         points=(points[0], points[1]),
         deals_played=deals,
         stats=stats,
-        record=json.dumps({"seed": spec.seed, "variant": spec.variant, "actions": []}),
+        record=json.dumps({"seed": spec.seed, "ruleset": spec.ruleset, "actions": []}),
         duplicate=spec.duplicate,
         finished=spec.created + 1.0,
     )
@@ -93,7 +93,7 @@ def always_fails(spec: MatchSpec) -> MatchResult:
 def make_spec(
     match_id: str, bots: tuple[str, ...] = ("b-a", "b-b"), ladder: str = "cy-test", seed: int = 7, **kw: object
 ) -> MatchSpec:
-    params: dict[str, object] = {"variant": "cypriot", "deals": 4, "created": 1_700_000_000.0, **kw}
+    params: dict[str, object] = {"ruleset": "cypriot", "deals": 4, "created": 1_700_000_000.0, **kw}
     return MatchSpec(match_id=match_id, ladder=ladder, seed=seed, bots=bots, **params)  # type: ignore[arg-type]
 
 

@@ -36,7 +36,7 @@ def test_matchspec_roundtrip(match_id, bots, seed, duplicate, deals, options):
     spec = MatchSpec(
         match_id=match_id,
         ladder="lad",
-        variant="cypriot",
+        ruleset="cypriot",
         seed=seed,
         bots=tuple(bots),
         options=options,

@@ -77,7 +77,7 @@ def test_ladder_id_is_stable_and_settings_are_validated():
     assert a.ladder_id.startswith("cypriot-")
     with pytest.raises(ValidationError, match="exactly one of deals or target"):
         LadderConfig("cypriot", deals=4, target=1000)
-    with pytest.raises(ValidationError, match="invalid variant"):
+    with pytest.raises(ValidationError, match="invalid ruleset"):
         LadderConfig("bad variant")
 
 

@@ -72,7 +72,7 @@ def test_refused_calls_say_why_and_change_nothing(r, stub):
         ),  # the registry's former format
         (reg("bad13", manifest_source("random"), ["pilotta"]), Code.INVALID_ARGUMENT, "manifest's 'games'"),
         # endpoint bots and their games
-        (reg("ep1", endpoint), Code.INVALID_ARGUMENT, "games is required with an endpoint"),
+        (reg("ep1", endpoint), Code.INVALID_ARGUMENT, "rulesets are required with an endpoint"),
         (reg("ep2", endpoint, ["pilotta", "poker"]), Code.INVALID_ARGUMENT, "unknown game 'poker'"),
         (reg("ep3", endpoint, ["bela", "bela"]), Code.INVALID_ARGUMENT, "'bela' is listed twice"),
         (
@@ -80,7 +80,7 @@ def test_refused_calls_say_why_and_change_nothing(r, stub):
                 arena_pb2.UpdateBotRequest(name="random", token=token, source=endpoint), timeout=TIMEOUT
             ),
             Code.INVALID_ARGUMENT,
-            "games is required",
+            "rulesets are required",
         ),
         # ladders: the admin token first, then the settings
         (start(variant="pilotta"), Code.UNAUTHENTICATED, "admin token is required"),

@@ -96,7 +96,7 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
         again = _cli(data, "bot", "register", "random", "--endpoint", "127.0.0.1:1", "--games", "pilotta")
         assert again.returncode == 1 and "ALREADY_EXISTS" in again.stderr
         no_games = _cli(data, "bot", "register", "remote", "--endpoint", "127.0.0.1:1")
-        assert no_games.returncode == 2 and "--games is required" in no_games.stderr
+        assert no_games.returncode == 2 and "--rulesets is required" in no_games.stderr
         remote = _cli(data, "bot", "register", "remote", "--endpoint", "127.0.0.1:1", "--games", "bela,coinche")
         assert remote.returncode == 0, remote.stderr
         listed = _cli(data, "bot", "list")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from arena.redis_server import free_port
-from arena.web_replay import record_legs, replay_payload, trick_winners
+from arena.replay import record_legs, replay_payload, trick_winners
 from referee.cli import play_random_game
 from referee.record import game_to_record, verify_record
 from referee.rules import get_ruleset

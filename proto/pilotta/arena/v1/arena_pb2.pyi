@@ -7,7 +7,12 @@ Calls that change a bot carry a token: the owner token issued at registration, o
 Starting and stopping ladders needs the admin token (printed by `arena up`, kept in its data dir).
 Errors use gRPC status codes with a message naming what was wrong: INVALID_ARGUMENT (a malformed
 manifest or endpoint), NOT_FOUND (an unknown bot, match or ladder), PERMISSION_DENIED (a wrong token),
-UNAUTHENTICATED (no token), ALREADY_EXISTS (a bot name taken).
+UNAUTHENTICATED (no token), ALREADY_EXISTS (a bot name taken), FAILED_PRECONDITION (a retired bot, a dead
+letter that cannot be played again), UNAVAILABLE (the arena's Redis is down), INTERNAL (a bug of ours).
+
+Words: a "ruleset" is the rule family (pilotta, bulgarian, coinche, french, bela); a "game" is one game
+to a target.  Fields that used "game"/"games"/"variant" for the ruleset are kept, filled and read as
+before, and marked deprecated: new clients use the "ruleset"/"rulesets" fields beside them.
 """
 
 from collections import abc as _abc
@@ -63,14 +68,19 @@ class RegisterBotRequest(_message.Message):
     OWNER_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
+    RULESETS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     owner: _builtins.str
     @_builtins.property
     def source(self) -> Global___BotSource: ...
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Deprecated: the same as rulesets (give one or the other, or both equal)."""
+
+    @_builtins.property
+    def rulesets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """With an endpoint (required there): the rulesets the bot plays (pilotta, bulgarian, coinche, french,
-        bela). A manifest bot's games are its manifest's "games"; leave this empty.
+        bela). A manifest bot's rulesets are its manifest's "games"; leave this empty.
         """
 
     def __init__(
@@ -80,10 +90,11 @@ class RegisterBotRequest(_message.Message):
         owner: _builtins.str = ...,
         source: Global___BotSource | None = ...,
         games: _abc.Iterable[_builtins.str] | None = ...,
+        rulesets: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "name", b"name", "owner", b"owner", "source", b"source"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "name", b"name", "owner", b"owner", "rulesets", b"rulesets", "source", b"source"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -121,12 +132,17 @@ class UpdateBotRequest(_message.Message):
     TOKEN_FIELD_NUMBER: _builtins.int
     SOURCE_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
+    RULESETS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     token: _builtins.str
     @_builtins.property
     def source(self) -> Global___BotSource: ...
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """deprecated: as in RegisterBotRequest"""
+
+    @_builtins.property
+    def rulesets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """as in RegisterBotRequest"""
 
     def __init__(
@@ -136,10 +152,11 @@ class UpdateBotRequest(_message.Message):
         token: _builtins.str = ...,
         source: Global___BotSource | None = ...,
         games: _abc.Iterable[_builtins.str] | None = ...,
+        rulesets: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "name", b"name", "source", b"source", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "name", b"name", "rulesets", b"rulesets", "source", b"source", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -179,6 +196,7 @@ class BotInfo(_message.Message):
     RETIRED_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
+    RULESETS_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     owner: _builtins.str
     version: _builtins.int
@@ -191,7 +209,11 @@ class BotInfo(_message.Message):
     """unix seconds"""
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """empty: not declared (its handshake decides in each match)"""
+        """deprecated: the same as rulesets"""
+
+    @_builtins.property
+    def rulesets(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """the rulesets it plays; empty: not declared (its handshake decides)"""
 
     def __init__(
         self,
@@ -204,10 +226,11 @@ class BotInfo(_message.Message):
         retired: _builtins.bool = ...,
         created_at: _builtins.float = ...,
         games: _abc.Iterable[_builtins.str] | None = ...,
+        rulesets: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "endpoint", b"endpoint", "games", b"games", "manifest_json", b"manifest_json", "name", b"name", "owner", b"owner", "retired", b"retired", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "endpoint", b"endpoint", "games", b"games", "manifest_json", b"manifest_json", "name", b"name", "owner", b"owner", "retired", b"retired", "rulesets", b"rulesets", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -382,12 +405,15 @@ class MatchSummary(_message.Message):
     SCORES_FIELD_NUMBER: _builtins.int
     FORFEIT_REASON_FIELD_NUMBER: _builtins.int
     FINISHED_AT_FIELD_NUMBER: _builtins.int
+    RULESET_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     ladder: _builtins.str
     game: _builtins.str
+    """deprecated: the same as ruleset"""
     winner_side: _builtins.int
     forfeit_reason: _builtins.str
     finished_at: _builtins.float
+    ruleset: _builtins.str
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """by seat"""
@@ -405,10 +431,11 @@ class MatchSummary(_message.Message):
         scores: _abc.Iterable[_builtins.int] | None = ...,
         forfeit_reason: _builtins.str = ...,
         finished_at: _builtins.float = ...,
+        ruleset: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side", "winner_side", b"winner_side"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side", "bots", b"bots", "finished_at", b"finished_at", "forfeit_reason", b"forfeit_reason", "game", b"game", "ladder", b"ladder", "match_id", b"match_id", "scores", b"scores", "winner_side", b"winner_side"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side", "bots", b"bots", "finished_at", b"finished_at", "forfeit_reason", b"forfeit_reason", "game", b"game", "ladder", b"ladder", "match_id", b"match_id", "ruleset", b"ruleset", "scores", b"scores", "winner_side", b"winner_side"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__winner_side: _TypeAlias = _typing.Literal["winner_side"]  # noqa: Y015
     _WhichOneofArgType__winner_side: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side"]  # noqa: Y015
@@ -562,14 +589,17 @@ class LadderStatusReply(_message.Message):
     DEAD_LETTERED_FIELD_NUMBER: _builtins.int
     OLDEST_PENDING_AGE_SECONDS_FIELD_NUMBER: _builtins.int
     WORKERS_ALIVE_FIELD_NUMBER: _builtins.int
+    RULESET_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     game: _builtins.str
+    """deprecated: the same as ruleset"""
     queued: _builtins.int
     pending: _builtins.int
     """claimed by a worker, not yet acknowledged"""
     completed: _builtins.int
     dead_lettered: _builtins.int
     oldest_pending_age_seconds: _builtins.float
+    ruleset: _builtins.str
     @_builtins.property
     def workers_alive(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -583,10 +613,11 @@ class LadderStatusReply(_message.Message):
         dead_lettered: _builtins.int = ...,
         oldest_pending_age_seconds: _builtins.float = ...,
         workers_alive: _abc.Iterable[_builtins.str] | None = ...,
+        ruleset: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["completed", b"completed", "dead_lettered", b"dead_lettered", "game", b"game", "ladder", b"ladder", "oldest_pending_age_seconds", b"oldest_pending_age_seconds", "pending", b"pending", "queued", b"queued", "workers_alive", b"workers_alive"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["completed", b"completed", "dead_lettered", b"dead_lettered", "game", b"game", "ladder", b"ladder", "oldest_pending_age_seconds", b"oldest_pending_age_seconds", "pending", b"pending", "queued", b"queued", "ruleset", b"ruleset", "workers_alive", b"workers_alive"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -604,10 +635,11 @@ class StartLadderRequest(_message.Message):
     SINGLE_FIELD_NUMBER: _builtins.int
     MATCHES_FIELD_NUMBER: _builtins.int
     MAX_IN_FLIGHT_FIELD_NUMBER: _builtins.int
+    RULESET_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     """the admin token"""
     variant: _builtins.str
-    """ruleset name; empty: pilotta"""
+    """deprecated: the same as ruleset"""
     options_json: _builtins.str
     """the ruleset's options, a JSON object; empty: none"""
     deals: _builtins.int
@@ -620,6 +652,8 @@ class StartLadderRequest(_message.Message):
     """schedule this many more matches, then stop feeding; absent: no end"""
     max_in_flight: _builtins.int
     """matches per bot queued or playing; 0: as before, else 4"""
+    ruleset: _builtins.str
+    """ruleset name; empty: pilotta"""
     def __init__(
         self,
         *,
@@ -631,10 +665,11 @@ class StartLadderRequest(_message.Message):
         single: _builtins.bool = ...,
         matches: _builtins.int | None = ...,
         max_in_flight: _builtins.int = ...,
+        ruleset: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "matches", b"matches"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "deals", b"deals", "matches", b"matches", "max_in_flight", b"max_in_flight", "options_json", b"options_json", "single", b"single", "target", b"target", "token", b"token", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "deals", b"deals", "matches", b"matches", "max_in_flight", b"max_in_flight", "options_json", b"options_json", "ruleset", b"ruleset", "single", b"single", "target", b"target", "token", b"token", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__matches: _TypeAlias = _typing.Literal["matches"]  # noqa: Y015
     _WhichOneofArgType__matches: _TypeAlias = _typing.Literal["_matches", b"_matches"]  # noqa: Y015
@@ -697,9 +732,11 @@ class LadderInfo(_message.Message):
     SCHEDULED_FIELD_NUMBER: _builtins.int
     MAX_IN_FLIGHT_FIELD_NUMBER: _builtins.int
     MEMBERS_FIELD_NUMBER: _builtins.int
+    RULESET_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
-    """id: <variant>-<hash of the settings>"""
+    """id: <ruleset>-<hash of the settings>"""
     game: _builtins.str
+    """deprecated: the same as ruleset"""
     options_json: _builtins.str
     deals: _builtins.int
     """0 when legs are played to the target"""
@@ -718,6 +755,7 @@ class LadderInfo(_message.Message):
     """when started"""
     members: _builtins.int
     """active bots on the ladder"""
+    ruleset: _builtins.str
     def __init__(
         self,
         *,
@@ -733,10 +771,11 @@ class LadderInfo(_message.Message):
         scheduled: _builtins.int = ...,
         max_in_flight: _builtins.int = ...,
         members: _builtins.int = ...,
+        ruleset: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget", "deals", b"deals", "duplicate", b"duplicate", "game", b"game", "ladder", b"ladder", "max_in_flight", b"max_in_flight", "members", b"members", "options_json", b"options_json", "scheduled", b"scheduled", "started", b"started", "started_at", b"started_at", "target", b"target"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget", "deals", b"deals", "duplicate", b"duplicate", "game", b"game", "ladder", b"ladder", "max_in_flight", b"max_in_flight", "members", b"members", "options_json", b"options_json", "ruleset", b"ruleset", "scheduled", b"scheduled", "started", b"started", "started_at", b"started_at", "target", b"target"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__budget: _TypeAlias = _typing.Literal["budget"]  # noqa: Y015
     _WhichOneofArgType__budget: _TypeAlias = _typing.Literal["_budget", b"_budget"]  # noqa: Y015
@@ -765,3 +804,172 @@ class ListLaddersReply(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListLaddersReply: _TypeAlias = ListLaddersReply  # noqa: Y015
+
+@_typing.final
+class ListDeadLettersRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """the admin token"""
+    limit: _builtins.int
+    """default 100, at most 1000"""
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListDeadLettersRequest: _TypeAlias = ListDeadLettersRequest  # noqa: Y015
+
+@_typing.final
+class DeadLetterInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEAD_ID_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    DELIVERIES_FIELD_NUMBER: _builtins.int
+    WORKER_FIELD_NUMBER: _builtins.int
+    DEAD_LETTERED_AT_FIELD_NUMBER: _builtins.int
+    dead_id: _builtins.str
+    """its entry in the dead-letter stream: what RequeueDeadLetters takes"""
+    match_id: _builtins.str
+    ladder: _builtins.str
+    """empty when its spec is malformed"""
+    reason: _builtins.str
+    """why it was given up on (the last error)"""
+    deliveries: _builtins.int
+    worker: _builtins.str
+    """the worker that gave up on it"""
+    dead_lettered_at: _builtins.float
+    """unix seconds"""
+    def __init__(
+        self,
+        *,
+        dead_id: _builtins.str = ...,
+        match_id: _builtins.str = ...,
+        ladder: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        deliveries: _builtins.int = ...,
+        worker: _builtins.str = ...,
+        dead_lettered_at: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dead_id", b"dead_id", "dead_lettered_at", b"dead_lettered_at", "deliveries", b"deliveries", "ladder", b"ladder", "match_id", b"match_id", "reason", b"reason", "worker", b"worker"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeadLetterInfo: _TypeAlias = DeadLetterInfo  # noqa: Y015
+
+@_typing.final
+class ListDeadLettersReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEAD_LETTERS_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    total: _builtins.int
+    """dead letters in all (the list stops at the limit)"""
+    @_builtins.property
+    def dead_letters(self) -> _containers.RepeatedCompositeFieldContainer[Global___DeadLetterInfo]: ...
+    def __init__(
+        self,
+        *,
+        dead_letters: _abc.Iterable[Global___DeadLetterInfo] | None = ...,
+        total: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dead_letters", b"dead_letters", "total", b"total"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListDeadLettersReply: _TypeAlias = ListDeadLettersReply  # noqa: Y015
+
+@_typing.final
+class RequeueDeadLettersRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    DEAD_IDS_FIELD_NUMBER: _builtins.int
+    ALL_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """the admin token"""
+    all: _builtins.bool
+    """... or every one (then leave dead_ids empty)"""
+    @_builtins.property
+    def dead_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """these dead letters ..."""
+
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+        dead_ids: _abc.Iterable[_builtins.str] | None = ...,
+        all: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["all", b"all", "dead_ids", b"dead_ids", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RequeueDeadLettersRequest: _TypeAlias = RequeueDeadLettersRequest  # noqa: Y015
+
+@_typing.final
+class RequeuedMatch(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DEAD_ID_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    REQUEUED_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    dead_id: _builtins.str
+    match_id: _builtins.str
+    requeued: _builtins.bool
+    reason: _builtins.str
+    """when not requeued: why (e.g. its match has a result already)"""
+    def __init__(
+        self,
+        *,
+        dead_id: _builtins.str = ...,
+        match_id: _builtins.str = ...,
+        requeued: _builtins.bool = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["dead_id", b"dead_id", "match_id", b"match_id", "reason", b"reason", "requeued", b"requeued"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RequeuedMatch: _TypeAlias = RequeuedMatch  # noqa: Y015
+
+@_typing.final
+class RequeueDeadLettersReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCHES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___RequeuedMatch]: ...
+    def __init__(
+        self,
+        *,
+        matches: _abc.Iterable[Global___RequeuedMatch] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RequeueDeadLettersReply: _TypeAlias = RequeueDeadLettersReply  # noqa: Y015

@@ -94,6 +94,16 @@ class ArenaStub:
                 request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListLaddersRequest.SerializeToString,
                 response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListLaddersReply.FromString,
                 _registered_method=True)
+        self.ListDeadLetters = channel.unary_unary(
+                '/pilotta.arena.v1.Arena/ListDeadLetters',
+                request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListDeadLettersRequest.SerializeToString,
+                response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListDeadLettersReply.FromString,
+                _registered_method=True)
+        self.RequeueDeadLetters = channel.unary_unary(
+                '/pilotta.arena.v1.Arena/RequeueDeadLetters',
+                request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.RequeueDeadLettersRequest.SerializeToString,
+                response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.RequeueDeadLettersReply.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -176,6 +186,20 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListDeadLetters(self, request, context):
+        """Matches given up on after too many failed deliveries, oldest first. Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RequeueDeadLetters(self, request, context):
+        """Put dead-lettered matches back in the queue (after fixing the cause). Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -238,6 +262,16 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.ListLadders,
                     request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListLaddersRequest.FromString,
                     response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListLaddersReply.SerializeToString,
+            ),
+            'ListDeadLetters': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListDeadLetters,
+                    request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListDeadLettersRequest.FromString,
+                    response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListDeadLettersReply.SerializeToString,
+            ),
+            'RequeueDeadLetters': grpc.unary_unary_rpc_method_handler(
+                    servicer.RequeueDeadLetters,
+                    request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.RequeueDeadLettersRequest.FromString,
+                    response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.RequeueDeadLettersReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -564,6 +598,60 @@ class Arena:
             '/pilotta.arena.v1.Arena/ListLadders',
             pilotta_dot_arena_dot_v1_dot_arena__pb2.ListLaddersRequest.SerializeToString,
             pilotta_dot_arena_dot_v1_dot_arena__pb2.ListLaddersReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListDeadLetters(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pilotta.arena.v1.Arena/ListDeadLetters',
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.ListDeadLettersRequest.SerializeToString,
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.ListDeadLettersReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RequeueDeadLetters(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pilotta.arena.v1.Arena/RequeueDeadLetters',
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.RequeueDeadLettersRequest.SerializeToString,
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.RequeueDeadLettersReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -7,7 +7,12 @@ Calls that change a bot carry a token: the owner token issued at registration, o
 Starting and stopping ladders needs the admin token (printed by `arena up`, kept in its data dir).
 Errors use gRPC status codes with a message naming what was wrong: INVALID_ARGUMENT (a malformed
 manifest or endpoint), NOT_FOUND (an unknown bot, match or ladder), PERMISSION_DENIED (a wrong token),
-UNAUTHENTICATED (no token), ALREADY_EXISTS (a bot name taken).
+UNAUTHENTICATED (no token), ALREADY_EXISTS (a bot name taken), FAILED_PRECONDITION (a retired bot, a dead
+letter that cannot be played again), UNAVAILABLE (the arena's Redis is down), INTERNAL (a bug of ours).
+
+Words: a "ruleset" is the rule family (pilotta, bulgarian, coinche, french, bela); a "game" is one game
+to a target.  Fields that used "game"/"games"/"variant" for the ruleset are kept, filled and read as
+before, and marked deprecated: new clients use the "ruleset"/"rulesets" fields beside them.
 """
 
 from collections import abc as _abc
@@ -56,6 +61,10 @@ class ArenaStub:
     """Stop scheduling matches on a ladder (queued ones are still played; ratings stay). Admin token."""
     ListLadders: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListLaddersRequest, _arena_pb2.ListLaddersReply]
     """Every ladder, started or not."""
+    ListDeadLetters: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListDeadLettersRequest, _arena_pb2.ListDeadLettersReply]
+    """Matches given up on after too many failed deliveries, oldest first. Admin token."""
+    RequeueDeadLetters: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RequeueDeadLettersRequest, _arena_pb2.RequeueDeadLettersReply]
+    """Put dead-lettered matches back in the queue (after fixing the cause). Admin token."""
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
@@ -78,6 +87,10 @@ class ArenaAsyncStub(ArenaStub):
     """Stop scheduling matches on a ladder (queued ones are still played; ratings stay). Admin token."""
     ListLadders: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListLaddersRequest, _arena_pb2.ListLaddersReply]  # type: ignore[assignment]
     """Every ladder, started or not."""
+    ListDeadLetters: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListDeadLettersRequest, _arena_pb2.ListDeadLettersReply]  # type: ignore[assignment]
+    """Matches given up on after too many failed deliveries, oldest first. Admin token."""
+    RequeueDeadLetters: _aio.UnaryUnaryMultiCallable[_arena_pb2.RequeueDeadLettersRequest, _arena_pb2.RequeueDeadLettersReply]  # type: ignore[assignment]
+    """Put dead-lettered matches back in the queue (after fixing the cause). Admin token."""
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -169,5 +182,21 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.ListLaddersReply, _abc.Awaitable[_arena_pb2.ListLaddersReply]]:
         """Every ladder, started or not."""
+
+    @_abc_1.abstractmethod
+    def ListDeadLetters(
+        self,
+        request: _arena_pb2.ListDeadLettersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ListDeadLettersReply, _abc.Awaitable[_arena_pb2.ListDeadLettersReply]]:
+        """Matches given up on after too many failed deliveries, oldest first. Admin token."""
+
+    @_abc_1.abstractmethod
+    def RequeueDeadLetters(
+        self,
+        request: _arena_pb2.RequeueDeadLettersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.RequeueDeadLettersReply, _abc.Awaitable[_arena_pb2.RequeueDeadLettersReply]]:
+        """Put dead-lettered matches back in the queue (after fixing the cause). Admin token."""
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

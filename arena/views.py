@@ -1,13 +1,18 @@
-"""What the web pages read from Redis: every read bounded in count and size, and cached where immutable.
+"""The arena's one read model: what the API, the web pages and the CLI show, read from Redis.
 
-Bounds: the client is expected to come from ``redis_server.connect`` (every call times out); lists are
-capped (``MAX_ROWS`` leaderboard rows, ``HISTORY_POINTS`` per plot line, ``SCAN_CAP`` results looked at for
-one match list page), so no request can make Redis send an unbounded reply.
+Every read is bounded in count and size and batched: a page or an API reply costs a few round trips
+whatever its number of rows (pipelines, and a Lua script for match summaries), never one per row.  The
+client is expected to come from ``redis_server.connect`` (every call times out); lists are capped
+(``MAX_ROWS`` leaderboard rows, ``HISTORY_POINTS`` per plot line, ``SCAN_CAP`` results looked at for one
+match list page), so no request can make Redis send an unbounded reply.
 
 A stored result (``pa:result:<id>``) holds the whole game record, tens of kilobytes per match.  A match list
 only needs who played and the score, so ``_SUMMARY_LUA`` decodes results inside Redis and returns them
 without ``record`` and ``stats``.  Results are written once (SET NX) and never change, so summaries, replays
 and bot names (a bot's name is fixed at registration) are cached here without any invalidation.
+
+The leaderboard shows active bots only: a retired bot keeps its rating and history, but leaves the
+ranking (``Standing``).
 """
 
 from __future__ import annotations
@@ -16,18 +21,22 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import redis
 
 from arena import keys, stats
-from arena.model import ID_RE, MatchResult, UnknownBotError
-from arena.ratings import Ratings
+from arena.model import ID_RE, Bot, MatchResult, UnknownBotError
+from arena.queue import LadderQueue, MatchQueue
+from arena.ratings import RatingRow, Ratings
 from arena.registry import Registry
-from arena.web_replay import replay_payload
+from arena.replay import replay_payload
+from arena.scheduler import LadderConfig
+from arena.worker import live_workers
 
-MAX_ROWS = 100  # leaderboard rows per ladder
+MAX_ROWS = 100  # leaderboard rows per ladder on a page
 PLOT_BOTS = 10  # bots drawn in a ladder's rating plot
 HISTORY_POINTS = 300  # points per plotted rating line (the latest ones)
 PAGE_MAX = 200  # matches per match list page
@@ -36,10 +45,12 @@ SCAN_CAP = 2000  # results stream entries looked at for one match list page
 STREAM_ID_RE = re.compile(r"^\d{1,20}-\d{1,20}$")
 K = TypeVar("K")
 V = TypeVar("V")
+# A match summary or replay: a stored result's JSON object (Any: JSON values of every kind).
+Summary = dict[str, Any]
 
 
 class LRU(Generic[K, V]):
-    """A small thread-safe LRU map (the server is threaded)."""
+    """A small thread-safe LRU map (the servers are threaded)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -61,38 +72,83 @@ class LRU(Generic[K, V]):
                 self._d.popitem(last=False)
 
 
-class WebData:
-    def __init__(self, r: redis.Redis) -> None:
-        self.r: Any = r  # replies are str (decode_responses=True); the stubs cannot know
-        self.registry = Registry(r)
-        self._ratings: Ratings | None = None
-        self._ratings_lock = threading.Lock()
-        self._summary = r.register_script(_SUMMARY_LUA)
-        self._names: LRU[str, str] = LRU(10_000)
-        self._summaries: LRU[str, dict[str, Any]] = LRU(20_000)
-        self._replays: LRU[str, dict[str, Any]] = LRU(32)
+@dataclass(frozen=True)
+class Standing:
+    """A row of a leaderboard: rank among the active bots, rating, statistics."""
+
+    rank: int
+    name: str
+    rating: RatingRow
+    stats: stats.BotStatsSummary
 
     @property
+    def bot_id(self) -> str:
+        return self.rating.bot_id
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rank": self.rank, "name": self.name, **self.rating.to_dict()}
+
+
+@dataclass(frozen=True)
+class BotLadder:
+    """A bot's place on one ladder it has played on."""
+
+    ladder: str
+    rank: int  # among every rated bot of the ladder, 1 = best
+    rating: RatingRow
+    stats: stats.BotStatsSummary
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ladder": self.ladder,
+            "rank": self.rank,
+            "rating": self.rating.to_dict(),
+            "stats": self.stats.to_dict(),
+        }
+
+
+class Views:
+    def __init__(self, r: redis.Redis) -> None:
+        # Any: redis-py's stubs type replies as bytes | str and cannot know the client was made with
+        # decode_responses=True (see redis_server.connect).
+        self.r: Any = r
+        self._ratings: Ratings | None = None
+        self._queue: MatchQueue | None = None
+        self._lazy = threading.Lock()
+        self.registry = Registry(r)
+        self._summary = r.register_script(_SUMMARY_LUA)
+        self._names: LRU[str, str] = LRU(10_000)
+        self._summaries: LRU[str, Summary] = LRU(20_000)
+        self._replays: LRU[str, Summary] = LRU(32)
+
+    # Built on first use, not at start: both create consumer groups, and the web server may start before
+    # Redis is up (``arena up`` starts them together).
+    @property
     def ratings(self) -> Ratings:
-        # Built on first use, not at start: Ratings() creates its consumer group, and the web server may
-        # start before Redis is up (``arena up`` starts them together).
-        with self._ratings_lock:
+        with self._lazy:
             if self._ratings is None:
                 self._ratings = Ratings(self.r)
             return self._ratings
+
+    @property
+    def queue(self) -> MatchQueue:
+        with self._lazy:
+            if self._queue is None:
+                self._queue = MatchQueue(self.r)
+            return self._queue
 
     def ping(self) -> bool:
         return bool(self.r.ping())
 
     # ladders and bots ------------------------------------------------------------------
 
-    def ladders(self) -> dict[str, dict[str, Any] | None]:
+    def ladders(self) -> dict[str, LadderConfig | None]:
         """Ladder id -> its settings; also ladders only seen in recent results (settings None)."""
-        out: dict[str, dict[str, Any] | None] = {}
+        out: dict[str, LadderConfig | None] = {}
         for lid, raw in sorted(self.r.hgetall(keys.LADDERS).items())[:MAX_ROWS]:
             try:
-                out[lid] = json.loads(raw)
-            except ValueError:
+                out[lid] = LadderConfig.from_json(raw)
+            except (ValueError, KeyError, TypeError):
                 out[lid] = None
         for _eid, f in self.r.xrevrange(keys.RESULTS_STREAM, count=200):
             lid = f.get("ladder")
@@ -124,12 +180,33 @@ class WebData:
             raise UnknownBotError(f"unknown bot name {name!r}")
         return str(bot_id)
 
+    def bot(self, bot_id: str) -> Bot:
+        return self.registry.get(bot_id)
+
+    def members(self, ladder_ids: Sequence[str]) -> dict[str, int]:
+        """Ladder id -> number of member bots (one pipeline)."""
+        with self.r.pipeline(transaction=False) as p:
+            for lid in ladder_ids:
+                p.scard(keys.ladder_members(lid))
+            return {lid: int(n) for lid, n in zip(ladder_ids, p.execute(), strict=True)}
+
     # ratings ------------------------------------------------------------------------------
 
-    def leaderboard(self, ladder: str, limit: int = MAX_ROWS) -> list[dict[str, Any]]:
-        rows = self.ratings.leaderboard(ladder, limit=min(limit, MAX_ROWS))
-        names = self.names(r.bot_id for r in rows)
-        return [{"rank": i + 1, "name": names[r.bot_id], **r.to_dict()} for i, r in enumerate(rows)]
+    def leaderboard(self, ladder: str, limit: int = MAX_ROWS) -> list[Standing]:
+        """The active bots of a ladder, best conservative rating first, with their statistics.  Reads up
+        to ``limit`` rated bots (retired ones among them are left out) in three round trips."""
+        rows = self.ratings.leaderboard(ladder, limit=limit)
+        with self.r.pipeline(transaction=False) as p:
+            for row in rows:
+                p.hmget(keys.bot(row.bot_id), ["name", "retired"])
+                p.hgetall(keys.bot_stats(ladder, row.bot_id))
+            replies = p.execute()
+        out: list[Standing] = []
+        for row, (name, retired), h in zip(rows, replies[0::2], replies[1::2], strict=True):
+            if retired == "1":
+                continue
+            out.append(Standing(len(out) + 1, name or row.bot_id, row, stats.summarize(ladder, row.bot_id, h)))
+        return out
 
     def history(self, ladder: str, bot_id: str, limit: int = HISTORY_POINTS) -> list[dict[str, Any]]:
         return [
@@ -148,30 +225,27 @@ class WebData:
             )
         return pts
 
-    def bot_ladders(self, bot_id: str) -> list[dict[str, Any]]:
-        """The ladders the bot has a rating on: rank, rating and statistics on each."""
+    def bot_ladders(self, bot_id: str) -> list[BotLadder]:
+        """The ladders the bot has a rating on: rank, rating and statistics on each (two round trips)."""
         lids = list(self.ladders())
         with self.r.pipeline(transaction=False) as p:
             for lid in lids:
                 p.zrevrank(keys.leaderboard(lid), bot_id)
             ranks = p.execute()
-        out = []
-        for lid, rank in zip(lids, ranks, strict=True):
-            if rank is None:
-                continue
-            out.append(
-                {
-                    "ladder": lid,
-                    "rank": int(rank) + 1,
-                    "rating": self.ratings.get(lid, bot_id).to_dict(),
-                    "stats": stats.bot_stats(self.r, lid, bot_id).to_dict(),
-                }
-            )
-        return out
+        rated = [(lid, int(rank) + 1) for lid, rank in zip(lids, ranks, strict=True) if rank is not None]
+        with self.r.pipeline(transaction=False) as p:
+            for lid, _rank in rated:
+                p.hgetall(keys.rating(lid, bot_id))
+                p.hgetall(keys.bot_stats(lid, bot_id))
+            replies = p.execute()
+        return [
+            BotLadder(lid, rank, self.ratings.row(bot_id, rh), stats.summarize(lid, bot_id, sh))
+            for (lid, rank), rh, sh in zip(rated, replies[0::2], replies[1::2], strict=True)
+        ]
 
     # matches ------------------------------------------------------------------------------
 
-    def summaries(self, match_ids: list[str]) -> dict[str, dict[str, Any]]:
+    def summaries(self, match_ids: list[str]) -> dict[str, Summary]:
         """Match id -> result without record and stats (see the module docstring)."""
         out = {m: s for m in match_ids if (s := self._summaries.get(m)) is not None}
         missing = [m for m in dict.fromkeys(match_ids) if m not in out and ID_RE.match(m)]
@@ -192,7 +266,7 @@ class WebData:
 
     def matches(
         self, ladder: str | None = None, bot_id: str | None = None, limit: int = 50, before: str | None = None
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[list[Summary], str | None]:
         """The latest recorded matches (newest first), optionally of one ladder and/or one bot.
 
         Returns the page and a cursor for the next (older) page, or None when there is nothing older.
@@ -201,7 +275,7 @@ class WebData:
         """
         limit = max(1, min(limit, PAGE_MAX))
         hi = "+" if before is None else f"({before}"
-        out: list[dict[str, Any]] = []
+        out: list[Summary] = []
         scanned = 0
         while scanned < SCAN_CAP:
             entries = self.r.xrevrange(keys.RESULTS_STREAM, max=hi, min="-", count=SCAN_CHUNK)
@@ -224,20 +298,36 @@ class WebData:
             hi = f"({entries[-1][0]}"
         return out, hi[1:]
 
-    def with_names(self, matches: list[dict[str, Any]]) -> dict[str, str]:
+    def with_names(self, matches: Iterable[Mapping[str, Any]]) -> dict[str, str]:
         return self.names(b for m in matches for b in m["seats"])
 
-    def replay(self, match_id: str) -> dict[str, Any] | None:
-        """The replay payload of a match (``web_replay``), or None if no such result."""
+    def rulesets(self, matches: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+        """Match id -> its ruleset: stored with the result; for results from before it was, the ruleset of
+        the match's ladder (one read for all of them)."""
+        ms = list(matches)
+        out = {str(m["match_id"]): str(m["ruleset"]) for m in ms if m.get("ruleset")}
+        older = [m for m in ms if str(m["match_id"]) not in out]
+        if older:
+            lids = sorted({str(m["ladder"]) for m in older})
+            configs = dict(zip(lids, self.r.hmget(keys.LADDERS, lids), strict=True))
+            for m in older:
+                raw = configs.get(str(m["ladder"]))
+                out[str(m["match_id"])] = LadderConfig.from_json(raw).ruleset if raw else ""
+        return out
+
+    def result(self, match_id: str) -> MatchResult | None:
         if not ID_RE.match(match_id):
             return None
+        return self.queue.get_result(match_id)
+
+    def replay(self, match_id: str) -> Summary | None:
+        """The replay payload of a match (``arena.replay``), or None if no such result."""
         cached = self._replays.get(match_id)
         if cached is not None:
             return cached
-        raw = self.r.get(keys.result(match_id))
-        if raw is None:
+        result = self.result(match_id)
+        if result is None:
             return None
-        result = MatchResult.from_json(raw)
         try:
             record = json.loads(result.record)
         except ValueError:
@@ -245,6 +335,14 @@ class WebData:
         payload = replay_payload(result.to_dict(), record, self.names(result.seats))
         self._replays.put(match_id, payload)
         return payload
+
+    # the queue and the workers ----------------------------------------------------------------
+
+    def queue_by_ladder(self) -> dict[str, LadderQueue]:
+        return self.queue.by_ladder()
+
+    def live_workers(self) -> dict[str, float]:
+        return live_workers(self.r)
 
 
 # KEYS: result keys.  Returns, per key, the result JSON without "record" and "stats", or false.

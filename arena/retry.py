@@ -1,0 +1,66 @@
+"""Waiting Redis out: which errors mean "Redis is down for now", and the one backoff every loop uses.
+
+``REDIS_DOWN`` are the errors of a Redis that is restarting, loading its data or unreachable: worth
+retrying after a pause.  Any other Redis error (a wrong type, a script error) is a bug and is not retried.
+
+``Backoff`` is exponential: ``initial``, doubled after each failure up to ``cap``, back to ``initial``
+after a success.  The loops that use it: the worker's main loop and its patient result recording, the
+ratings updater, the ladder feeder, ``arena up`` waiting for its Redis.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import redis
+
+REDIS_DOWN: tuple[type[redis.RedisError], ...] = (
+    redis.ConnectionError,
+    redis.TimeoutError,
+    redis.BusyLoadingError,
+)
+T = TypeVar("T")
+
+
+class Backoff:
+    """Pauses that double after each failure, from ``initial`` up to ``cap`` seconds."""
+
+    def __init__(self, initial: float = 0.1, cap: float = 2.0) -> None:
+        if not 0 < initial <= cap:
+            raise ValueError(f"backoff: need 0 < initial <= cap, got {initial}, {cap}")
+        self.initial = initial
+        self.cap = cap
+        self.current = initial
+
+    def failed(self) -> float:
+        """The pause to take now; the next one will be twice as long (up to the cap)."""
+        pause = self.current
+        self.current = min(self.current * 2, self.cap)
+        return pause
+
+    def succeeded(self) -> None:
+        self.current = self.initial
+
+    def wait(self, stop: threading.Event | None = None) -> bool:
+        """Sleep the next pause (or until ``stop`` is set); True if ``stop`` was set."""
+        pause = self.failed()
+        if stop is None:
+            time.sleep(pause)
+            return False
+        return stop.wait(pause)
+
+
+def patiently(fn: Callable[[], T], patience_s: float, backoff: Backoff | None = None) -> T:
+    """``fn()``, retried while Redis is down, for at most ``patience_s``; then the last error is raised."""
+    backoff = backoff or Backoff()
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            return fn()
+        except REDIS_DOWN:
+            if time.monotonic() + backoff.current > deadline:
+                raise
+            backoff.wait()

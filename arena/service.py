@@ -1,0 +1,385 @@
+"""What the arena does, in one place: the ``Arena`` object that the gRPC API and the web pages call.
+
+``Arena(redis_client)`` owns the registry, the queue, the ratings, the scheduler, the ladders and the read
+model (``arena.views``); its methods are the arena's operations, each one authorized where it changes
+something (an owner token or the admin token) and each one refusing bad input with a typed error from
+``arena.model`` (``ValidationError``, ``UnknownBotError``, ``AuthError``...) that names what was wrong.
+The transports only translate: ``arena.api`` to gRPC status codes, ``arena.web`` to HTTP.
+
+Layers (docs/arena.md): transport (api, web) -> service (this) -> registry / queue / ratings / scheduler /
+ladder / views -> keys (Redis).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from arena import metrics
+from arena.ladder import (
+    LadderCounts,
+    LadderRun,
+    ladder_config,
+    scheduled_count,
+    start_ladder,
+    started_runs,
+    stop_ladder,
+)
+from arena.model import (
+    Bot,
+    ManifestError,
+    MatchSpec,
+    NotFoundError,
+    NotRequeueable,
+    RetiredBotError,
+    UnknownLadderError,
+    ValidationError,
+)
+from arena.queue import DeadLetter, LadderQueue, MatchQueue
+from arena.ratings import Ratings
+from arena.registry import Registry
+from arena.scheduler import LadderConfig, Scheduler
+from arena.views import STREAM_ID_RE, Standing, Views
+
+log = logging.getLogger(__name__)
+
+LEADERBOARD_MAX = 500  # rows of one leaderboard reply
+HISTORY_MAX = 500  # matches of one history reply
+DEAD_LETTERS_MAX = 1000  # dead letters listed, or requeued with --all, per call
+DEFAULT_RULESET = "pilotta"
+
+
+@dataclass(frozen=True)
+class BotSource:
+    """Where a bot runs (an endpoint, with the rulesets it plays) or how to start it (a manifest, as its
+    JSON text, and the directory its command runs in on the workers).  Checked by ``Arena``."""
+
+    endpoint: str = ""
+    manifest_json: str = ""
+    manifest_dir: str = ""
+    rulesets: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LadderView:
+    """A ladder: its settings, whether it is started (and its budget), its size."""
+
+    ladder_id: str
+    config: LadderConfig
+    run: LadderRun | None
+    scheduled: int  # matches scheduled since it was first started
+    members: int
+
+
+@dataclass(frozen=True)
+class LadderStatus:
+    ladder_id: str
+    ruleset: str
+    queue: LadderQueue
+    completed: int
+    dead_lettered: int  # ever, requeued ones included
+    workers_alive: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class MatchSummary:
+    """A recorded match as lists show it: bots by seat (names), points per side, winner side or None."""
+
+    match_id: str
+    ladder: str
+    ruleset: str
+    bots: tuple[str, str, str, str]
+    winner: int | None
+    points: tuple[int, int]
+    forfeit: str
+    finished: float
+
+
+@dataclass(frozen=True)
+class Requeued:
+    """What became of one dead letter asked to be requeued."""
+
+    dead_id: str
+    match_id: str
+    requeued: bool
+    reason: str = ""
+
+
+class Arena:
+    def __init__(self, r: redis.Redis) -> None:
+        self.r = r
+        self.registry = Registry(r)
+        self.queue = MatchQueue(r)
+        self.ratings = Ratings(r)
+        self.scheduler = Scheduler(r, self.registry, self.ratings, self.queue)
+        self.views = Views(r)
+        self.counts = LadderCounts(r)
+
+    # bots ------------------------------------------------------------------------------
+
+    def register_bot(self, name: str, owner: str, source: BotSource) -> tuple[Bot, str]:
+        """A new bot and its owner token (shown only now)."""
+        bot, token = self.registry.register(name, owner, **self._source(source))
+        log.info("registered bot %s (%s) for %s", bot.name, bot.bot_id, bot.owner)
+        return bot, token
+
+    def update_bot(self, name: str, token: str, source: BotSource) -> Bot:
+        """A new version of the bot, now current (its owner token or the admin token)."""
+        bot = self.registry.by_name(name)
+        self.registry.update(bot.bot_id, token, **self._source(source))
+        return self.registry.get(bot.bot_id)
+
+    def retire_bot(self, name: str, token: str) -> Bot:
+        """Retired: kept for history, never scheduled again, off every ladder and leaderboard."""
+        bot_id = self.registry.by_name(name).bot_id
+        bot = self.registry.retire(bot_id, token)
+        for ladder in self.scheduler.ladders():
+            self.scheduler.leave(ladder, bot.bot_id)
+            metrics.remove_rating(bot.name, ladder)
+        return bot
+
+    def list_bots(self, include_retired: bool = False) -> list[Bot]:
+        return sorted(self.registry.list_bots(include_retired=include_retired), key=lambda b: b.name)
+
+    def _source(self, source: BotSource) -> dict[str, Any]:
+        """Registry arguments (endpoint + games | manifest + manifest_dir) of a source; ValidationError
+        naming the field if they are not usable (the Registry checks the rest).  Any: the manifest is
+        a JSON object of any shape, checked by the registry."""
+        if source.endpoint and source.manifest_json:
+            raise ValidationError("source: give an endpoint (host:port) or a manifest_json, not both")
+        if source.endpoint:
+            if source.manifest_dir:
+                raise ValidationError("manifest_dir only goes with manifest_json, not with an endpoint")
+            if not source.rulesets:
+                raise ValidationError(
+                    "rulesets are required with an endpoint: the rulesets the bot plays (e.g. pilotta, coinche)"
+                )
+            return {"endpoint": source.endpoint, "games": list(source.rulesets)}
+        if source.manifest_json:
+            if source.rulesets:
+                raise ValidationError(
+                    "rulesets: a manifest bot's rulesets are its manifest's 'games'; leave rulesets empty"
+                )
+            if not source.manifest_dir:
+                raise ValidationError(
+                    "manifest_dir is required with manifest_json: the directory the "
+                    "bot's command runs in, on the workers"
+                )
+            try:
+                manifest = json.loads(source.manifest_json)
+            except ValueError as e:
+                raise ManifestError(f"manifest_json: not valid JSON: {e}") from None
+            return {"manifest": manifest, "manifest_dir": source.manifest_dir}
+        raise ValidationError("source: give an endpoint (host:port) or a manifest_json")
+
+    # ladders ---------------------------------------------------------------------------
+
+    def resolve_ladder(self, name: str) -> str:
+        """A ladder id, a ruleset (its most recently started ladder), or empty: the default ladder."""
+        ladders = self.scheduler.ladders()
+        if name in ladders:
+            return name
+        runs = [run.ladder_id for run in started_runs(self.scheduler) if not name or run.config.ruleset == name]
+        if runs:
+            return runs[0]
+        of_ruleset = sorted(lid for lid, cfg in ladders.items() if not name or cfg.ruleset == name)
+        if len(of_ruleset) == 1 or (of_ruleset and name):
+            return of_ruleset[0]
+        if not name:
+            raise UnknownLadderError(
+                "no ladder yet: start one with `arena ladder start --ruleset pilotta`"
+                if not ladders
+                else f"several ladders; name one of {sorted(ladders)}"
+            )
+        raise UnknownLadderError(f"unknown ladder {name!r} (known: {', '.join(sorted(ladders)) or 'none'})")
+
+    def start_ladder(
+        self,
+        token: str,
+        ruleset: str = "",
+        options_json: str = "",
+        deals: int | None = None,
+        target: int | None = None,
+        duplicate: bool = True,
+        matches: int | None = None,
+        max_in_flight: int | None = None,
+    ) -> LadderView:
+        """Create (or find) the ladder of these settings and start feeding it (admin token)."""
+        self.registry.require_admin(token)
+        try:
+            options = json.loads(options_json) if options_json else {}
+        except ValueError as e:
+            raise ValidationError(f"options_json: not valid JSON: {e}") from None
+        if not isinstance(options, dict):
+            raise ValidationError(f"options_json: must be a JSON object, not {type(options).__name__}")
+        config = ladder_config(ruleset or DEFAULT_RULESET, options, deals=deals, target=target, duplicate=duplicate)
+        run = start_ladder(self.scheduler, config, matches, max_in_flight)
+        log.info("ladder %s started (%s matches)", run.ladder_id, "no end to the" if matches is None else matches)
+        return self._ladder_views({run.ladder_id: run.config}, {run.ladder_id: run})[0]
+
+    def stop_ladder(self, token: str, ladder: str) -> LadderView:
+        """Stop feeding the ladder (admin token); queued matches are still played."""
+        self.registry.require_admin(token)
+        if not ladder:
+            raise ValidationError("ladder is required: the id of the ladder to stop (see ListLadders)")
+        ladders = self.scheduler.ladders()
+        if ladder not in ladders:
+            raise UnknownLadderError(f"unknown ladder {ladder!r} (known: {', '.join(sorted(ladders)) or 'none'})")
+        if stop_ladder(self.scheduler, ladder):
+            log.info("ladder %s stopped", ladder)
+        return self._ladder_views({ladder: ladders[ladder]}, {})[0]
+
+    def list_ladders(self) -> list[LadderView]:
+        """Started ladders first, most recently started first; then the others by id."""
+        runs = {run.ladder_id: run for run in started_runs(self.scheduler)}
+        ladders = self.scheduler.ladders()
+        order = [lid for lid in runs if lid in ladders] + sorted(lid for lid in ladders if lid not in runs)
+        return self._ladder_views({lid: ladders[lid] for lid in order}, runs)
+
+    def _ladder_views(self, configs: Mapping[str, LadderConfig], runs: Mapping[str, LadderRun]) -> list[LadderView]:
+        members = self.views.members(list(configs))
+        return [
+            LadderView(lid, cfg, runs.get(lid), scheduled_count(self.scheduler, lid), members[lid])
+            for lid, cfg in configs.items()
+        ]
+
+    def ladder_status(self, ladder: str = "") -> LadderStatus:
+        lid = self.resolve_ladder(ladder)
+        cfg = self.scheduler.ladder(lid)
+        self.counts.refresh()
+        return LadderStatus(
+            ladder_id=lid,
+            ruleset=cfg.ruleset,
+            queue=self.views.queue_by_ladder().get(lid, LadderQueue()),
+            completed=self.counts.completed.get(lid, 0),
+            dead_lettered=self.counts.dead.get(lid, 0),
+            workers_alive=tuple(sorted(self.views.live_workers())),
+        )
+
+    # matches -----------------------------------------------------------------------------
+
+    def challenge(self, bot_names: Sequence[str], token: str, ladder: str = "", seed: int = 0) -> MatchSpec:
+        """Queue a match now between these bots (2, or 4 by seat) on a ladder's settings: an owner token
+        of one of them, or the admin token.  Created as the scheduler creates its own (in flight, stamped)."""
+        if len(bot_names) not in (2, 4):
+            raise ValidationError(f"a challenge names 2 bots or 4 (one per seat), not {len(bot_names)}")
+        if not 0 <= seed < 2**63:
+            raise ValidationError(f"seed must be 0 (the arena chooses) up to 2^63 - 1, not {seed}")
+        bots = [self.registry.by_name(name) for name in bot_names]
+        self.registry.authorize(token, list(dict.fromkeys(b.bot_id for b in bots)))
+        for bot in bots:
+            if bot.retired:
+                raise RetiredBotError(f"bot {bot.name!r} is retired")
+        lid = self.resolve_ladder(ladder)
+        return self.scheduler.create_match(lid, tuple(b.bot_id for b in bots), seed or random.getrandbits(63))
+
+    def leaderboard(self, ladder: str = "") -> tuple[str, list[Standing]]:
+        lid = self.resolve_ladder(ladder)
+        return lid, self.views.leaderboard(lid, limit=LEADERBOARD_MAX)
+
+    def match_history(self, ladder: str = "", bot: str = "", limit: int = 50) -> list[MatchSummary]:
+        lid = self.resolve_ladder(ladder) if ladder else None
+        bot_id = self.views.bot_id_by_name(bot) if bot else None
+        found, _cursor = self.views.matches(ladder=lid, bot_id=bot_id, limit=min(limit or 50, HISTORY_MAX))
+        return self._summaries(found)
+
+    def replay(self, match_id: str) -> tuple[MatchSummary, str]:
+        """A recorded match and its record (JSON text)."""
+        if not match_id:
+            raise ValidationError("match_id is required")
+        result = self.views.result(match_id)
+        if result is None:
+            raise NotFoundError(f"no recorded match {match_id!r} (queued or unknown)")
+        return self._summaries([result.to_dict()])[0], result.record
+
+    def _summaries(self, found: Sequence[Mapping[str, Any]]) -> list[MatchSummary]:
+        names = self.views.with_names(found)
+        rulesets = self.views.rulesets(found)
+        out = []
+        for s in found:
+            seats = [names.get(b, b) for b in s["seats"]]
+            out.append(
+                MatchSummary(
+                    match_id=s["match_id"],
+                    ladder=s["ladder"],
+                    ruleset=rulesets[s["match_id"]],
+                    bots=(seats[0], seats[1], seats[2], seats[3]),
+                    winner=None if s.get("winner") is None else int(s["winner"]),
+                    points=(int(s["points"][0]), int(s["points"][1])),
+                    forfeit=s.get("forfeit") or "",
+                    finished=float(s.get("finished", 0.0)),
+                )
+            )
+        return out
+
+    # operations --------------------------------------------------------------------------
+
+    def live_workers(self) -> dict[str, float]:
+        return self.views.live_workers()
+
+    def queue_state(self) -> dict[str, LadderQueue]:
+        return self.views.queue_by_ladder()
+
+    def dead_letters(self, token: str, limit: int = 100) -> tuple[list[DeadLetter], int]:
+        """The oldest dead letters (up to ``limit``) and how many there are in all (admin token)."""
+        self.registry.require_admin(token)
+        limit = max(1, min(limit or 100, DEAD_LETTERS_MAX))
+        return self.queue.dead_letters(limit), self.queue.dead_letter_count()
+
+    def requeue_dead_letters(self, token: str, dead_ids: Sequence[str] = (), every: bool = False) -> list[Requeued]:
+        """Put dead-lettered matches back in the queue (admin token): the ones named, or ``every`` one (at
+        most ``DEAD_LETTERS_MAX`` per call).  Named ones that cannot be requeued are refused (NotFoundError,
+        NotRequeueable) before any is requeued; with ``every``, those are reported and skipped."""
+        self.registry.require_admin(token)
+        if every == bool(dead_ids):
+            raise ValidationError("name the dead letters to requeue, or ask for all of them (not both)")
+        if every:
+            return [self._requeue(d) for d in self.queue.dead_letters(DEAD_LETTERS_MAX)]
+        found = []
+        for dead_id in dict.fromkeys(dead_ids):
+            if not STREAM_ID_RE.match(dead_id):
+                raise ValidationError(f"{dead_id!r} is not a dead letter id (like 1700000000000-0)")
+            dead = self.queue.dead_letter_by_id(dead_id)
+            if dead is None:
+                raise NotFoundError(f"no dead letter {dead_id!r} (requeued already?)")
+            found.append(dead)
+        out = [self._requeue(d) for d in found]
+        refused = [r for r in out if not r.requeued]
+        if len(found) == 1 and refused:
+            raise NotRequeueable(refused[0].reason)
+        return out
+
+    def _requeue(self, dead: DeadLetter) -> Requeued:
+        try:
+            msg_id = self.queue.requeue_dead(dead.dead_id)
+        except NotRequeueable as e:
+            return Requeued(dead.dead_id, dead.match_id, False, str(e))
+        if msg_id is None:
+            return Requeued(dead.dead_id, dead.match_id, False, "requeued already (by another call)")
+        log.info("dead letter %s (%s) requeued as %s", dead.dead_id, dead.match_id, msg_id)
+        return Requeued(dead.dead_id, dead.match_id, True)
+
+    def publish_gauges(self) -> None:
+        """Queue depth and age per ladder, live workers, every active bot's rating, to ``arena.metrics``."""
+        ladders = self.scheduler.ladders()
+        by_ladder = self.views.queue_by_ladder()
+        for ladder in set(ladders) | set(by_ladder):
+            q = by_ladder.get(ladder, LadderQueue())
+            metrics.update_queue_gauges(q.waiting, q.oldest_age_s, ladder)
+        # live_workers decided who is live; the gauges take its answer as it is.
+        metrics.update_worker_gauges(self.live_workers(), stale_after=float("inf"))
+        for ladder in ladders:
+            standings = self.views.leaderboard(ladder, limit=1000)
+            active = {s.bot_id for s in standings}
+            for s in standings:
+                metrics.set_rating(s.name, ladder, s.rating.mu, s.rating.sigma, s.rating.games)
+            rated = self.ratings.leaderboard(ladder, limit=1000)
+            retired = [row.bot_id for row in rated if row.bot_id not in active]
+            for name in self.views.names(retired).values():
+                metrics.remove_rating(name, ladder)
