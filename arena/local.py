@@ -80,7 +80,7 @@ def _progress(out: TextIO) -> Any:
             if event.outcome != "ok":
                 fatal = event.outcome in ("crashed", "unreachable")
                 print(
-                    f"  leg {event.leg + 1} deal {event.deal_number} seat {event.seat} {event.bot}: "
+                    f"  leg {event.leg + 1} deal {event.deal_number + 1} seat {event.seat} {event.bot}: "
                     f"{event.outcome} ({event.detail})" + ("" if fatal else f"; played {event.action!r}"),
                     file=out,
                     flush=True,
@@ -89,7 +89,7 @@ def _progress(out: TextIO) -> Any:
             bad = sum(v for k, v in counts.items() if k != "ok")
             what = "thrown in" if event.thrown_in else f"written {event.written[0]}/{event.written[1]}"
             print(
-                f"leg {event.leg + 1} deal {event.deal_number}: {what}, scores "
+                f"leg {event.leg + 1} deal {event.deal_number + 1}: {what}, scores "
                 f"{event.scores[0]}/{event.scores[1]} ({counts.get('ok', 0)} decisions ok, {bad} not)",
                 file=out,
                 flush=True,
@@ -144,7 +144,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         options = parse_options(args.option)
         get_ruleset(args.variant, options)
         settings = _settings(
-            args, game=args.variant, options=options, seed=args.seed, deals=args.deals, duplicate=args.duplicate
+            args, ruleset=args.variant, options=options, seed=args.seed, deals=args.deals, duplicate=args.duplicate
         )
         settings.validate()
     except (ManifestError, RulesetError, ValueError) as e:
@@ -256,7 +256,7 @@ def _check_game(
 
     for attempt in range(4):  # more deals until declarations were asked for (bounded)
         settings = _settings(
-            args, game=game, seed=args.seed + attempt, deals=args.deals, max_total_deals=4 * args.deals
+            args, ruleset=game, seed=args.seed + attempt, deals=args.deals, max_total_deals=4 * args.deals
         )
         links = BotLinks(settings.max_message_bytes, versions)
         try:

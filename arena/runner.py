@@ -29,6 +29,7 @@ worker does from its main thread; a bot whose thread ended is found dead and res
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -242,7 +243,7 @@ class ArenaRunner:
             if spec.target is not None:
                 options["target"] = spec.target
             settings = MatchSettings(
-                game=spec.ruleset,
+                ruleset=spec.ruleset,
                 options=options,
                 seed=spec.seed,
                 deals=spec.deals,
@@ -268,9 +269,9 @@ def _explain_start_errors(outcome: MatchOutcome, errors: Mapping[str, str], name
     """Put the launch error in the forfeit reason (the match only saw an unreachable address)."""
     why = "; ".join(f"bot {names[b]} could not be started: {e}" for b, e in errors.items())
     if outcome.forfeit is not None:
-        outcome.forfeit["reason"] = f"{why}; {outcome.forfeit['reason']}"
-        outcome.reason = f"forfeit: {outcome.forfeit['reason']}"
-        outcome.record["result"]["forfeit"] = outcome.forfeit
+        outcome.forfeit = dataclasses.replace(outcome.forfeit, reason=f"{why}; {outcome.forfeit.reason}")
+        outcome.reason = f"forfeit: {outcome.forfeit.reason}"
+        outcome.record["result"]["forfeit"] = outcome.forfeit.to_json()
         outcome.record["result"]["reason"] = outcome.reason
 
 

@@ -12,12 +12,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from referee.boards import Board, BoardError, load_boards
 from referee.errors import RecordError, RulesetError
 from referee.game import Game
 from referee.record import MATCH_RECORD_FORMAT, Verification, dumps, game_to_record, load_record, verify_record
 from referee.rules import get_ruleset, ruleset_names
 from referee.rules.base import Ruleset
 from referee.text import deal_text, game_text
+from referee.verify_match import verify_match_record
 
 
 def parse_options(pairs: Sequence[str]) -> dict[str, object]:
@@ -35,13 +37,50 @@ def parse_options(pairs: Sequence[str]) -> dict[str, object]:
     return options
 
 
+class DeprecatedAlias(argparse.Action):
+    """An old spelling of an option: it still works, and says which one to use instead."""
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option: str | None = None) -> None:
+        print(f"warning: {option} is deprecated, use --{self.dest.replace('_', '-')}", file=sys.stderr)
+        setattr(namespace, self.dest, values)
+
+
+def add_ruleset_arguments(p: argparse.ArgumentParser, default: str | None = "pilotta") -> None:
+    """``--ruleset NAME`` (``--variant``: its deprecated alias) and repeatable ``--option key=value``.
+    (Used by the ``arena`` commands too.)"""
+    p.add_argument("--ruleset", default=default, choices=ruleset_names(), help="ruleset name (default %(default)s)")
+    p.add_argument("--variant", dest="ruleset", action=DeprecatedAlias, help="deprecated: use --ruleset")
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a ruleset option, e.g. --option target=151 (repeatable)",
+    )
+
+
 def _ruleset(args: argparse.Namespace) -> Ruleset:
-    return get_ruleset(args.variant, parse_options(args.option))
+    return get_ruleset(args.ruleset, parse_options(args.option))
 
 
-def play_random_game(ruleset: Ruleset, seed: int, max_deals: int | None = None) -> Game:
-    """A whole game of uniformly random legal actions; the players' choices come from the seed too."""
-    game = Game(ruleset, seed, max_deals=max_deals)
+def play_random_game(
+    ruleset: Ruleset, seed: int, max_deals: int | None = None, boards: Sequence[Board] | None = None
+) -> Game:
+    """A whole game of uniformly random legal actions; the players' choices come from the seed too.
+    With ``boards``, each deal is the next board's (pack and dealer), and the game ends after the last
+    board at the latest."""
+    if boards:
+        game = Game(
+            ruleset,
+            None,
+            max_deals=max_deals,
+            first_dealer=boards[0].dealer,
+            decks=lambda i: boards[i].pack,
+            dealers=lambda i: boards[i].dealer,
+            max_total_deals=len(boards),
+        )
+    else:
+        game = Game(ruleset, seed, max_deals=max_deals)
     choices = random.Random(f"players:{seed}")
     while not game.over:
         game.apply(choices.choice(game.legal_actions()))
@@ -49,7 +88,12 @@ def play_random_game(ruleset: Ruleset, seed: int, max_deals: int | None = None) 
 
 
 def cmd_play(args: argparse.Namespace) -> int:
-    game = play_random_game(_ruleset(args), args.seed, args.deals)
+    try:
+        boards = load_boards(args.boards) if args.boards else None
+    except BoardError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    game = play_random_game(_ruleset(args), args.seed, args.deals, boards)
     if not args.quiet:
         print(game_text(game))
     if args.out:
@@ -74,28 +118,24 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(f"error: {path}: {e}", file=sys.stderr)
         return 1
     _print_verified(verified)
+    _print_checked(verified)
     print(f"OK: {path} replays exactly ({len(verified.deals)} deals)")
     return 0
 
 
 def _verify_match(path: Path, record: dict[str, Any]) -> int:
-    """A match record holds one game record per leg (two in the duplicate format): verify each."""
-    legs = record.get("legs")
-    if not isinstance(legs, list) or not legs:
-        raise RecordError("a match record needs a non-empty list 'legs' of game records")
-    for number, leg in enumerate(legs, 1):
-        if not isinstance(leg, dict):
-            raise RecordError(f"leg {number}: a leg is a game record (a JSON object)")
+    """A match record holds one game record per leg (two in the duplicate format): verify each, and what
+    the match states about them."""
+    verified = verify_match_record(record)
+    for number, (leg, v) in enumerate(zip(record["legs"], verified.legs, strict=True), 1):
         players = leg.get("players")
         print(f"== leg {number}" + (f": {', '.join(map(str, players))} by seat" if players else ""))
-        try:
-            verified = verify_record(leg)
-        except RecordError as e:
-            raise RecordError(f"leg {number}: {e}") from None
-        _print_verified(verified)
-    result = record.get("result", {})
-    print(f"Match: {result}")
-    print(f"OK: {path} replays exactly ({len(legs)} legs)")
+        _print_verified(v)
+        _print_checked(v)
+    winner = "draw" if verified.winner is None else f"team {verified.winner}"
+    print(f"Match: {winner}, {verified.scores[0]} / {verified.scores[1]} per team ({verified.reason})")
+    print("checked in the match record: " + ", ".join(verified.checked))
+    print(f"OK: {path} replays exactly ({len(verified.legs)} legs)")
     return 0
 
 
@@ -107,10 +147,19 @@ def _print_verified(verified: Verification) -> None:
             a, b = game.totals_history[vd.number]
             print(f"  totals: {a} / {b}")
     if verified.forfeit is not None:
-        print(f"Result: forfeit ({verified.forfeit})")
+        side, seat = verified.forfeit["side"], verified.forfeit["seat"]
+        print(f"Result: side {side} forfeited (seat {seat}): {verified.forfeit['reason']}")
     else:
         winner = "draw" if game.winner is None else f"side {game.winner}"
         print(f"Result: {winner}, {game.scores[0]} / {game.scores[1]} ({game.end_reason})")
+
+
+def _print_checked(verified: Verification) -> None:
+    ruleset = verified.game.ruleset
+    print(f"rules applied: {ruleset.name} version {verified.ruleset_version}")
+    print(f"checked (values compared): {verified.checked_text()}")
+    if verified.unchecked:
+        print("not checked (fields this format does not know): " + "; ".join(verified.unchecked))
 
 
 def bench_deals(ruleset: Ruleset, seconds: float, seed: int = 1) -> dict[str, float]:
@@ -142,12 +191,12 @@ def bench_deals(ruleset: Ruleset, seconds: float, seed: int = 1) -> dict[str, fl
 
 def cmd_bench(args: argparse.Namespace) -> int:
     ruleset = _ruleset(args)
-    result = {"variant": ruleset.name, **bench_deals(ruleset, args.seconds, args.seed)}
+    result = {"ruleset": ruleset.name, **bench_deals(ruleset, args.seconds, args.seed)}
     if args.json:
         print(json.dumps(result))
     else:
         print(
-            f"{result['variant']}: {result['deals_per_second']} deals/s "
+            f"{result['ruleset']}: {result['deals_per_second']} deals/s "
             f"({result['deals']} deals in {result['seconds']} s, {result['actions_per_deal']} actions/deal)"
         )
     return 0
@@ -157,20 +206,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="referee", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def variant_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--variant", default="pilotta", choices=ruleset_names(), help="ruleset name")
-        p.add_argument(
-            "--option",
-            action="append",
-            default=[],
-            metavar="KEY=VALUE",
-            help="a ruleset option, e.g. --option target=151 (repeatable)",
-        )
-
     p = sub.add_parser("play", help="play a whole game of random legal moves and print it")
-    variant_args(p)
-    p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--deals", type=int, default=None, help="stop after this many deals")
+    add_ruleset_arguments(p)
+    p.add_argument("--seed", type=int, required=True, help="the seed of the packs and of the random players")
+    p.add_argument(
+        "--deals", type=int, default=None, help="stop after this many played deals (thrown-in deals do not count)"
+    )
+    p.add_argument(
+        "--boards",
+        default=None,
+        metavar="FILE",
+        help="deal these boards (a JSON list of {dealer, pack}, docs/game-record.md) instead of from the seed",
+    )
     p.add_argument("--out", help="write the game record (JSON) here")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors")
     p.set_defaults(func=cmd_play)
@@ -180,7 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("bench", help="random-play deals per second on one core")
-    variant_args(p)
+    add_ruleset_arguments(p)
     p.add_argument("--seconds", type=float, default=3.0)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--json", action="store_true")

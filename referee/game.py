@@ -16,6 +16,7 @@ from referee.errors import IllegalActionError
 from referee.rules.base import Ruleset
 
 DeckSource = Callable[[int], tuple[Card, ...]]
+DealerSource = Callable[[int], int | None]  # a deal's given dealer by deal number; None: the rules' rotation
 
 
 class Chance:
@@ -39,31 +40,38 @@ class Game:
     """A whole game, or a fixed number of deals when ``max_deals`` is given.
 
     ``max_deals`` counts played deals (thrown-in deals do not count). ``decks`` replaces the seeded
-    shuffle with given decks (a record that states its hands), indexed by deal number.
+    shuffle with given decks (a record that states its hands, or given boards), indexed by deal number;
+    ``dealers`` gives deals their dealers (boards) where it answers a seat. ``seed`` None: no seed at all,
+    so ``decks`` and ``first_dealer`` must be given.
     """
 
     def __init__(
         self,
         ruleset: Ruleset,
-        seed: int,
+        seed: int | None,
         *,
         max_deals: int | None = None,
         first_dealer: int | None = None,
         decks: DeckSource | None = None,
+        dealers: DealerSource | None = None,
         max_total_deals: int = 1000,
     ) -> None:
+        if seed is None and (decks is None or first_dealer is None):
+            raise ValueError("a game without a seed needs its decks and its first dealer")
         self.ruleset = ruleset
         self.seed = seed
-        self.chance = Chance(seed)
+        self.chance = Chance(0 if seed is None else seed)
         self.max_deals = max_deals
         self.max_total_deals = max_total_deals  # a bound on thrown-in deals: a game always ends
         self._decks = decks
+        self._dealers = dealers
         self.first_dealer = self.chance.first_dealer if first_dealer is None else first_dealer
         self.scores = [0, 0]
         self.hanging = 0  # points waiting for the winner of the next deal (games that have it)
         self.hanging_extra: dict[str, int] = {}
         self.deals: list[Deal] = []
         self.totals_history: list[list[int]] = []  # the game's totals after each deal, thrown-in ones too
+        self.hanging_history: list[int] = []  # the points hanging after each deal, thrown-in ones too
         self.winner: int | None = None
         self.over = False
         self.end_reason = ""
@@ -99,6 +107,7 @@ class Game:
         if not deal.thrown_in:
             self.ruleset.write_score(self, deal)
         self.totals_history.append(list(self.scores))
+        self.hanging_history.append(self.hanging)
         if not deal.thrown_in:
             winner = self.ruleset.game_winner(self, deal)
             if winner is not None:
@@ -114,7 +123,8 @@ class Game:
             self.winner = None if a == b else (0 if a > b else 1)
             self.over, self.end_reason = True, f"deal limit of {self.max_total_deals} reached"
             return
-        self.deal = self._start_deal(self.ruleset.next_dealer(deal))
+        given = self._dealers(len(self.deals)) if self._dealers is not None else None
+        self.deal = self._start_deal(self.ruleset.next_dealer(deal) if given is None else given)
 
     def deal_scores(self) -> list[DealScore]:
         return [d.score for d in self.deals if d.score is not None and not d.thrown_in]

@@ -25,19 +25,23 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 from pilotta.arena.v1 import bot_pb2
 
 from referee import wire, wire_bytes
 from referee.actions import ActionKind, action_kind, parse_action
-from referee.bots import Manifest, bot_label, launch_bots
+from referee.boards import Board
+from referee.bots import BotProcess, Manifest, bot_label, launch_bots
+from referee.cputime import ProcessTreeCpu
 from referee.deal import Deal
 from referee.game import Game
 from referee.observation import action_code_cached, observe
-from referee.record import MATCH_RECORD_FORMAT, ActionNote, RecordExtras, game_to_record
+from referee.record import ActionNote, Forfeit, RecordExtras, game_to_record, match_record
+from referee.record_format import OUTCOMES
 from referee.rules import get_ruleset
+from referee.rules.base import Ruleset
 from referee.transport import (
     Answer,
     BotLink,
@@ -49,7 +53,16 @@ from referee.transport import (
     unary_decide,
 )
 
-OUTCOMES = ("ok", "timeout", "illegal_action", "malformed_reply", "unreachable", "crashed")
+__all__ = [
+    "OUTCOMES",
+    "DealEvent",
+    "Decision",
+    "DecisionEvent",
+    "Forfeit",
+    "MatchOutcome",
+    "MatchSettings",
+    "run_match",
+]
 REFEREE_NAME = "pilotta-referee/0.1"
 # Outcomes after which the referee no longer knows a bot's state: its next match shakes hands again.
 _UNKNOWN_AFTER = ("timeout", "crashed", "unreachable")
@@ -57,11 +70,12 @@ _UNKNOWN_AFTER = ("timeout", "crashed", "unreachable")
 
 @dataclass(frozen=True)
 class MatchSettings:
-    game: str = "pilotta"
+    ruleset: str = "pilotta"
     options: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
-    deals: int | None = None  # a fixed number of deals; None plays a whole game to the target
+    deals: int | None = None  # a fixed number of played deals (thrown-in ones do not count); None: to the target
     duplicate: bool = False
+    boards: tuple[Board, ...] | None = None  # given boards, one per deal (thrown-in ones too), instead of the seed
     deadline_ms: int = 1000  # per decision
     time_bank_ms: int = 10_000  # per bot per match, spent beyond each decision's deadline
     max_strikes: int = 3  # strikes a bot may commit; one more and its team forfeits
@@ -87,6 +101,20 @@ class MatchSettings:
             raise ValueError("MatchSettings.deadline_ms must be at least 1")
         if self.deals is not None and self.deals < 1:
             raise ValueError(f"MatchSettings.deals must be at least 1 (or None for a whole game), not {self.deals}")
+        if self.boards is not None and not self.boards:
+            raise ValueError("MatchSettings.boards must hold at least one board (or be None to deal from the seed)")
+
+
+class Decision(NamedTuple):
+    """One bot decision as the referee saw it."""
+
+    choice: int  # index in the legal actions: the bot's choice, or 0 (the default) when the referee stepped in
+    outcome: str
+    latency_ms: float  # wall clock, from the call to its answer
+    detail: str  # why the answer was not ok
+    comment: str
+    answer: str | None  # what the bot answered, when the referee refused it
+    cpu_ms: float | None  # the bot process tree's CPU time during the call, where measured
 
 
 @dataclass(frozen=True)
@@ -177,17 +205,17 @@ class MatchOutcome:
     match_id: str
     winner: int | None  # team (0: the bots of side 0 in the first leg); None for a draw
     scores: tuple[int, int]  # per team, both legs added
-    forfeit: dict[str, Any] | None  # {"team", "bot", "seat", "reason"} when a team forfeited
+    forfeit: Forfeit | None  # when a team forfeited
     reason: str
     deals_played: int
     legs: list[LegResult]
     bots: list[BotStats]
-    record: dict[str, Any]  # the match record: deterministic for the same seed and answers
+    record: dict[str, Any]  # the match record: the same for the same seed and answers but for its ms (without_timing)
     elapsed_s: float = 0.0
 
     @property
     def forfeit_reason(self) -> str:
-        return str(self.forfeit["reason"]) if self.forfeit else ""
+        return self.forfeit.reason if self.forfeit else ""
 
     def stats_json(self) -> dict[str, Any]:
         return {
@@ -237,6 +265,7 @@ class MatchRunner:
         on_event: Callable[[Event], None] | None,
         cancel: threading.Event | None,
         links: BotLinks | None = None,
+        procs: Sequence[BotProcess] = (),
     ) -> None:
         self.s = settings
         self.match_id = match_id
@@ -264,7 +293,9 @@ class MatchRunner:
         self.links: dict[str, BotLink] = {ep: self.link_pool.get(ep) for ep in dict.fromkeys(seats4)}
         self.versions: dict[str, int] = {}  # the protocol version of each endpoint, from its handshake
         self.streams: dict[int, SeatStream] = {}  # by seat: the version 2 bots' streams of the current leg
-        self.ruleset = get_ruleset(settings.game, dict(settings.options))
+        self.ruleset = get_ruleset(settings.ruleset, dict(settings.options))
+        # The CPU time of the bots this match started (by endpoint); other bots' cannot be read.
+        self.cpu = {p.endpoint: ProcessTreeCpu(p.process.pid) for p in procs if p.error is None}
 
     def _unique(self, name: str) -> str:
         taken = {b.name for b in self.bots}
@@ -340,8 +371,8 @@ class MatchRunner:
                     continue
                 if b.name.split("#")[0] == ep:  # named by its address: its own name reads better
                     b.name = self._unique(str(info["name"]) or ep)
-                if self.s.game not in info["games"]:
-                    b.note(f"its handshake does not list game {self.s.game!r} (lists {info['games']})")
+                if self.s.ruleset not in info["games"]:
+                    b.note(f"its handshake does not list ruleset {self.s.ruleset!r} (lists {info['games']})")
         return failed
 
     def notify(
@@ -392,45 +423,51 @@ class MatchRunner:
 
     def decide(
         self, bot_index: int, request: bytes, legal: Sequence[str], decl_codes: tuple[str, ...], seat: int = -1
-    ) -> tuple[int, str, float, str, str]:
-        """Ask a bot (``request``: a DecideRequest's bytes); return (index in legal, outcome, latency ms,
-        detail, comment)."""
+    ) -> Decision:
+        """Ask a bot (``request``: a DecideRequest's bytes) and classify its answer; the CPU time of a bot
+        this match started is read around the call."""
         b = self.bots[bot_index]
+        meter = self.cpu.get(b.endpoint)
+        cpu_start = meter.start() if meter is not None else None
         reply, latency, outcome, detail = self.ask(bot_index, seat, request)
+        cpu_ms = meter.since(cpu_start) if meter is not None else None
         over = latency - self.s.deadline_ms
         if over > 0:
             b.time_bank_ms = max(0.0, b.time_bank_ms - over)
         if reply is None:
             if outcome == "timeout":
                 b.time_bank_ms = 0.0
-            return 0, outcome, latency, detail, ""
+            return Decision(0, outcome, latency, detail, "", None, cpu_ms)
         comment = wire.reply_comment(reply) if reply.comment else ""
         which = reply.WhichOneof("choice")
         if which == "index" and reply.index < len(legal):  # the fast path (codes in ``legal`` are unique)
-            return reply.index, "ok", latency, "", comment
+            return Decision(reply.index, "ok", latency, "", comment, None, cpu_ms)
         if which == "action":
             code_text = reply.action
             if code_text in legal:  # the fast path
-                return legal.index(code_text), "ok", latency, "", comment
+                return Decision(legal.index(code_text), "ok", latency, "", comment, None, cpu_ms)
         try:
             chosen = wire.chosen_action(reply, legal)
-            return legal.index(chosen), "ok", latency, "", comment
+            return Decision(legal.index(chosen), "ok", latency, "", comment, None, cpu_ms)
         except wire.MalformedReplyError as e:
             outcome = "malformed_reply"
             if which == "action":
+                answer = reply.action[:200]
                 try:
                     parse_action(reply.action[:100], decl_codes)
                     outcome = "illegal_action"  # a well-formed action, not legal now
                 except ValueError:
                     pass
-            return 0, outcome, latency, str(e)[:300], comment
+            else:
+                answer = f"index {reply.index}" if which == "index" else "no choice"
+            return Decision(0, outcome, latency, str(e)[:300], comment, answer, cpu_ms)
 
     # --- A leg ----------------------------------------------------------------------------------------
     def play_leg(
         self, leg: int, seats: tuple[int, int, int, int], games: list[Game], notes: dict[tuple[int, int], ActionNote]
     ) -> None:
         s = self.s
-        game = Game(self.ruleset, s.seed, max_deals=s.deals, max_total_deals=s.max_total_deals)
+        game = new_game(s, self.ruleset)
         games.append(game)
         names = [self.bots[b].name for b in seats]
         self.notify(
@@ -439,12 +476,13 @@ class MatchRunner:
             [
                 wire.match_start_notice(
                     self.match_id,
-                    s.game,
-                    dict(s.options),
+                    s.ruleset,
+                    self.ruleset.options_json(),  # every option, defaults included
                     seat,
                     names,
                     deadline_ms=s.deadline_ms,
                     time_bank_ms=s.time_bank_ms,
+                    ruleset_version=self.ruleset.version,
                 )
                 for seat in range(4)
             ],
@@ -477,11 +515,13 @@ class MatchRunner:
         request = wire_bytes.decide_request_bytes(
             self.match_id, observe(deal, seat, game), legal, deadline_ms=s.deadline_ms, time_bank_ms=int(b.time_bank_ms)
         )
-        index, outcome, latency, detail, comment = self.decide(bot_index, request, legal, decl, seat)
+        decision = self.decide(bot_index, request, legal, decl, seat)
+        index, outcome, latency, detail, comment = decision[:5]
         b.counts[outcome] += 1
         b.latencies_ms.append(latency)
-        if outcome != "ok" or comment:
-            notes[(deal_number, len(deal.history))] = ActionNote(outcome=outcome, comment=comment)
+        notes[(deal_number, len(deal.history))] = ActionNote(
+            latency, decision.cpu_ms, outcome, decision.answer, detail or None, comment or None
+        )
         if self.on_event is not None:
             phase = _phase_of(deal.phase.value, actions[index])
             self.on_event(DecisionEvent(leg, deal_number, seat, b.name, phase, legal[index], outcome, latency, detail))
@@ -497,6 +537,23 @@ class MatchRunner:
                 )
         game.apply(actions[index])
         return (deal_number, deal) if deal.is_over else None
+
+
+def new_game(settings: MatchSettings, ruleset: Ruleset) -> Game:
+    """A leg's game: dealt from the seed, or from the given boards (each board's pack and dealer, one
+    board per deal, thrown-in deals included; the leg ends after the last board at the latest)."""
+    boards = settings.boards
+    if boards is None:
+        return Game(ruleset, settings.seed, max_deals=settings.deals, max_total_deals=settings.max_total_deals)
+    return Game(
+        ruleset,
+        None,
+        max_deals=settings.deals,
+        first_dealer=boards[0].dealer,
+        decks=lambda i: boards[i].pack,
+        dealers=lambda i: boards[i].dealer,
+        max_total_deals=min(len(boards), settings.max_total_deals),
+    )
 
 
 def _leg_seats(first: Sequence[int], leg: int) -> tuple[int, int, int, int]:
@@ -524,7 +581,7 @@ def run_match(
     settings.validate()
     with launch_bots(bots, settings.log_dir, startup_timeout_s=settings.startup_timeout_s) as (eps, procs):
         labels = [bot_label(b) for b in bots]
-        runner = MatchRunner(eps, labels, settings, match_id, on_event, cancel, links)
+        runner = MatchRunner(eps, labels, settings, match_id, on_event, cancel, links, procs)
         try:
             outcome = _play(runner, procs)
         finally:
@@ -543,16 +600,16 @@ def _play(r: MatchRunner, procs: Sequence[Any]) -> MatchOutcome:
     games: list[Game] = []
     legs_seats: list[tuple[int, int, int, int]] = []
     notes: dict[tuple[int, int, int], ActionNote] = {}
-    forfeit: dict[str, Any] | None = None
+    forfeit: Forfeit | None = None
     failed = r.handshake()
     if failed:
         teams = sorted({r.bots[i].team for i, _ in failed})
-        forfeit = {
-            "team": teams[0] if len(teams) == 1 else None,
-            "bot": r.bots[failed[0][0]].name,
-            "seat": r.first_seats.index(failed[0][0]),
-            "reason": "; ".join(w for _, w in failed),
-        }
+        forfeit = Forfeit(
+            teams[0] if len(teams) == 1 else None,
+            r.bots[failed[0][0]].name,
+            r.first_seats.index(failed[0][0]),
+            "; ".join(w for _, w in failed),
+        )
     else:
         for leg in range(2 if s.duplicate else 1):
             seats = _leg_seats(r.first_seats, leg)
@@ -561,13 +618,7 @@ def _play(r: MatchRunner, procs: Sequence[Any]) -> MatchOutcome:
             try:
                 r.play_leg(leg, seats, games, leg_notes)
             except _Forfeit as f:
-                forfeit = {
-                    "team": r.bots[f.bot].team,
-                    "bot": r.bots[f.bot].name,
-                    "seat": f.seat,
-                    "leg": leg,
-                    "reason": f.reason,
-                }
+                forfeit = Forfeit(r.bots[f.bot].team, r.bots[f.bot].name, f.seat, f.reason, leg)
             finally:
                 for (d, i), note in leg_notes.items():
                     notes[(leg, d, i)] = note
@@ -581,7 +632,7 @@ def _finish(
     games: list[Game],
     legs_seats: list[tuple[int, int, int, int]],
     notes: dict[tuple[int, int, int], ActionNote],
-    forfeit: dict[str, Any] | None,
+    forfeit: Forfeit | None,
     elapsed: float,
 ) -> MatchOutcome:
     s = r.s
@@ -596,25 +647,21 @@ def _finish(
                 seats, (game.scores[0], game.scores[1]), game.winner, game.played_deals, game.end_reason or "stopped"
             )
         )
-        leg_forfeit = forfeit if forfeit is not None and forfeit.get("leg") == leg else None
-        if leg_forfeit is not None:
-            side = next(x & 1 for x in range(4) if r.bots[seats[x]].team == leg_forfeit["team"])
-            leg_forfeit = {"side": side, "seat": leg_forfeit["seat"], "reason": leg_forfeit["reason"]}
+        leg_forfeit = forfeit if forfeit is not None and forfeit.leg == leg else None
         extras = RecordExtras(
             players=[r.bots[b].name for b in seats],
             match_id=r.match_id,
             notes={(d, i): n for (lg, d, i), n in notes.items() if lg == leg},
+            forfeit_side=None if leg_forfeit is None else leg_forfeit.seat & 1,
             forfeit=leg_forfeit,
         )
         records.append(game_to_record(game, extras))
     if forfeit is not None:
-        team = forfeit["team"]
-        winner = None if team is None else 1 - team
-        reason = f"forfeit: {forfeit['reason']}"
+        winner = None if forfeit.team is None else 1 - forfeit.team
+        reason = f"forfeit: {forfeit.reason}"
     else:
         winner = None if team_scores[0] == team_scores[1] else int(team_scores[1] > team_scores[0])
         reason = "; ".join(f"leg {i + 1}: {lg.reason}" for i, lg in enumerate(legs))
-    result = {"winner": winner, "scores": list(team_scores), "reason": reason, "forfeit": forfeit}
     final = (team_scores[0], team_scores[1])
     # MatchEnded to every seat of the last seating (of the first one if no leg started), reachable bots only.
     seats = legs_seats[-1] if legs_seats else _leg_seats(r.first_seats, 0)
@@ -623,20 +670,21 @@ def _finish(
     side_winner = None if winner is None else next(x & 1 for x in range(4) if r.bots[seats[x]].team == winner)
     notice = wire.match_end_notice(r.match_id, side_winner, scores, reason)
     r.notify("MatchEnded", [seats[x] for x in reachable], [notice] * len(reachable), reachable)
-    record = {
-        "format": MATCH_RECORD_FORMAT,
-        "format_version": 1,
-        "match_id": r.match_id,
-        "game": s.game,
-        "options": dict(s.options),
-        "seed": s.seed,
-        "deals": s.deals,
-        "duplicate": s.duplicate,
-        "limits": {"deadline_ms": s.deadline_ms, "time_bank_ms": s.time_bank_ms, "max_strikes": s.max_strikes},
-        "bots": [{"name": b.name, "team": b.team} for b in r.bots],
-        "legs": records,
-        "result": result,
-    }
+    record = match_record(
+        match_id=r.match_id,
+        ruleset=r.ruleset,
+        seed=None if s.boards is not None else s.seed,
+        deals=s.deals,
+        duplicate=s.duplicate,
+        boards=None if s.boards is None else len(s.boards),
+        limits={"deadline_ms": s.deadline_ms, "time_bank_ms": s.time_bank_ms, "max_strikes": s.max_strikes},
+        bots=[(b.name, b.team) for b in r.bots],
+        legs=records,
+        winner=winner,
+        scores=team_scores,
+        reason=reason,
+        forfeit=forfeit,
+    )
     return MatchOutcome(
         r.match_id, winner, final, forfeit, reason, sum(lg.deals_played for lg in legs), legs, r.bots, record, elapsed
     )

@@ -1,10 +1,11 @@
-"""The game record: the replay format of the whole arena (docs/game-record.md).
+"""The game record and the match record: the replay format of the whole arena (docs/game-record.md).
 
-A record is JSON that people and programs in any language can read: the ruleset (name, options,
-version), the seed, and for every deal its dealer, the shuffled pack (the chance, so no random number
-generator is needed to replay), each seat's hand as dealt, every action in order with its seat, and the
-score breakdown; then the result. ``verify_record`` replays a record from scratch and checks every
-stated value.
+A game record is JSON that people and programs in any language can read: the ruleset (name, version,
+every option), the seed (or none, when the packs were given), and for every deal its dealer, the
+shuffled pack (the chance, so no random number generator is needed to replay), each seat's hand as
+dealt, every action in order with its seat and, for a bot's answer, its latency, and the score
+breakdown; then the result. A match record holds one game record per leg. ``verify_record``
+(``referee.verify``) replays a record from scratch and checks every stated value.
 """
 
 from __future__ import annotations
@@ -14,50 +15,101 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.actions import parse_action
-from referee.cards import Card, card_name, cards_in, parse_card
-from referee.deal import Deal, DealScore
-from referee.errors import IllegalActionError, RecordError, RulesetError
+from referee.cards import card_name, cards_in
+from referee.deal import Deal
 from referee.game import Game
-from referee.rules import get_ruleset
+from referee.record_format import FORMAT, FORMAT_VERSION, MATCH_FORMAT_VERSION, MATCH_RECORD_FORMAT
+from referee.rules.base import Ruleset
+from referee.verify import Verification, VerifiedDeal, load_record, verify_record
 
-FORMAT = "pilotta-arena/game-record"
-FORMAT_VERSION = 1
-MATCH_RECORD_FORMAT = "pilotta-arena/match-record"  # a match: one game record per leg (referee.match)
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "MATCH_RECORD_FORMAT",
+    "ActionNote",
+    "Forfeit",
+    "RecordExtras",
+    "Verification",
+    "VerifiedDeal",
+    "deal_to_json",
+    "dumps",
+    "game_to_record",
+    "load_record",
+    "match_record",
+    "ruleset_json",
+    "verify_record",
+    "without_timing",
+]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ActionNote:
-    """Optional per-action facts a referee adds: latency, outcome (ok, timeout...), a bot's comment."""
+    """What the referee observed of one bot answer: wall-clock latency, the bot's CPU time where it can be
+    measured, the outcome (ok, timeout...) and, when it stepped in, the bot's own answer or the error."""
 
     latency_ms: float | None = None
-    outcome: str | None = None
+    cpu_ms: float | None = None
+    outcome: str = "ok"
+    answer: str | None = None  # what the bot answered, when the referee refused it
+    error: str | None = None  # why the referee refused it (or why there was no answer)
     comment: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
+class Forfeit:
+    """A team's forfeit of a match: the bot that caused it, its seat then, and why."""
+
+    team: int | None  # None when bots of both teams were unreachable
+    bot: str
+    seat: int
+    reason: str
+    leg: int | None = None  # the leg (0-based) it happened in; None before any leg started
+
+    def to_json(self) -> dict[str, Any]:
+        return {"team": self.team, "bot": self.bot, "seat": self.seat, "leg": self.leg, "reason": self.reason}
+
+
+@dataclass(frozen=True)
 class RecordExtras:
+    """What a game record states beyond the game: the players, the match, the referee's observations."""
+
     players: Sequence[str] = ()
     match_id: str | None = None
-    notes: dict[tuple[int, int], ActionNote] = field(default_factory=dict)  # (deal, action index) -> note
-    forfeit: dict[str, Any] | None = None  # {"side": 1, "seat": 3, "reason": "..."}
+    notes: Mapping[tuple[int, int], ActionNote] = field(default_factory=dict)  # (deal, action index) -> note
+    forfeit_side: int | None = None  # the side of this leg's table that forfeited, with ``forfeit``
+    forfeit: Forfeit | None = None
 
 
-def deal_to_json(
-    deal: Deal, number: int, totals: Sequence[int] | None, extras: RecordExtras | None = None
-) -> dict[str, Any]:
-    actions: list[dict[str, Any]] = []
-    for i, (seat, action) in enumerate(deal.history):
-        entry: dict[str, Any] = {"seat": seat, "action": deal.code(action, seat)}
-        note = extras.notes.get((number, i)) if extras else None
-        if note is not None:
-            if note.latency_ms is not None:
-                entry["ms"] = round(note.latency_ms, 3)
-            if note.outcome and note.outcome != "ok":
-                entry["outcome"] = note.outcome
-            if note.comment:
-                entry["comment"] = note.comment[:200]
-        actions.append(entry)
+def ruleset_json(ruleset: Ruleset) -> dict[str, Any]:
+    """The ruleset as records state it: name, version and every option with its value (defaults too)."""
+    return {"name": ruleset.name, "version": ruleset.version, "options": ruleset.options_json()}
+
+
+def _action_json(seat: int, code: str, note: ActionNote | None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"seat": seat, "action": code}
+    if note is not None:
+        if note.latency_ms is not None:
+            entry["ms"] = round(note.latency_ms, 3)
+        if note.cpu_ms is not None:
+            entry["cpu_ms"] = round(note.cpu_ms, 3)
+        if note.outcome != "ok":
+            entry["outcome"] = note.outcome
+            if note.answer is not None:
+                entry["answer"] = note.answer[:200]
+            if note.error:
+                entry["error"] = note.error[:300]
+        if note.comment:
+            entry["comment"] = note.comment[:200]
+    return entry
+
+
+def deal_to_json(game: Game, number: int, extras: RecordExtras | None = None) -> dict[str, Any]:
+    deal: Deal = game.deals[number]
+    notes = extras.notes if extras is not None else {}
+    actions = [
+        _action_json(seat, deal.code(action, seat), notes.get((number, i)))
+        for i, (seat, action) in enumerate(deal.history)
+    ]
     contract = deal.contract
     out: dict[str, Any] = {
         "number": number,
@@ -90,27 +142,23 @@ def deal_to_json(
         out["belotes"] = [
             {"seat": b.seat, "suit": "CDHS"[b.suit], "completed": b.completed, "lost": b.lost} for b in deal.belotes
         ]
-    if totals is not None:
-        out["totals"] = list(totals)
+    if deal.is_over and number < len(game.totals_history):
+        out["totals"] = list(game.totals_history[number])
+        out["hanging_after"] = game.hanging_history[number]
     return out
 
 
 def game_to_record(game: Game, extras: RecordExtras | None = None) -> dict[str, Any]:
     """The record of a game (finished, or stopped by a forfeit)."""
-    deals = []
-    totals = [0, 0]
-    for number, deal in enumerate(game.deals):
-        if deal.score is not None and not deal.thrown_in:
-            totals = _totals_after(game, number)
-        deals.append(deal_to_json(deal, number, list(totals) if deal.is_over else None, extras))
     record: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "ruleset": {"name": game.ruleset.name, "version": game.ruleset.version, "options": game.ruleset.options_json()},
+        "ruleset": ruleset_json(game.ruleset),
         "seed": game.seed,
         "first_dealer": game.first_dealer,
         "max_deals": game.max_deals,
-        "deals": deals,
+        "max_total_deals": game.max_total_deals,
+        "deals": [deal_to_json(game, number, extras) for number in range(len(game.deals))],
         "result": {"winner": game.winner, "scores": list(game.scores), "over": game.over, "reason": game.end_reason},
     }
     if extras is not None:
@@ -118,166 +166,71 @@ def game_to_record(game: Game, extras: RecordExtras | None = None) -> dict[str, 
             record["players"] = list(extras.players)
         if extras.match_id:
             record["match_id"] = extras.match_id
-        if extras.forfeit is not None:
-            record["result"]["forfeit"] = extras.forfeit
-            record["result"]["reason"] = "forfeit: " + str(extras.forfeit.get("reason", ""))
+        if extras.forfeit is not None and extras.forfeit_side is not None:
+            f = extras.forfeit
+            record["result"]["forfeit"] = {"side": extras.forfeit_side, "seat": f.seat, "reason": f.reason}
+            record["result"]["reason"] = f"forfeit: {f.reason}"
     return record
 
 
-def _totals_after(game: Game, number: int) -> list[int]:
-    return list(game.totals_history[number]) if number < len(game.totals_history) else list(game.scores)
+def match_record(
+    *,
+    match_id: str,
+    ruleset: Ruleset,
+    seed: int | None,
+    deals: int | None,
+    duplicate: bool,
+    boards: int | None,
+    limits: Mapping[str, int],
+    bots: Sequence[tuple[str, int]],
+    legs: Sequence[Mapping[str, Any]],
+    winner: int | None,
+    scores: Sequence[int],
+    reason: str,
+    forfeit: Forfeit | None,
+) -> dict[str, Any]:
+    """The record of a match: its settings, its bots (name, team), one game record per leg, the result
+    per team (team 0: the bots of side 0 in the first leg)."""
+    return {
+        "format": MATCH_RECORD_FORMAT,
+        "format_version": MATCH_FORMAT_VERSION,
+        "match_id": match_id,
+        "ruleset": ruleset_json(ruleset),
+        "seed": seed,
+        "deals": deals,
+        "boards": boards,
+        "duplicate": duplicate,
+        "limits": dict(limits),
+        "bots": [{"name": name, "team": team} for name, team in bots],
+        "legs": list(legs),
+        "result": {
+            "winner": winner,
+            "scores": list(scores),
+            "reason": reason,
+            "forfeit": None if forfeit is None else forfeit.to_json(),
+        },
+    }
+
+
+TIMING_FIELDS = ("ms", "cpu_ms")  # what the clock measured: the only part of a record a rerun changes
+
+
+def without_timing(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A game or match record without the measured times of its actions: what the same seed (or boards)
+    and the same answers give again, to the byte."""
+
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            is_action = "seat" in value and "action" in value
+            return {k: strip(v) for k, v in value.items() if not (is_action and k in TIMING_FIELDS)}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return value
+
+    result: dict[str, Any] = strip(dict(record))
+    return result
 
 
 def dumps(record: Mapping[str, Any]) -> str:
     """A record as JSON text: one deal's action list per line block, readable in a diff."""
     return json.dumps(record, indent=1, ensure_ascii=False) + "\n"
-
-
-# --- Verification ------------------------------------------------------------------------------------
-@dataclass
-class VerifiedDeal:
-    number: int
-    deal: Deal
-
-
-@dataclass
-class Verification:
-    game: Game
-    deals: list[VerifiedDeal]
-    forfeit: dict[str, Any] | None
-
-
-def _require(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
-    if key not in obj:
-        raise RecordError(f"{where}: missing field {key!r}")
-    value = obj[key]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise RecordError(f"{where}: field {key!r} has the wrong type ({type(value).__name__})")
-    return value
-
-
-def load_record(text: str) -> dict[str, Any]:
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise RecordError(f"malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
-    if not isinstance(data, dict):
-        raise RecordError("a record is a JSON object")
-    return data
-
-
-def verify_record(record: Mapping[str, Any]) -> Verification:
-    """Replay ``record`` from scratch; raise RecordError naming the deal, the action's index and the rule
-    broken at the first thing that does not hold."""
-    if record.get("format") != FORMAT:
-        raise RecordError(f"not a game record: field 'format' must be {FORMAT!r}")
-    rs = _require(record, "ruleset", dict, "record")
-    name = _require(rs, "name", str, "ruleset")
-    options = _require(rs, "options", dict, "ruleset")
-    try:
-        ruleset = get_ruleset(name, {k: v for k, v in options.items()})
-    except RulesetError as e:
-        raise RecordError(f"ruleset: {e}") from None
-    if rs.get("version") != ruleset.version:
-        raise RecordError(
-            f"ruleset: the record was written by {name} version {rs.get('version')}, "
-            f"this referee has version {ruleset.version}"
-        )
-    seed = _require(record, "seed", int, "record")
-    first_dealer = _require(record, "first_dealer", int, "record")
-    if not 0 <= first_dealer <= 3:
-        raise RecordError(f"record: first_dealer must be a seat from 0 to 3, not {first_dealer}")
-    max_deals = record.get("max_deals")
-    if max_deals is not None and (not isinstance(max_deals, int) or isinstance(max_deals, bool) or max_deals < 1):
-        raise RecordError(f"record: max_deals must be null or a whole number from 1 up, not {max_deals!r}")
-    deals_json = _require(record, "deals", list, "record")
-    decks = [_deck_of(d, i) for i, d in enumerate(deals_json)]
-
-    def deck_source(index: int) -> tuple[Card, ...]:
-        if index >= len(decks):
-            raise RecordError(f"the game goes on past the {len(decks)} deals the record holds")
-        return decks[index]
-
-    seeded = Game(ruleset, seed, max_deals=max_deals)
-    game = Game(ruleset, seed, max_deals=max_deals, first_dealer=first_dealer, decks=deck_source)
-    if seeded.first_dealer != first_dealer:
-        raise RecordError(f"first_dealer {first_dealer} does not match the seed (which gives {seeded.first_dealer})")
-    forfeit = _require(record, "result", dict, "record").get("forfeit")
-    verified: list[VerifiedDeal] = []
-    for number, dj in enumerate(deals_json):
-        where = f"deal {number}"
-        if not isinstance(dj, dict):
-            raise RecordError(f"{where}: a deal is a JSON object")
-        if game.over:
-            raise RecordError(f"{where}: the game was already over after deal {number - 1}")
-        deal = game.deal
-        seeded_deck = seeded.chance.deck(number)
-        if seeded_deck != deal.deck:
-            raise RecordError(f"{where}: the deck does not match the seed {seed}")
-        if dj.get("dealer") != deal.dealer:
-            raise RecordError(f"{where}: dealer {dj.get('dealer')} stated, the rules give {deal.dealer}")
-        actions = _require(dj, "actions", list, where)
-        for index, entry in enumerate(actions):
-            aw = f"{where}, action {index}"
-            if not isinstance(entry, dict):
-                raise RecordError(f"{aw}: an action is a JSON object")
-            seat = _require(entry, "seat", int, aw)
-            code = _require(entry, "action", str, aw)
-            if deal.is_over:
-                raise RecordError(f"{aw}: the deal is already over, {code!r} cannot follow")
-            if seat != deal.to_act:
-                raise RecordError(f"{aw}: seat {seat} acts, but it is seat {deal.to_act}'s turn")
-            try:
-                action = parse_action(code, deal.declaration_codes[seat])
-                game.apply(action)
-            except IllegalActionError as e:
-                raise RecordError(f"{aw} ({code!r} by seat {seat}): illegal: {e} [rule: {e.rule}]") from None
-            except ValueError as e:
-                raise RecordError(f"{aw}: {e}") from None
-        last = number == len(deals_json) - 1
-        if not deal.is_over:
-            if last and forfeit is not None:
-                verified.append(VerifiedDeal(number, deal))
-                break
-            raise RecordError(f"{where}: the record stops before the deal is over (seat {deal.to_act} is to act)")
-        _check_score(dj, deal, where)
-        if "totals" in dj and dj["totals"] != game.totals_history[number]:
-            raise RecordError(f"{where}: totals {dj['totals']} stated, the replay gives {game.totals_history[number]}")
-        verified.append(VerifiedDeal(number, deal))
-    result = _require(record, "result", dict, "record")
-    if forfeit is None:
-        if not game.over:
-            raise RecordError("result: the record ends before the game is over")
-        if result.get("winner") != game.winner or result.get("scores") != game.scores:
-            raise RecordError(
-                f"result: winner {result.get('winner')} with {result.get('scores')} stated, "
-                f"the replay gives winner {game.winner} with {game.scores}"
-            )
-    return Verification(game, verified, forfeit)
-
-
-def _deck_of(dj: Any, number: int) -> tuple[Card, ...]:
-    if not isinstance(dj, dict) or not isinstance(dj.get("deck"), list):
-        raise RecordError(f"deal {number}: missing field 'deck' (the 32 cards in dealing order)")
-    try:
-        deck = tuple(parse_card(c) if isinstance(c, str) else parse_card("?") for c in dj["deck"])
-    except ValueError as e:
-        raise RecordError(f"deal {number}: deck: {e}") from None
-    if sorted(deck) != list(range(32)):
-        raise RecordError(f"deal {number}: the deck must hold each of the 32 cards exactly once")
-    return deck
-
-
-def _check_score(dj: Mapping[str, Any], deal: Deal, where: str) -> None:
-    score: DealScore | None = deal.score
-    stated = dj.get("score")
-    if score is None:
-        return
-    if stated is None:
-        raise RecordError(f"{where}: the record states no score for a finished deal")
-    if not isinstance(stated, dict):
-        raise RecordError(f"{where}: field 'score' must be an object")
-    actual = score.to_json()
-    for key in ("card_points", "declarations", "belote", "capot", "contract_made", "multiplier", "written", "hanging"):
-        if key in stated and stated[key] != actual[key]:
-            raise RecordError(f"{where}: score {key} {stated[key]} stated, the replay gives {actual[key]}")

@@ -54,13 +54,13 @@ def settings_from_proto(msg: referee_pb2.MatchSettings) -> MatchSettings:
         raise ValueError(f"settings.options_json is not JSON: {e}") from None
     if not isinstance(options, dict):
         raise ValueError("settings.options_json must be a JSON object")
-    game = msg.ruleset or msg.game or _DEFAULTS.game  # `game` is the deprecated name of `ruleset`
+    game = msg.ruleset or msg.game or _DEFAULTS.ruleset  # `game` is the deprecated name of `ruleset`
     try:
         get_ruleset(game, options)
     except RulesetError as e:
         raise ValueError(f"settings.game/options_json: {e}") from None
     return MatchSettings(
-        game=game,
+        ruleset=game,
         options=options,
         seed=msg.seed,
         deals=msg.deals or None,

@@ -214,7 +214,9 @@ def match_start_notice(
     *,
     deadline_ms: int,
     time_bank_ms: int,
+    ruleset_version: int = 0,
 ) -> bot_pb2.MatchStart:
+    """The MatchStart notice; ``options`` should be every option of the ruleset (defaults included)."""
     if len(bots) != 4:
         raise ValueError(f"a match has four seats; got {len(bots)} bot names")
     return bot_pb2.MatchStart(
@@ -226,6 +228,7 @@ def match_start_notice(
         bots=list(bots),
         deadline_ms=deadline_ms,
         time_bank_ms=time_bank_ms,
+        ruleset_version=ruleset_version,
     )
 
 

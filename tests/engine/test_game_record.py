@@ -74,7 +74,7 @@ def test_an_illegal_card_is_refused_naming_deal_index_and_rule() -> None:
             with pytest.raises(RecordError) as err:
                 verify_record(record)
             message = str(err.value)
-            assert f"deal {number}, action {j}" in message
+            assert f"deal {number + 1}, action {j + 1}" in message
             assert "must-follow-suit" in message
             return
     pytest.skip("this seed's first trick has no follower holding the led suit and another")
@@ -84,7 +84,7 @@ def test_a_wrong_stated_score_is_refused() -> None:
     record = _record(seed=4)
     deal = next(d for d in record["deals"] if not d["thrown_in"])
     deal["score"]["written"][0] += 10
-    with pytest.raises(RecordError, match=rf"deal {deal['number']}: score written"):
+    with pytest.raises(RecordError, match=rf"deal {deal['number'] + 1}: score.written"):
         verify_record(record)
 
 
@@ -99,21 +99,21 @@ def test_a_deck_that_does_not_match_the_seed_is_refused() -> None:
     record = _record(seed=6)
     deck = record["deals"][0]["deck"]
     deck[0], deck[1] = deck[1], deck[0]
-    with pytest.raises(RecordError, match="deal 0: the deck does not match the seed"):
+    with pytest.raises(RecordError, match="deal 1: deck: the pack is not the one seed 6 gives"):
         verify_record(record)
 
 
 def test_an_action_out_of_turn_is_refused() -> None:
     record = _record(seed=7)
     record["deals"][0]["actions"][0]["seat"] = (record["deals"][0]["actions"][0]["seat"] + 1) % 4
-    with pytest.raises(RecordError, match=r"deal 0, action 0: seat \d acts, but it is seat \d's turn"):
+    with pytest.raises(RecordError, match=r"deal 1, action 1: seat \d acts, but it is seat \d's turn"):
         verify_record(record)
 
 
 def test_garbage_action_text_is_refused() -> None:
     record = _record(seed=8)
     record["deals"][0]["actions"][0]["action"] = "bid lots"
-    with pytest.raises(RecordError, match="deal 0, action 0"):
+    with pytest.raises(RecordError, match="deal 1, action 1"):
         verify_record(record)
 
 
@@ -164,7 +164,7 @@ def test_cli_play_then_verify_and_refuse(tmp_path: Path) -> None:
         [sys.executable, "-m", "referee.cli", "verify", str(out)], capture_output=True, text=True, timeout=60
     )
     assert bad.returncode == 1
-    assert "score written" in bad.stderr
+    assert "score.written" in bad.stderr
 
 
 def test_cli_bench_prints_deals_per_second() -> None:
@@ -176,16 +176,20 @@ def test_cli_bench_prints_deals_per_second() -> None:
     )
     assert run.returncode == 0, run.stderr
     figures = json.loads(run.stdout)
-    assert figures["variant"] == "pilotta" and figures["deals"] > 0 and figures["deals_per_second"] > 0
+    assert figures["ruleset"] == "pilotta" and figures["deals"] > 0 and figures["deals_per_second"] > 0
 
 
 def test_cli_verifies_each_leg_of_a_match_record(tmp_path: Path) -> None:
     legs = [_record(seed=31), _record(seed=31)]
+    legs[0]["players"], legs[1]["players"] = ["a", "b", "a", "b"], ["b", "a", "b", "a"]
+    # The same game twice with the teams in each other's seats: each team has both sides' points, a draw.
+    both = sum(legs[0]["result"]["scores"])
     match = {
         "format": "pilotta-arena/match-record",
         "format_version": 1,
+        "bots": [{"name": "a", "team": 0}, {"name": "b", "team": 1}],
         "legs": legs,
-        "result": {"winner": None, "scores": [0, 0]},
+        "result": {"winner": None, "scores": [both, both], "reason": "leg 1: target reached; leg 2: target reached"},
     }
     path = tmp_path / "match.json"
     path.write_text(json.dumps(match), encoding="utf-8")
@@ -200,4 +204,4 @@ def test_cli_verifies_each_leg_of_a_match_record(tmp_path: Path) -> None:
         [sys.executable, "-m", "referee.cli", "verify", str(path)], capture_output=True, text=True, timeout=60
     )
     assert bad.returncode == 1
-    assert "leg 2: deal 0, action 0" in bad.stderr
+    assert "leg 2: deal 1, action 1" in bad.stderr

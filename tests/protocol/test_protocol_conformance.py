@@ -45,7 +45,7 @@ def test_python_and_node_bots_play_a_duplicate_match_together(node_bot_dir: Path
     heuristic, node = load_manifest(REPO / "sample_bots" / "heuristic"), load_manifest(node_bot_dir)
     outcome = run_match(
         [heuristic, node],
-        MatchSettings(game=game, seed=5, deals=4, duplicate=True, log_dir=str(tmp_path)),
+        MatchSettings(ruleset=game, seed=5, deals=4, duplicate=True, log_dir=str(tmp_path)),
         f"mixed-{game}",
     )
     assert outcome.forfeit is None, outcome.forfeit_reason

@@ -81,10 +81,10 @@ def test_bad_requests_are_invalid_argument(
 
 
 def test_the_ruleset_is_read_from_ruleset_or_from_the_deprecated_game() -> None:
-    assert settings_from_proto(referee_pb2.MatchSettings(ruleset="bela")).game == "bela"
-    assert settings_from_proto(referee_pb2.MatchSettings(game="coinche")).game == "coinche"
-    assert settings_from_proto(referee_pb2.MatchSettings(ruleset="bela", game="coinche")).game == "bela"
-    assert settings_from_proto(referee_pb2.MatchSettings()).game == "pilotta"
+    assert settings_from_proto(referee_pb2.MatchSettings(ruleset="bela")).ruleset == "bela"
+    assert settings_from_proto(referee_pb2.MatchSettings(game="coinche")).ruleset == "coinche"
+    assert settings_from_proto(referee_pb2.MatchSettings(ruleset="bela", game="coinche")).ruleset == "bela"
+    assert settings_from_proto(referee_pb2.MatchSettings()).ruleset == "pilotta"
 
 
 @pytest.mark.timeout(30)

@@ -95,7 +95,9 @@ def _result(
         players = [names[0], names[1]] * 2 if leg == 0 else [names[1], names[0]] * 2
         notes = {
             (0, 0): ActionNote(latency_ms=12.5, comment=f"opening {EVIL}"),
-            (0, 1): ActionNote(latency_ms=1000.0, outcome="timeout"),
+            # A timeout where the referee played the default (first legal) action: the last card of a deal
+            # is forced, and a thrown-in deal is all passes (the first legal call).
+            (0, len(game.deals[0].history) - 1): ActionNote(latency_ms=1000.0, outcome="timeout"),
         }
         legs.append(game_to_record(game, RecordExtras(players=players, match_id=match_id, notes=notes)))
     if duplicate:

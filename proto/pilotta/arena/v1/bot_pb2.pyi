@@ -590,14 +590,18 @@ class MatchStart(_message.Message):
     BOTS_FIELD_NUMBER: _builtins.int
     DEADLINE_MS_FIELD_NUMBER: _builtins.int
     TIME_BANK_MS_FIELD_NUMBER: _builtins.int
+    RULESET_VERSION_FIELD_NUMBER: _builtins.int
     RULESET_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     game: _builtins.str
     """deprecated: the same as `ruleset`, kept filled for bots that read it"""
     options_json: _builtins.str
+    """every option of the ruleset with its value, defaults included (a JSON object)"""
     seat: Global___Seat.ValueType
     deadline_ms: _builtins.int
     time_bank_ms: _builtins.int
+    ruleset_version: _builtins.int
+    """the version of the ruleset's rules the match is played under"""
     ruleset: _builtins.str
     """the ruleset's name, e.g. "pilotta" """
     @_builtins.property
@@ -614,11 +618,12 @@ class MatchStart(_message.Message):
         bots: _abc.Iterable[_builtins.str] | None = ...,
         deadline_ms: _builtins.int = ...,
         time_bank_ms: _builtins.int = ...,
+        ruleset_version: _builtins.int = ...,
         ruleset: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "deadline_ms", b"deadline_ms", "game", b"game", "match_id", b"match_id", "options_json", b"options_json", "ruleset", b"ruleset", "seat", b"seat", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "deadline_ms", b"deadline_ms", "game", b"game", "match_id", b"match_id", "options_json", b"options_json", "ruleset", b"ruleset", "ruleset_version", b"ruleset_version", "seat", b"seat", "time_bank_ms", b"time_bank_ms"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,91 @@
+"""The CPU time of a bot process tree, read from /proc (Linux), for the decisions of bots the referee
+started as child processes.
+
+``ProcessTreeCpu(pid)`` reads the user + system time (``utime + stime`` of /proc/PID/stat, which
+add up all the threads of a process, plus ``cutime + cstime``, the time of children it has waited for)
+of the process and its descendants, in milliseconds: a decision's CPU time is the difference between a
+reading before the Decide call (``start``) and one after it (``since``). What it covers and what not:
+
+- the bot's process and the descendants it had when the tree was first read (a bot started through a
+  shell or a launcher is measured as a whole); the tree is read again every ``RESCAN`` readings, so
+  a helper started later is counted from then on;
+- the kernel counts this time in clock ticks (``SC_CLK_TCK``, usually 100 per second): one decision
+  reads as a multiple of 10 ms, mostly 0, and only the sum over many decisions is a fair figure;
+- everything the process tree does during the call, including its gRPC threads' work on other calls.
+
+Elsewhere (no /proc, a bot the referee did not start) there is no reading: ``start`` returns None.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+RESCAN = 64  # readings between two walks of the process tree
+_TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 10.0
+
+
+def _stat_ticks(pid: int) -> int | None:
+    """utime + stime + cutime + cstime of one process, in clock ticks; None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            text = f.read()
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
+    fields = text[text.rfind(b")") + 2 :].split()
+    try:
+        return int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
+    except (IndexError, ValueError):
+        return None
+
+
+def _descendants(pid: int) -> list[int]:
+    """``pid`` and every process below it, from /proc/PID/task/TID/children."""
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        found.append(p)
+        try:
+            tasks = list(Path(f"/proc/{p}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+class ProcessTreeCpu:
+    """Readings of a process tree's CPU time (see the module docstring)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.available = _stat_ticks(pid) is not None
+        self._pids = _descendants(pid) if self.available else []
+        self._readings = 0
+
+    def start(self) -> float | None:
+        """A reading before a call (the tree is walked again now and then, never within a call)."""
+        if not self.available:
+            return None
+        self._readings += 1
+        if self._readings % RESCAN == 0:
+            self._pids = _descendants(self.pid)
+        return self._total_ms()
+
+    def since(self, start: float | None) -> float | None:
+        """The CPU time spent since ``start`` (a process of the tree that ended takes its time with it)."""
+        if start is None:
+            return None
+        return max(0.0, self._total_ms() - start)
+
+    def _total_ms(self) -> float:
+        total = 0
+        for pid in self._pids:
+            ticks = _stat_ticks(pid)
+            if ticks is not None:
+                total += ticks
+        return total * _TICK_MS
