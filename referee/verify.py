@@ -233,6 +233,8 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
         raise RecordError(f"record: format_version {version} is not one this referee reads ({FORMAT_VERSIONS})")
     check.checked["format_version"] += 1
     check.known("record", record, TOP_FIELDS)
+    if version < 2 and "max_total_deals" in record:
+        raise RecordError("record: max_total_deals came with format_version 2")
     ruleset = _ruleset_of(record, check)
     first_dealer = _require(record, "first_dealer", int, "record")
     if not _seat(first_dealer):
@@ -252,7 +254,9 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
             return chance.packs[index]
         if chance.seed is not None:
             return Chance(chance.seed).deck(index)
-        raise RecordError(f"the game goes on past the {len(chance.packs)} deals the record holds")
+        raise RecordError(
+            f"result: the record ends before the game is over (it goes on past the {len(chance.packs)} deals held)"
+        )
 
     def dealer_source(index: int) -> int | None:
         return chance.dealers[index] if index < len(chance.dealers) else None
@@ -274,6 +278,11 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
             raise RecordError(f"{where}: the game was already over after deal {number}")
         deal = game.deal
         check.known(where, dj, DEAL_FIELDS)
+        if version < 2:
+            _refuse_v2_fields(where, dj, ("hanging_after", "seed"))
+            for index, entry in enumerate(dj.get("actions") or ()):
+                if isinstance(entry, dict):
+                    _refuse_v2_fields(f"{where}, action {index + 1}", entry, ("cpu_ms", "answer", "error"))
         check.same(where, "number", _require(dj, "number", int, where), number)
         check.same(where, "dealer", _require(dj, "dealer", int, where), deal.dealer)
         _replay_actions(dj, game, where, check)
@@ -287,11 +296,17 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
             raise RecordError(f"{where}: the record stops before the deal is over (seat {deal.to_act} is to act)")
         _check_finished(dj, deal, where, check)
         check.same(where, "totals", _require(dj, "totals", list, where), game.totals_history[number])
-        if version >= 2 or "hanging_after" in dj:
+        if version >= 2:
             check.same(where, "hanging_after", _require(dj, "hanging_after", int, where), game.hanging_history[number])
         verified.append(VerifiedDeal(number, deal))
     _check_result(result, game, forfeit, check)
     return Verification(game, verified, forfeit, ruleset.version, check.checked, check.unchecked)
+
+
+def _refuse_v2_fields(where: str, obj: Mapping[str, Any], keys: Sequence[str]) -> None:
+    for key in keys:
+        if key in obj:
+            raise RecordError(f"{where}: {key} came with format_version 2 (the record says version 1)")
 
 
 def _check_players(record: Mapping[str, Any]) -> None:
