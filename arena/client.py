@@ -23,7 +23,7 @@ from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
 from arena.up import DEFAULT_API, DEFAULT_DATA_DIR, TOKEN_FILE, read_state
 from referee.bots import ManifestError, load_manifest
-from referee.cli import parse_options
+from referee.cli import add_ruleset_option, parse_options
 from referee.errors import RecordError
 from referee.record import dumps, verify_record
 from referee.text import SEAT_NAMES, game_text
@@ -33,12 +33,6 @@ class CommandError(Exception):
     def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
         self.code = code
-
-
-def add_ruleset_option(p: argparse.ArgumentParser, help: str) -> None:
-    """``--ruleset NAME`` (default pilotta), with ``--variant``, its former name, still accepted (hidden)."""
-    p.add_argument("--ruleset", default="pilotta", help=help)
-    p.add_argument("--variant", dest="ruleset", help=argparse.SUPPRESS)  # deprecated alias of --ruleset
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -297,7 +291,12 @@ def add_ladder_parser(sub: Any) -> None:
     token_help = "the admin token (default: $ARENA_ADMIN_TOKEN, else the one `arena up` keeps in --data-dir)"
     st = lsub.add_parser("start", help="start (or resume) a ladder and keep its matches queued (admin)")
     add_ruleset_option(st, "ruleset (pilotta, bulgarian, coinche, french, bela)")
-    st.add_argument("--deals", type=int, default=None, help="deals per leg (ends sooner at the target)")
+    st.add_argument(
+        "--deals",
+        type=int,
+        default=None,
+        help="played deals per leg (thrown-in deals do not count; ends sooner at the target)",
+    )
     st.add_argument("--target", type=int, default=None, help="play each leg to this many points")
     st.add_argument("--matches", type=int, default=None, help="schedule this many more matches, then stop")
     st.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="ruleset option")

@@ -28,9 +28,10 @@ from typing import Any, TextIO
 import grpc
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
-from arena.client import add_ruleset_option, format_leaderboard
+from arena.client import format_leaderboard
 from arena.up import Stack, UpConfig, _stop_event
 from referee.bots import REPO_ROOT
+from referee.cli import add_ruleset_option
 
 MARKER = ".arena-demo"
 CALL_TIMEOUT_S = 10.0
@@ -232,7 +233,9 @@ def add_demo_parser(sub: Any) -> None:
     p.add_argument("--data-dir", default="var/demo", help="emptied at each run (default var/demo)")
     p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     add_ruleset_option(p, "the ladder's ruleset (default pilotta)")
-    p.add_argument("--deals", type=int, default=8, help="deals per leg, at most (default 8)")
+    p.add_argument(
+        "--deals", type=int, default=8, help="played deals per leg, at most (default 8; thrown-in deals do not count)"
+    )
     p.add_argument("--matches", type=int, default=120, help="duplicate matches in all (default 120)")
     p.add_argument("--timeout", type=float, default=200.0, help="give up waiting after this long (s)")
     p.add_argument("--no-node", action="store_true", help="leave the Node.js bot out")

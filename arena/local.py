@@ -19,12 +19,13 @@ import grpc
 from pilotta.arena.v1 import bot_pb2_grpc
 
 from referee import wire
+from referee.boards import load_boards
 from referee.bots import BotStartError, Manifest, ManifestError, launch_bots, resolve_bot
-from referee.cli import parse_options
+from referee.cli import add_ruleset_arguments, parse_options
 from referee.errors import RulesetError
 from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
 from referee.record import dumps
-from referee.rules import get_ruleset, ruleset_names
+from referee.rules import get_ruleset
 from referee.transport import BotLinks
 
 
@@ -55,12 +56,18 @@ def add_match_parser(sub: Any) -> None:
         "(seats 0 and 2 are partners).",
     )
     p.add_argument("bots", nargs="+", metavar="BOT")
-    p.add_argument("--variant", default="pilotta", help=f"ruleset name ({', '.join(ruleset_names())})")
-    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="ruleset option")
-    p.add_argument("--seed", type=int, default=0)
+    add_ruleset_arguments(p)
+    p.add_argument("--seed", type=int, default=0, help="the seed of the packs (and of the first dealer)")
     length = p.add_mutually_exclusive_group()
-    length.add_argument("--deals", type=int, help="play this many deals")
+    length.add_argument("--deals", type=int, help="play this many played deals per leg (thrown-in deals do not count)")
     length.add_argument("--game", action="store_true", help="play a whole game to the target (default)")
+    p.add_argument(
+        "--boards",
+        default=None,
+        metavar="FILE",
+        help="deal these boards instead of from the seed: a JSON list of {dealer, pack} (docs/game-record.md); "
+        "one board per deal, thrown-in deals included; a leg ends after the last board at the latest",
+    )
     p.add_argument(
         "--duplicate", action="store_true", help="replay the same deals with the partnerships swapped; add both legs"
     )
@@ -142,9 +149,16 @@ def cmd_match(args: argparse.Namespace) -> int:
     try:
         bots = _resolve(args.bots)
         options = parse_options(args.option)
-        get_ruleset(args.variant, options)
+        get_ruleset(args.ruleset, options)
+        boards = load_boards(args.boards) if args.boards else None
         settings = _settings(
-            args, ruleset=args.variant, options=options, seed=args.seed, deals=args.deals, duplicate=args.duplicate
+            args,
+            ruleset=args.ruleset,
+            options=options,
+            seed=args.seed,
+            deals=args.deals,
+            duplicate=args.duplicate,
+            boards=boards,
         )
         settings.validate()
     except (ManifestError, RulesetError, ValueError) as e:
@@ -203,7 +217,9 @@ def add_check_bot_parser(sub: Any) -> None:
     p.add_argument(
         "--games", nargs="+", default=None, help="games to check (default: every game the bot's handshake lists)"
     )
-    p.add_argument("--deals", type=int, default=4, help="deals per game (default 4)")
+    p.add_argument(
+        "--deals", type=int, default=4, help="played deals per game (default 4; thrown-in deals do not count)"
+    )
     p.add_argument("--seed", type=int, default=1)
     _limits(p)
     p.set_defaults(func=cmd_check_bot, max_strikes=1000)

@@ -45,11 +45,16 @@ class DeprecatedAlias(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def add_ruleset_arguments(p: argparse.ArgumentParser, default: str | None = "pilotta") -> None:
-    """``--ruleset NAME`` (``--variant``: its deprecated alias) and repeatable ``--option key=value``.
-    (Used by the ``arena`` commands too.)"""
-    p.add_argument("--ruleset", default=default, choices=ruleset_names(), help="ruleset name (default %(default)s)")
-    p.add_argument("--variant", dest="ruleset", action=DeprecatedAlias, help="deprecated: use --ruleset")
+def add_ruleset_option(p: argparse.ArgumentParser, help: str = "%(names)s (default %(default)s)") -> None:
+    """``--ruleset NAME`` (default pilotta), with ``--variant``, its former name, still accepted (it says it
+    is deprecated). (Used by the ``arena`` commands too.)"""
+    p.add_argument("--ruleset", default="pilotta", help=help.replace("%(names)s", ", ".join(ruleset_names())))
+    p.add_argument("--variant", dest="ruleset", action=DeprecatedAlias, help=argparse.SUPPRESS)
+
+
+def add_ruleset_arguments(p: argparse.ArgumentParser) -> None:
+    """``--ruleset NAME`` and repeatable ``--option key=value``."""
+    add_ruleset_option(p)
     p.add_argument(
         "--option",
         action="append",

@@ -315,6 +315,8 @@ class MatchRunner:
             )
         if self.own_links:
             self.link_pool.close()
+        for meter in self.cpu.values():
+            meter.close()
 
     def close_streams(self) -> None:
         streams, self.streams = list(self.streams.values()), {}

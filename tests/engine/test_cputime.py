@@ -1,0 +1,50 @@
+"""The CPU time of a bot's process tree, read from /proc: a grandchild's work counts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+
+from referee.cputime import ProcessTreeCpu
+
+pytestmark = [pytest.mark.timeout(60), pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")]
+
+# A grandchild that spends 0.6 s of CPU (measured by itself), under a parent that waits for it, says so,
+# and stays alive to be read.
+BUSY = "import time\nwhile time.process_time() < 0.6: pass"
+PARENT = (
+    "import subprocess, sys, time\n"
+    "sys.stdin.readline()\n"
+    f"subprocess.run([sys.executable, '-c', {BUSY!r}])\n"
+    "print('done', flush=True)\n"
+    "time.sleep(30)"
+)
+
+
+def test_a_grandchild_s_cpu_time_is_counted() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        meter = ProcessTreeCpu(parent.pid)
+        assert meter.available
+        start = meter.start()
+        assert parent.stdin is not None and parent.stdout is not None
+        parent.stdin.write("go\n")
+        parent.stdin.flush()
+        assert parent.stdout.readline().strip() == "done"
+        spent = meter.since(start)
+        # 600 ms of the grandchild's CPU, counted in clock ticks (10 ms), plus the interpreters' start-up.
+        assert spent is not None and 590 <= spent <= 5000
+    finally:
+        parent.kill()
+        parent.wait(5)
+    time.sleep(0.05)
+    assert meter.since(start) is not None  # a tree that is gone reads as no more time, not an error
+    meter.close()
+
+
+def test_a_process_that_does_not_exist_has_no_reading() -> None:
+    meter = ProcessTreeCpu(2**22 + 12345)
+    assert not meter.available and meter.start() is None and meter.since(None) is None
