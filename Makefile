@@ -39,7 +39,7 @@ test: $(STAMP) node-deps proto-check lint typecheck
 	$(VENV)/bin/pytest -q
 
 bench: $(STAMP) node-deps
-	$(VENV)/bin/referee bench --variant pilotta --json
+	$(VENV)/bin/referee bench --ruleset pilotta --json
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 # The arena end to end: embedded Redis, API, workers, the sample bots on a ladder, the leaderboard.

@@ -77,7 +77,7 @@ def bench(variant: str, pythonpath: Path | None) -> dict[str, float]:
         env["PYTHONPATH"] = str(pythonpath)
     code = (
         "import json, sys; from referee.cli import main; "
-        "sys.exit(main(['bench', '--variant', sys.argv[1], '--seconds', sys.argv[2], '--json']))"
+        "sys.exit(main(['bench', '--ruleset', sys.argv[1], '--seconds', sys.argv[2], '--json']))"
     )
     run = subprocess.run(
         [sys.executable, "-c", code, variant, str(SECONDS)],
