@@ -57,7 +57,7 @@ def test_a_bot_that_closes_its_stream_mid_match_forfeits(start_bot: StartBot) ->
     out = run_match([good, leaver], settings(deals=20), "leave", events.append)
     b = out.bots[1]
     assert b.counts["ok"] == 5 and b.counts["crashed"] == 1
-    assert out.forfeit is not None and out.forfeit["team"] == 1 and out.winner == 0
+    assert out.forfeit is not None and out.forfeit.team == 1 and out.winner == 0
     assert "closed its stream in the middle of the match" in out.forfeit_reason
     assert out.forfeit_reason.startswith(f"bot {b.name} (seat ")
     last = [e for e in events if isinstance(e, DecisionEvent) and e.outcome != "ok"]
@@ -72,7 +72,7 @@ def test_an_answer_to_a_decision_not_asked_is_malformed(start_bot: StartBot) -> 
     out = run_match([good, liar], settings(max_strikes=3), "unsolicited", events.append)
     b = out.bots[1]
     assert b.counts["malformed_reply"] == 4 and b.counts["ok"] == 0 and b.strikes == 4
-    assert out.forfeit is not None and out.forfeit["team"] == 1
+    assert out.forfeit is not None and out.forfeit.team == 1
     bad = [e for e in events if isinstance(e, DecisionEvent) and e.outcome != "ok"]
     # Its first answer names decision 1001 while the referee waits for decision 1 of that stream.
     assert "an answer to decision 1001, which it was not asked (the referee waits for decision 1)" in bad[0].detail
@@ -97,7 +97,7 @@ def test_a_bot_speaking_an_unknown_version_is_refused(start_bot: StartBot) -> No
     odd, _ = start_bot("first", protocol=7)
     good, _ = start_bot("random", seed=1, protocol=2)
     out = run_match([odd, good], settings(), "odd")
-    assert out.forfeit is not None and out.forfeit["team"] == 0 and out.legs == []
+    assert out.forfeit is not None and out.forfeit.team == 0 and out.legs == []
     assert "it speaks protocol version 7; this referee speaks 1 and 2" in out.forfeit_reason
 
 
