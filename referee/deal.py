@@ -14,12 +14,15 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from referee.actions import (
     ALL_TRUMP_STRAIN,
     BELOTE_FLAG,
+    CONTRA,
     NO_TRUMP_STRAIN,
+    PASS,
+    SURCONTRA,
     Action,
     ActionKind,
     Strain,
@@ -172,7 +175,6 @@ class Deal:
         "_legal_mask",
         "announced",
         "auction",
-        "auction_round",
         "belote_mask",
         "belotes",
         "card_points",
@@ -210,7 +212,7 @@ class Deal:
         "turned_card",
     )
 
-    def __init__(self, ruleset: Ruleset, dealer: int, deck: tuple[Card, ...]) -> None:
+    def __init__(self, ruleset: Ruleset[Any], dealer: int, deck: tuple[Card, ...]) -> None:
         self.ruleset = ruleset
         self.dealer = dealer
         self.deck = deck  # the shuffled pack: the chance of this deal
@@ -222,13 +224,12 @@ class Deal:
         self.to_act = (dealer + 1) % 4
         self.history: list[tuple[int, Action]] = []
         # Auction
-        self.auction: list[tuple[int, Action]] = []
-        self.auction_round = 0
+        self.auction: list[tuple[int, Action]] = []  # every auction action in order, with its seat
         self.high_bid: Action | None = None
         self.high_bidder: int | None = None
         self.multiplier = 1
-        self.passed = [False, False, False, False]
-        self.passes_in_row = 0
+        self.passed = [False, False, False, False]  # passed for good (rulesets where a pass is final)
+        self.passes_in_row = 0  # passes since the last bid, contra or surcontra
         self.contract: Contract | None = None
         self.thrown_in = False
         # Play
@@ -329,20 +330,20 @@ class Deal:
         if follow:
             if led == trump:
                 return (follow & _ABOVE_TRUMP[best]) or follow
-            if best >> 3 == led and self.ruleset.must_head_plain_suit:
+            if best >> 3 == led and self.ruleset.play_rules.must_head_plain_suit:
                 return (follow & _ABOVE_PLAIN[best]) or follow
             return follow
         trumps = hand & SUIT_MASKS[trump]
         if not trumps:
             return hand
-        ruleset = self.ruleset
-        if ruleset.partner_may_win and (self.leader + self.trick_best) % 4 == (self.to_act + 2) % 4:
+        rules = self.ruleset.play_rules
+        if rules.partner_may_win and (self.leader + self.trick_best) % 4 == (self.to_act + 2) % 4:
             return hand
         if best >> 3 == trump:
             over = trumps & _ABOVE_TRUMP[best]
             if over:
                 return over
-            return trumps if ruleset.must_undertrump else hand
+            return trumps if rules.must_undertrump else hand
         return trumps
 
     def _may_announce_belote(self, seat: int, card: int) -> bool:
@@ -364,10 +365,36 @@ class Deal:
             else:
                 self._apply_declare(seat, action)
         elif phase is _AUCTION:
-            self.ruleset.apply_auction(self, action)
+            self._apply_auction(seat, action)
         else:
             raise IllegalActionError("the deal is over: no action is legal", "deal-over")
         self.history.append((seat, action))
+
+    def _apply_auction(self, seat: int, action: Action) -> None:
+        """Record an auction action and its bookkeeping; the ruleset says what follows."""
+        ruleset = self.ruleset
+        if action not in self.auction_legal():
+            raise ruleset.auction_error(self, action)
+        self.auction.append((seat, action))
+        if action == PASS:
+            self.passes_in_row += 1
+            if ruleset.pass_is_final:
+                self.passed[seat] = True
+        elif action in (CONTRA, SURCONTRA):
+            self.multiplier *= 2
+            self.passes_in_row = 0
+        else:
+            self.high_bid, self.high_bidder = action, seat
+            self.multiplier = 1  # a higher bid cancels contra and surcontra
+            self.passes_in_row = 0
+        turn = ruleset.auction_next(self)
+        if turn is None:
+            self.throw_in()
+        elif isinstance(turn, Contract):
+            ruleset.on_contract(self, turn)
+            self.start_play(turn)
+        else:
+            self.to_act = turn
 
     def _apply_declare(self, seat: int, action: Action) -> None:
         n = len(self.declarations[seat])
@@ -441,7 +468,7 @@ class Deal:
             self.score = self.ruleset.score_deal(self)
             self.phase = _SCORED
 
-    # --- Called by rulesets ------------------------------------------------------------------------
+    # --- Called by rulesets and the auction ---------------------------------------------------------
     def start_play(self, contract: Contract) -> None:
         """End the auction with a contract: set the trump mode and card points, find declarations."""
         self.contract = contract

@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar
 
 from referee.actions import (
     ALL_TRUMP_STRAIN,
@@ -40,12 +40,33 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class RulesetOptions:
-    """Options every ruleset has. Subclasses add their house rules as fields with defaults."""
+    """Options every ruleset has. Each ruleset's subclass gives ``target`` its own default and adds its house
+    rules as fields with defaults."""
 
-    target: int = 0  # the game's target score; 0 means the ruleset's default
+    target: int = 0  # the game's target score (each ruleset's options give the default)
+    # Options that take one of a few values: name -> the values.
+    choices: ClassVar[Mapping[str, tuple[object, ...]]] = {}
 
     def validate(self) -> None:
-        """Raise RulesetError naming an option whose value the ruleset does not accept."""
+        """Raise RulesetError naming an option whose value the ruleset does not accept (subclasses extend it)."""
+        if self.target < 1:
+            default = next(f.default for f in dataclasses.fields(self) if f.name == "target")
+            raise RulesetError(f"target must be a positive number of points (default {default}), not {self.target}")
+        for name, allowed in self.choices.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                raise RulesetError(f"{name} must be one of {', '.join(map(repr, allowed))}, not {value!r}")
+
+
+OptionsT = TypeVar("OptionsT", bound=RulesetOptions)
+
+
+class CardPlayRules(NamedTuple):
+    """The switches of ``Deal.legal_cards`` in force for one ruleset with its options."""
+
+    partner_may_win: bool  # unable to follow while partner wins the trick: any card
+    must_undertrump: bool  # unable to follow or overtrump: still play a trump if held
+    must_head_plain_suit: bool  # following a plain suit: beat the best card of it when possible
 
 
 _LADDER_CACHE: dict[tuple[int, int, int, tuple[Strain, ...]], list[Action]] = {}
@@ -71,32 +92,75 @@ def _KQ(suit: int) -> CardMask:
 _KQ_MASKS: tuple[CardMask, ...] = tuple(_KQ(s) for s in range(4))  # _KQ of each suit, once
 
 
-class Ruleset:
+class Ruleset(Generic[OptionsT]):
+    """One ruleset with its options (``options``, of the ruleset's ``Options`` dataclass) at one version.
+
+    Class constants are the ruleset's fixed rules (switches); what an option decides is derived in
+    ``__init__`` under its own name (``play_rules``, ``contra_in_auction``, ...), so a switch never
+    changes meaning between two instances.
+    """
+
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""
-    version: ClassVar[int] = 1
+    current_version: ClassVar[int] = 1
+    # Earlier versions this class still plays exactly, so that records written under them keep verifying
+    # (each ruleset's docs/rules page says what changed).
+    past_versions: ClassVar[tuple[int, ...]] = ()
+    # Options that came with a later version: name -> (the version that brought it, the value that plays
+    # as the earlier versions did). An earlier version refuses the option and does not write it.
+    options_since: ClassVar[Mapping[str, tuple[int, object]]] = {}
     Options: ClassVar[type[RulesetOptions]] = RulesetOptions
-    default_target: ClassVar[int] = 0
 
-    # Play switches (see ``Deal.legal_cards``).
-    partner_may_win: bool = False  # unable to follow while partner wins the trick: any card
-    must_undertrump: bool = True  # unable to follow or overtrump: still play a trump if held
-    must_head_plain_suit: bool = False  # following a plain suit: beat the best card of it when possible
+    # Play switches (see ``Deal.legal_cards``); a ruleset whose options decide them overrides
+    # ``card_play_rules``.
+    partner_may_win: ClassVar[bool] = False  # unable to follow while partner wins the trick: any card
+    must_undertrump: ClassVar[bool] = True  # unable to follow or overtrump: still play a trump if held
+    must_head_plain_suit: ClassVar[bool] = False  # following a plain suit: beat the best card of it if possible
 
     # Auction switches for the shared ascending auction.
-    pass_is_final: bool = False  # a player who passed may not bid again in this deal
-    doubling: bool = True  # contra and surcontra exist
-    redeal_same_dealer: bool = False  # after a thrown-in deal the same dealer deals again
+    pass_is_final: ClassVar[bool] = False  # a player who passed may not bid again in this deal
+    doubling: ClassVar[bool] = True  # contra and surcontra exist
+    redeal_same_dealer: ClassVar[bool] = False  # after a thrown-in deal the same dealer deals again
 
-    def __init__(self, options: Mapping[str, object] | None = None) -> None:
-        self.options: RulesetOptions = self._parse_options(options or {})
-        self.target = self.options.target or self.default_target
+    def __init__(self, options: Mapping[str, object] | None = None, version: int | None = None) -> None:
+        self.version: int = self._check_version(version)
+        self.options: OptionsT = self._parse_options(options or {}, self.version)
+        self.play_rules: CardPlayRules = self.card_play_rules()
+        # Whether contra and surcontra are calls inside the auction (rather than a window after it).
+        self.contra_in_auction: bool = self.doubling
 
     @classmethod
-    def _parse_options(cls, given: Mapping[str, object]) -> Any:
-        fields = {f.name: f for f in dataclasses.fields(cls.Options)}
-        values: dict[str, object] = {}
+    def known_versions(cls) -> tuple[int, ...]:
+        return (*cls.past_versions, cls.current_version)
+
+    @classmethod
+    def _check_version(cls, version: int | None) -> int:
+        if version is None:
+            return cls.current_version
+        if isinstance(version, bool) or not isinstance(version, int) or version not in cls.known_versions():
+            known = ", ".join(str(v) for v in cls.known_versions())
+            raise RulesetError(
+                f"ruleset {cls.name!r} has no version {version!r} (known: {known}; current: {cls.current_version})"
+            )
+        return version
+
+    @classmethod
+    def options_class(cls, version: int) -> type[RulesetOptions]:
+        """The options dataclass of ``version`` (the current one unless an earlier version had its own)."""
+        return cls.Options
+
+    @classmethod
+    def _parse_options(cls, given: Mapping[str, object], version: int) -> Any:
+        options_class = cls.options_class(version)
+        fields = {f.name: f for f in dataclasses.fields(options_class)}
+        later = {k: v for k, v in cls.options_since.items() if v[0] > version}
+        values: dict[str, object] = {k: old for k, (_, old) in later.items()}
         for key, value in given.items():
+            if key in later:
+                raise RulesetError(
+                    f"ruleset {cls.name!r} version {version} has no option {key!r} "
+                    f"(it came with version {later[key][0]})"
+                )
             if key not in fields:
                 raise RulesetError(f"ruleset {cls.name!r} has no option {key!r} (options: {', '.join(sorted(fields))})")
             default = fields[key].default
@@ -111,12 +175,23 @@ class Ruleset:
             if isinstance(default, str) and not isinstance(value, str):
                 raise RulesetError(f"option {key!r} of {cls.name!r} must be text, not {value!r}")
             values[key] = value
-        options = cls.Options(**values)  # type: ignore[arg-type]
+        options = options_class(**values)  # type: ignore[arg-type]
         options.validate()
         return options
 
+    def card_play_rules(self) -> CardPlayRules:
+        """The card play switches in force: the class constants, unless the options decide them."""
+        return CardPlayRules(self.partner_may_win, self.must_undertrump, self.must_head_plain_suit)
+
+    @property
+    def target(self) -> int:
+        """The game's target score."""
+        return self.options.target
+
     def options_json(self) -> dict[str, object]:
-        return dataclasses.asdict(self.options)
+        """Every option with its value, as this version writes them (options of later versions left out)."""
+        later = {k for k, (since, _) in self.options_since.items() if since > self.version}
+        return {k: v for k, v in dataclasses.asdict(self.options).items() if k not in later}
 
     def describe(self) -> str:
         return f"{self.name} v{self.version} {self.options_json()}"
@@ -154,7 +229,12 @@ class Ruleset:
             return deal.dealer
         return (deal.dealer + 1) % 4
 
-    # --- Auction: an ascending auction of bids, passes, contra and surcontra ---------------------
+    # --- Auction -----------------------------------------------------------------------------------
+    # The deal records every auction action and keeps the bookkeeping (the high bid and its bidder, the
+    # multiplier, the passes in a row, who passed for good); a ruleset says which actions are legal
+    # (``auction_actions``) and, after each one, who is next, what the contract is, or that the deal is
+    # thrown in (``auction_next``). The default is an ascending auction of bids, passes, contra and
+    # surcontra over ``higher_bids``.
     def higher_bids(self, deal: Deal) -> list[Action]:
         """The bids that are higher than the current one. Each game with this auction defines it."""
         raise NotImplementedError(f"ruleset {self.name!r} defines no bids")
@@ -162,7 +242,7 @@ class Ruleset:
     def auction_actions(self, deal: Deal) -> list[Action]:
         seat = deal.to_act
         actions = [PASS, *self.higher_bids(deal)]
-        if self.doubling and deal.high_bidder is not None:
+        if self.contra_in_auction and deal.high_bidder is not None:
             ours = side_of(seat) == side_of(deal.high_bidder)
             if not ours and deal.multiplier == 1:
                 actions.append(CONTRA)
@@ -170,46 +250,35 @@ class Ruleset:
                 actions.append(SURCONTRA)
         return actions
 
-    def apply_auction(self, deal: Deal, action: Action) -> None:
-        if action not in deal.auction_legal():
-            raise self.auction_error(deal, action)
-        seat = deal.to_act
-        deal.auction.append((seat, action))
-        if action == PASS:
-            deal.passed[seat] = deal.passed[seat] or self.pass_is_final
-            deal.passes_in_row += 1
-        elif action in (CONTRA, SURCONTRA):
-            deal.multiplier *= 2
-            deal.passes_in_row = 0
-        else:
-            deal.high_bid, deal.high_bidder = action, seat
-            deal.multiplier = 1  # a higher bid cancels contra and surcontra
-            deal.passes_in_row = 0
-        self._advance_auction(deal)
+    def auction_next(self, deal: Deal) -> int | Contract | None:
+        """After an auction action (``deal.auction[-1]``, already recorded): the seat to act next, the
+        contract when the auction is over, or None when the deal is thrown in.
 
-    def _advance_auction(self, deal: Deal) -> None:
+        The ascending auction ends when the three players after the last call (bid, contra or surcontra)
+        have passed, or all four passed without a bid. A player who passed for good (``pass_is_final``) is
+        skipped and counts as passing."""
+        passed = deal.passed
+        # Who has passed since the last call: with passes final, every player who passed (the caller never
+        # has); else the passes in a row.
+        covered = passed.count(True) if self.pass_is_final else deal.passes_in_row
+        if deal.high_bid is None:
+            if covered >= 4:
+                return None
+        elif covered >= 3:
+            return self.contract_of(deal)
         nxt = (deal.to_act + 1) % 4
-        # Players who passed for good are skipped; their turn counts as a pass.
-        while True:
-            if deal.high_bid is None and deal.passes_in_row >= 4:
-                self.on_all_passed(deal)
-                return
-            if deal.high_bid is not None and deal.passes_in_row >= 3:
-                self.on_auction_won(deal)
-                return
-            if not deal.passed[nxt]:
-                break
-            deal.passes_in_row += 1
+        while passed[nxt]:
             nxt = (nxt + 1) % 4
-        deal.to_act = nxt
+        return nxt
 
-    def on_all_passed(self, deal: Deal) -> None:
-        deal.throw_in()
-
-    def on_auction_won(self, deal: Deal) -> None:
+    @staticmethod
+    def contract_of(deal: Deal) -> Contract:
+        """The contract of the high bid as it stands (with its contra or surcontra)."""
         assert deal.high_bid is not None and deal.high_bidder is not None
-        contract = Contract(deal.high_bidder, bid_value(deal.high_bid), bid_strain(deal.high_bid), deal.multiplier)
-        deal.start_play(contract)
+        return Contract(deal.high_bidder, bid_value(deal.high_bid), bid_strain(deal.high_bid), deal.multiplier)
+
+    def on_contract(self, deal: Deal, contract: Contract) -> None:
+        """The auction is over with ``contract``, play not started: games dealing in two parts deal the rest."""
 
     def auction_error(self, deal: Deal, action: Action) -> IllegalActionError:
         """Say why an auction action is not legal now."""
@@ -252,6 +321,16 @@ class Ruleset:
             "bid-not-higher",
         )
 
+    @staticmethod
+    def strain_error(strain: Strain, strains: tuple[Strain, ...]) -> IllegalActionError | None:
+        """The error for a bid in a strain these options do not allow (None when it is allowed)."""
+        if strain in strains:
+            return None
+        return IllegalActionError(
+            f"{strain.code} bids are not allowed by these options (strains: {' '.join(s.code for s in strains)})",
+            "strain-not-allowed",
+        )
+
     # --- Card play ----------------------------------------------------------------------------------
     def card_points_table(self, contract: Contract) -> tuple[int, ...]:
         raise NotImplementedError
@@ -278,7 +357,7 @@ class Ruleset:
 
     # Whether a belote card counts only when it leads, follows the led suit or trumps (002's main text);
     # at all trump that means a king or queen discarded on another suit neither announces nor completes it.
-    belote_cards_in_line: bool = False
+    belote_cards_in_line: ClassVar[bool] = False
 
     @staticmethod
     def belote_card_in_line(deal: Deal, card: Card) -> bool:

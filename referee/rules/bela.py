@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, ClassVar
 
 from referee.actions import PASS, Action, ActionKind, action_code, action_kind, bid_action, bid_strain
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import Declaration, DeclarationScale
-from referee.errors import IllegalActionError, RulesetError
-from referee.rules.base import Ruleset, RulesetOptions
-from referee.rules.belote_family import STANDARD_SCALE, suit_points_table
-from referee.rules.french import TIE_RULES, score_taker_game, write_with_hanging
+from referee.errors import IllegalActionError
+from referee.rules.base import CardPlayRules, Ruleset, RulesetOptions
+from referee.rules.belote_family import (
+    STANDARD_SCALE,
+    TIE_RULES,
+    score_taker_game,
+    suit_points_table,
+    write_with_hanging,
+)
 
 if TYPE_CHECKING:
     from referee.game import Game
@@ -26,35 +32,21 @@ class BelaOptions(RulesetOptions):
     fall_takes_belas: bool = True  # pad: the defenders take the taker's bela too
     declaration_tiebreak: str = "seat"  # equal points: "seat" (002) or "cards" (longer, higher, then seat)
     must_beat: bool = True  # following a plain suit: beat its best card when possible
-
-    def validate(self) -> None:
-        if self.target < 1:
-            raise RulesetError(f"target must be positive (usual: 1001), not {self.target}")
-        if self.tie not in TIE_RULES:
-            raise RulesetError(f"tie must be one of {TIE_RULES}, not {self.tie!r}")
-        if self.declaration_tiebreak not in TIEBREAKS:
-            raise RulesetError(f"declaration_tiebreak must be one of {TIEBREAKS}, not {self.declaration_tiebreak!r}")
+    choices: ClassVar[Mapping[str, tuple[object, ...]]] = {"tie": TIE_RULES, "declaration_tiebreak": TIEBREAKS}
 
 
-class Bela(Ruleset):
+class Bela(Ruleset[BelaOptions]):
     name = "bela"
     title = "Bela (Croatian Belot)"
-    version = 1
+    current_version = 1
     Options = BelaOptions
 
-    @property
-    def opts(self) -> BelaOptions:
-        """This ruleset's options, typed (``options`` is declared once, in the base class)."""
-        return cast(BelaOptions, self.options)
-
-    default_target = 1001
     doubling = False  # 002: "French Belote und Bela kennen kein Kontra"
     partner_may_win = False  # standard Bela: trump (and overtrump) even when partner wins the trick
     must_undertrump = True  # standard Bela: unable to overtrump, still play a trump
 
-    def __init__(self, options: dict[str, object] | None = None) -> None:
-        super().__init__(options)
-        self.must_head_plain_suit = self.opts.must_beat
+    def card_play_rules(self) -> CardPlayRules:
+        return CardPlayRules(self.partner_may_win, self.must_undertrump, self.options.must_beat)
 
     # --- Dealing: six cards (3 + 3) in hand and two face down each (the "talon") ----------------------
     def deal_cards(self, deal: Deal) -> None:
@@ -75,19 +67,16 @@ class Bela(Ruleset):
         # 002: "der Geber muss eine nennen, wenn die anderen drei passen"
         return suits if deal.to_act == deal.dealer else [PASS, *suits]
 
-    def apply_auction(self, deal: Deal, action: Action) -> None:
-        seat = deal.to_act
-        if action not in self.auction_actions(deal):
-            raise self._naming_error(deal, action)
-        deal.auction.append((seat, action))
+    def auction_next(self, deal: Deal) -> int | Contract | None:
+        seat, action = deal.auction[-1]
         if action == PASS:
-            deal.passes_in_row += 1
-            deal.to_act = (seat + 1) % 4
-            return
-        self._take_up_hidden(deal)
-        deal.start_play(Contract(seat, 0, bid_strain(action)))
+            return (seat + 1) % 4
+        return Contract(seat, 0, bid_strain(action))
 
-    def _naming_error(self, deal: Deal, action: Action) -> IllegalActionError:
+    def on_contract(self, deal: Deal, contract: Contract) -> None:
+        self._take_up_hidden(deal)
+
+    def auction_error(self, deal: Deal, action: Action) -> IllegalActionError:
         try:
             kind = action_kind(action)
             text = action_code(action)
@@ -114,7 +103,7 @@ class Bela(Ruleset):
         # 002: the better declaration wins; at equality the side whose player comes first from the
         # dealer's right. Under "cards", equal points go first to the longer, then the higher declaration.
         priority = 3 - (seat - deal.dealer - 1) % 4  # dealer + 1 -> 3, ..., the dealer -> 0
-        if self.opts.declaration_tiebreak == "cards":
+        if self.options.declaration_tiebreak == "cards":
             return (d.points, d.length, d.top, priority)
         return (d.points, priority)
 
@@ -144,7 +133,7 @@ class Bela(Ruleset):
     # --- Scoring ------------------------------------------------------------------------------------
     def score_deal(self, deal: Deal) -> DealScore:
         # 002: every point kept, capot 90; the taker falls with not more than half (standard Bela).
-        return score_taker_game(deal, self.opts.tie, self.opts.fall_takes_belas, 90)
+        return score_taker_game(deal, self.options.tie, self.options.fall_takes_belas, 90)
 
     def write_score(self, game: Game, deal: Deal) -> None:
         write_with_hanging(game, deal)

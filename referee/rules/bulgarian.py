@@ -8,14 +8,16 @@ leave points hanging; every total divided by ten with 002's rounding; a game to 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from referee.actions import NO_TRUMP_STRAIN, Action, Strain, action_code, bid_action, bid_strain, bid_value
-from referee.cards import PLAIN_POINTS, TRUMP_POINTS, Rank
+from referee.cards import PLAIN_POINTS
 from referee.deal import Contract, Deal, DealScore
-from referee.declarations import NATURAL_RUN_ORDER, Declaration, DeclarationKind, DeclarationScale
+from referee.declarations import Declaration, DeclarationKind, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
 from referee.rules.base import Ruleset, RulesetOptions
+from referee.rules.belote_family import ALL_TRUMP_TABLE, STANDARD_SCALE, capot_side, suit_points_table
 
 if TYPE_CHECKING:
     from referee.game import Game
@@ -27,38 +29,26 @@ PACKETS_BEFORE_AUCTION = (3, 2)
 PACKETS_AFTER_AUCTION = (3,)
 
 
-def _run_points(length: int) -> int:
-    # 002: tierce 20, quarte 50, quinte 100; "eine Folge von sechs oder sieben Karten ist eine Quinte".
-    return 20 if length == 3 else 50 if length == 4 else 100
-
-
-def _run_parts(length: int) -> tuple[int, ...]:
-    # 002: "eine Folge aller acht ist eine Quinte und eine Terz" (the quinte taken from the top).
-    return (5, 3) if length == 8 else (length,)
-
-
-def _quad_points(rank: Rank) -> int:
-    # 002: "vier Buben 200, vier Neunen 150 und vier Asse, Zehnen, Könige oder Damen 100"; sevens and
-    # eights are no declaration.
-    return {Rank.JACK: 200, Rank.NINE: 150, Rank.ACE: 100, Rank.TEN: 100, Rank.KING: 100, Rank.QUEEN: 100}.get(rank, 0)
-
-
-SCALE = DeclarationScale(NATURAL_RUN_ORDER, _run_points, _run_parts, _quad_points)
-
-
 def _points_table(strain: Strain) -> tuple[int, ...]:
     if strain is Strain.ALL_TRUMP:
-        # 002: "jede Farbe [rangiert und zählt] als Trumpffarbe": 4 x 62 + 10 = 258.
-        return tuple(TRUMP_POINTS[c & 7] for c in range(32))
+        return ALL_TRUMP_TABLE  # 002: "jede Farbe [rangiert und zählt] als Trumpffarbe": 4 x 62 + 10 = 258.
     if strain is Strain.NO_TRUMP:
         # 002: "bei Kein Trumpf zählen die Kartenpunkte und der letzte Stich doppelt": 2 x (120 + 10).
         return tuple(2 * PLAIN_POINTS[c & 7] for c in range(32))
-    trump = int(strain)
-    return tuple(TRUMP_POINTS[c & 7] if c >> 3 == trump else PLAIN_POINTS[c & 7] for c in range(32))
+    return suit_points_table(int(strain))
 
 
 # Card points under each strain, indexed by the strain (made once: every deal asks for one).
 POINTS_TABLES: tuple[tuple[int, ...], ...] = tuple(_points_table(s) for s in Strain)
+
+
+@dataclass(frozen=True)
+class BulgarianOptions(RulesetOptions):
+    target: int = 0  # 0: 002's "gespielt wird bis 151 Punkte"
+
+    def validate(self) -> None:
+        if self.target < 0:
+            raise RulesetError(f"target must be positive (002 plays to 151), not {self.target}")
 
 
 def declaration_key(d: Declaration) -> tuple[int, int]:
@@ -106,12 +96,11 @@ def deal_winner(score: DealScore) -> int | None:
     return 0 if totals[0] > totals[1] else 1
 
 
-class Bulgarian(Ruleset):
+class Bulgarian(Ruleset[BulgarianOptions]):
     name = "bulgarian"
     title = "Bulgarian Belote"
-    version = 1
-    Options = RulesetOptions
-    default_target = 151  # 002: "gespielt wird bis 151 Punkte"
+    current_version = 1
+    Options = BulgarianOptions
     partner_may_win = True  # 002: "Liegt dein Partner vorn, darfst du jede Karte spielen."
     must_undertrump = False  # 002: "höher stechen, wenn du kannst, sonst darfst du jede Karte spielen"
     must_head_plain_suit = False  # 002: following a plain suit, "du musst nur bedienen"
@@ -132,24 +121,22 @@ class Bulgarian(Ruleset):
         Strain.ALL_TRUMP,
     )
 
-    def __init__(self, options: dict[str, object] | None = None) -> None:
-        super().__init__(options)
-        if self.target < 1:
-            raise RulesetError(f"target must be positive (002 plays to 151), not {self.target}")
-
     # --- Dealing ------------------------------------------------------------------------------------
+    @property
+    def target(self) -> int:
+        return self.options.target or 151
+
     def deal_cards(self, deal: Deal) -> None:
         """3 then 2 to each seat from the player after the dealer; the other 12 wait for the auction."""
         used = self.deal_in_packets(deal, PACKETS_BEFORE_AUCTION)
         deal.stock = list(deal.deck[used:])
 
-    def on_auction_won(self, deal: Deal) -> None:
+    def on_contract(self, deal: Deal, contract: Contract) -> None:
         # The last three cards each, in the same order as before ("danach drei weitere"), so that
         # declarations are found in the full eight-card hands.
         start = 32 - len(deal.stock)
         self.deal_in_packets(deal, PACKETS_AFTER_AUCTION, start)
         deal.stock = []
-        super().on_auction_won(deal)
 
     # --- Auction ------------------------------------------------------------------------------------
     def higher_bids(self, deal: Deal) -> list[Action]:
@@ -182,7 +169,7 @@ class Bulgarian(Ruleset):
     # --- Declarations -------------------------------------------------------------------------------
     def declaration_scale(self, contract: Contract) -> DeclarationScale | None:
         # 002: in no trump "gibt es keine Meldungen".
-        return None if contract.strain is NO_TRUMP_STRAIN else SCALE
+        return None if contract.strain is NO_TRUMP_STRAIN else STANDARD_SCALE
 
     def credit_declarations(self, deal: Deal) -> list[list[Declaration]]:
         """002: "Folgen und vier gleiche Karten werden getrennt verglichen. Nur die Seite mit der besten
@@ -211,7 +198,7 @@ class Bulgarian(Ruleset):
         strain, mult = contract.strain, contract.multiplier
         bidders, defenders = contract.side, 1 - contract.side
         cards = list(deal.card_points)
-        valat = next((s for s in (0, 1) if deal.tricks_won[s] == 8), None)
+        valat = capot_side(deal)
         if valat is not None:
             cards[valat] += VALAT_BONUS  # 90 in every contract: "bei Kein Trumpf nicht verdoppelt"
         decl = [sum(d.points for d in deal.credited[s]) for s in (0, 1)]

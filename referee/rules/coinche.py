@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import cast
+from typing import ClassVar
 
 from referee.actions import (
     ALL_TRUMP_STRAIN,
@@ -21,18 +22,23 @@ from referee.actions import (
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import Declaration, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
-from referee.rules.base import Ruleset, RulesetOptions
-from referee.rules.belote_family import STANDARD_SCALE, capot_side, credit_best_single, suit_points_table
+from referee.rules.base import CardPlayRules, Ruleset, RulesetOptions
+from referee.rules.belote_family import (
+    NO_TRUMP_TABLE,
+    STANDARD_SCALE,
+    capot_side,
+    credit_best_single,
+    suit_points_table,
+)
 
 # The capot bid ("générale"): the bid to take all eight tricks, above every point bid. It is written
 # "bid 250 H" because 002 values it so: "ein Capot-Gebot [ist] 500 wert" = 250 for the cards + 250 bid.
 CAPOT_BID = 250
 SUIT_STRAINS = (Strain.CLUBS, Strain.DIAMONDS, Strain.HEARTS, Strain.SPADES)
-# Modern no-trump / all-trump card values (house rules): each suit is worth 38, so a deal stays 162.
-NO_TRUMP_POINTS: tuple[int, ...] = (0, 0, 0, 10, 2, 3, 4, 19)  # 7 8 9 10 J Q K A
-ALL_TRUMP_POINTS: tuple[int, ...] = (0, 0, 9, 5, 14, 1, 3, 6)
-_NO_TRUMP_TABLE: tuple[int, ...] = tuple(NO_TRUMP_POINTS[c & 7] for c in range(32))  # by card, made once
-_ALL_TRUMP_TABLE: tuple[int, ...] = tuple(ALL_TRUMP_POINTS[c & 7] for c in range(32))
+# Modern all-trump card values (a house rule): each suit is worth 38, so a deal stays 162 (no trump: aces
+# 19, the family's table).
+ALL_TRUMP_POINTS: tuple[int, ...] = (0, 0, 9, 5, 14, 1, 3, 6)  # 7 8 9 10 J Q K A
+_ALL_TRUMP_TABLE: tuple[int, ...] = tuple(ALL_TRUMP_POINTS[c & 7] for c in range(32))  # by card, made once
 
 
 @dataclass(frozen=True)
@@ -48,62 +54,55 @@ class CoincheOptions(RulesetOptions):
     # only their "own"
     partner_exception: bool = True  # unable to follow while partner wins the trick: any card
     must_undertrump: bool = True  # unable to overtrump an opponent's trump: still play a trump
+    choices: ClassVar[Mapping[str, tuple[object, ...]]] = {
+        "multiply": ("all", "bid"),
+        "round_fives": ("up", "down"),
+        "failed_declarations": ("all", "own"),
+    }
 
     def validate(self) -> None:
-        if self.target < 1:
-            raise RulesetError(f"target must be positive (usual: 1000), not {self.target}")
+        super().validate()
         if not 80 <= self.max_bid < CAPOT_BID or self.max_bid % 10:
             raise RulesetError(
                 f"max_bid must be a multiple of 10 from 80 to 240 (250 is the capot bid), not {self.max_bid}"
             )
-        if self.multiply not in ("all", "bid"):
-            raise RulesetError(f"multiply must be 'all' or 'bid', not {self.multiply!r}")
-        if self.round_fives not in ("up", "down"):
-            raise RulesetError(f"round_fives must be 'up' or 'down', not {self.round_fives!r}")
-        if self.failed_declarations not in ("all", "own"):
-            raise RulesetError(f"failed_declarations must be 'all' or 'own', not {self.failed_declarations!r}")
 
 
-class Coinche(Ruleset):
+class Coinche(Ruleset[CoincheOptions]):
     name = "coinche"
     title = "Coinche (belote coinchée)"
-    version = 2  # 2: at all trump (option) a king or queen thrown on another suit makes no belote (002)
+    current_version = 2  # 2: at all trump (option) a king or queen thrown on another suit makes no belote (002)
     Options = CoincheOptions
 
-    @property
-    def opts(self) -> CoincheOptions:
-        """This ruleset's options, typed (``options`` is declared once, in the base class)."""
-        return cast(CoincheOptions, self.options)
-
-    default_target = 1000
     pass_is_final = False  # standard: a player who passed may bid later in the same auction
     # At all trump (an option) as 002's main text: "Bei Alles Trumpf können König und Dame jeder Farbe ein Belot
     # sein, und wird eine von ihnen auf einen Stich einer anderen Farbe abgeworfen, ist er verloren."
     belote_cards_in_line = True
 
-    def __init__(self, options: dict[str, object] | None = None) -> None:
-        super().__init__(options)
-        self.partner_may_win = self.opts.partner_exception
-        self.must_undertrump = self.opts.must_undertrump
+    def __init__(self, options: Mapping[str, object] | None = None, version: int | None = None) -> None:
+        super().__init__(options, version)
         strains = list(SUIT_STRAINS)
-        if self.opts.no_trump_bids:
+        if self.options.no_trump_bids:
             strains.append(Strain.NO_TRUMP)
-        if self.opts.all_trump_bids:
+        if self.options.all_trump_bids:
             strains.append(Strain.ALL_TRUMP)
         self.strains = tuple(strains)
+
+    def card_play_rules(self) -> CardPlayRules:
+        return CardPlayRules(self.options.partner_exception, self.options.must_undertrump, self.must_head_plain_suit)
 
     # deal_cards: the base deals all eight cards 3-2-3 before the auction (002: "bei Coinche alle acht vorab").
 
     # --- Auction ------------------------------------------------------------------------------------
     def higher_bids(self, deal: Deal) -> list[Action]:
         current = 0 if deal.high_bid is None else bid_value(deal.high_bid)
-        bids = self.point_bid_ladder(deal, 80, self.opts.max_bid, 10, self.strains)
+        bids = self.point_bid_ladder(deal, 80, self.options.max_bid, 10, self.strains)
         if current < CAPOT_BID:
             bids.extend(bid_action(CAPOT_BID, s) for s in self.strains)
         return bids
 
     def _closed_by_coinche(self, deal: Deal) -> bool:
-        return self.opts.coinche_ends_auction and deal.multiplier > 1
+        return self.options.coinche_ends_auction and deal.multiplier > 1
 
     def auction_actions(self, deal: Deal) -> list[Action]:
         if self._closed_by_coinche(deal):
@@ -111,49 +110,29 @@ class Coinche(Ruleset):
             return [PASS, SURCONTRA] if deal.multiplier == 2 else [PASS]
         return super().auction_actions(deal)
 
-    def apply_auction(self, deal: Deal, action: Action) -> None:
-        if not self.opts.coinche_ends_auction:
-            super().apply_auction(deal, action)
-            return
-        if action not in self.auction_actions(deal):
-            raise self.auction_error(deal, action)
-        seat = deal.to_act
+    def auction_next(self, deal: Deal) -> int | Contract | None:
+        if not self._closed_by_coinche(deal):
+            return super().auction_next(deal)
+        # The coinche closed the auction; the bidders, in turn, may still surcoinche.
+        seat, action = deal.auction[-1]
+        if action == SURCONTRA or deal.passes_in_row == 2:  # surcoinche, or both bidders let the coinche stand
+            return self.contract_of(deal)
         if action == CONTRA:
-            # The coinche closes the auction; the bidders, in turn, may still surcoinche.
-            deal.auction.append((seat, action))
-            deal.multiplier = 2
-            deal.passes_in_row = 0
-            deal.to_act = (seat + 1) % 4
-            return
-        if self._closed_by_coinche(deal):
-            deal.auction.append((seat, action))
-            if action == SURCONTRA:
-                deal.multiplier = 4
-                self.on_auction_won(deal)
-                return
-            deal.passes_in_row += 1
-            if deal.passes_in_row == 2:  # both bidders let the coinche stand
-                self.on_auction_won(deal)
-            else:
-                deal.to_act = (seat + 2) % 4  # skip the defender in between
-            return
-        super().apply_auction(deal, action)
+            return (seat + 1) % 4
+        return (seat + 2) % 4  # skip the defender in between
 
     def bid_error(self, deal: Deal, action: Action, current: str) -> IllegalActionError:
-        value, strain = bid_value(action), bid_strain(action)
-        if strain not in self.strains:
-            return IllegalActionError(
-                f"{strain.code} bids are not allowed by these options "
-                f"(strains: {' '.join(s.code for s in self.strains)})",
-                "strain-not-allowed",
-            )
+        value = bid_value(action)
+        error = self.strain_error(bid_strain(action), self.strains)
+        if error is not None:
+            return error
         if self._closed_by_coinche(deal):
             return IllegalActionError(
                 "the auction is closed by the coinche: only pass or surcoinche", "auction-closed-by-coinche"
             )
-        if value != CAPOT_BID and (value > self.opts.max_bid or value < 80 or value % 10):
+        if value != CAPOT_BID and (value > self.options.max_bid or value < 80 or value % 10):
             return IllegalActionError(
-                f"bid {value} is not a bid: bids go from 80 to {self.opts.max_bid} in "
+                f"bid {value} is not a bid: bids go from 80 to {self.options.max_bid} in "
                 f"steps of 10, and 'bid {CAPOT_BID} <strain>' is capot",
                 "bid-not-on-ladder",
             )
@@ -164,7 +143,7 @@ class Coinche(Ruleset):
     # --- Card play ----------------------------------------------------------------------------------
     def card_points_table(self, contract: Contract) -> tuple[int, ...]:
         if contract.strain is NO_TRUMP_STRAIN:
-            return _NO_TRUMP_TABLE
+            return NO_TRUMP_TABLE
         if contract.strain is ALL_TRUMP_STRAIN:
             return _ALL_TRUMP_TABLE
         return suit_points_table(contract.trump)
@@ -183,7 +162,7 @@ class Coinche(Ruleset):
         """002: "Coinche rundet die Punkte jeder Seite auf den nächsten Zehner"; a 5 goes by round_fives."""
         low = points - points % 10
         rest = points % 10
-        if rest > 5 or (rest == 5 and self.opts.round_fives == "up"):
+        if rest > 5 or (rest == 5 and self.options.round_fives == "up"):
             return low + 10
         return low
 
@@ -222,9 +201,9 @@ class Coinche(Ruleset):
             # 160 rounded, 250 when the winner took every trick or a capot bid was at stake (002: "ein
             # Capot-Gebot [ist] 500 wert, ob erfüllt oder nicht").
             deal_value = 250 if capot_bid or capot == winner else 160
-            own_only = not made and self.opts.failed_declarations == "own"
+            own_only = not made and self.options.failed_declarations == "own"
             won_decl = decl[defenders] if own_only else decl[0] + decl[1]
-            if self.opts.multiply == "all":
+            if self.options.multiply == "all":
                 written[winner] = (deal_value + contract.value + won_decl) * mult
             else:
                 written[winner] = deal_value + contract.value * mult + won_decl

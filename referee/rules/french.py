@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, ClassVar
 
 from referee.actions import PASS, Action, ActionKind, Strain, action_code, action_kind, bid_action, bid_strain
 from referee.cards import Card
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import Declaration, DeclarationScale
-from referee.errors import IllegalActionError, RulesetError
-from referee.rules.base import Ruleset, RulesetOptions
-from referee.rules.belote_family import STANDARD_SCALE, capot_side, credit_best_single, suit_points_table
+from referee.errors import IllegalActionError
+from referee.rules.base import CardPlayRules, Ruleset, RulesetOptions
+from referee.rules.belote_family import (
+    STANDARD_SCALE,
+    TIE_RULES,
+    credit_best_single,
+    score_taker_game,
+    suit_points_table,
+    write_with_hanging,
+)
 
 if TYPE_CHECKING:
     from referee.game import Game
-
-TIE_RULES = ("hang", "fail")
 
 
 @dataclass(frozen=True)
@@ -26,93 +32,19 @@ class FrenchOptions(RulesetOptions):
     dedans_takes_belote: bool = False  # dedans: the defenders take the taker's belote too
     partner_exception: bool = True  # unable to follow while partner wins the trick: any card
     must_undertrump: bool = True  # unable to overtrump an opponent's trump: still play a trump
-
-    def validate(self) -> None:
-        if self.target < 1:
-            raise RulesetError(f"target must be positive (usual: 501), not {self.target}")
-        if self.tie not in TIE_RULES:
-            raise RulesetError(f"tie must be one of {TIE_RULES}, not {self.tie!r}")
+    choices: ClassVar[Mapping[str, tuple[object, ...]]] = {"tie": TIE_RULES}
 
 
-def write_with_hanging(game: Game, deal: Deal) -> None:
-    """Add a deal to the game's totals where a tied deal leaves the taker's points hanging (French
-    "litige"): they go to the side that wins the next deal that is not tied (the taker's side when its
-    contract is made, else the defenders)."""
-    score = deal.score
-    contract = deal.contract
-    assert score is not None and contract is not None
-    if score.hanging:
-        game.hanging += score.hanging
-    elif game.hanging:
-        # Added to this deal's ``written``, as every game does, so that the written points of all deals
-        # always sum to the game's totals.
-        winner = contract.side if score.contract_made else 1 - contract.side
-        score.written[winner] += game.hanging
-        score.notes.append(f"the {game.hanging} hanging points go to side {winner}, the winner of this deal")
-        game.hanging = 0
-    for side in (0, 1):
-        game.scores[side] += score.written[side]
-
-
-def score_taker_game(deal: Deal, tie: str, fall_takes_belote: bool, capot_bonus: int) -> DealScore:
-    """Score a deal whose taker must make more than half of the deal's points (French Belote and Bela).
-
-    Each side's total is its card points (last trick included), its credited declarations, its belote and
-    the capot bonus. Made: each side writes its own total. Failed ("dedans" / "pad"): the defenders write
-    the whole deal, 162 card points plus every credited declaration (and the capot bonus if they took every
-    trick); a belote stays with its holder unless ``fall_takes_belote``. Tied: "fail" as failed, "hang" the
-    defenders write their own and the taker's total hangs for the winner of the next deal.
-    """
-    contract = deal.contract
-    assert contract is not None
-    taker, defenders = contract.side, 1 - contract.side
-    capot = capot_side(deal)
-    cards = list(deal.card_points)
-    decl = [sum(d.points for d in deal.credited[s]) for s in (0, 1)]
-    belote = deal.ruleset.belote_points(deal)
-    bonus = [capot_bonus if capot == s else 0 for s in (0, 1)]
-    totals = [cards[s] + decl[s] + belote[s] + bonus[s] for s in (0, 1)]
-    notes = [f"taker's side {totals[taker]} against the defenders' {totals[defenders]}"]
-    written = [0, 0]
-    hanging = 0
-    made: bool
-    if totals[taker] > totals[defenders]:
-        made = True
-        written = totals
-    elif totals[taker] == totals[defenders] and tie == "hang":
-        made = False
-        written[defenders] = totals[defenders]
-        hanging = totals[taker]
-        notes.append(f"tied: the defenders write their own; the taker's {hanging} hang for the next deal")
-    else:
-        made = False
-        written[defenders] = sum(cards) + decl[0] + decl[1] + bonus[defenders] + belote[defenders]
-        if fall_takes_belote:
-            written[defenders] += belote[taker]
-        else:
-            written[taker] = belote[taker]
-        notes.append("failed: the defenders take the deal's card points and every declaration")
-    return DealScore(cards, decl, belote, capot, made, 1, written, hanging=hanging, notes=notes)
-
-
-class FrenchBelote(Ruleset):
+class FrenchBelote(Ruleset[FrenchOptions]):
     name = "french"
     title = "French Belote (belote classique)"
-    version = 1
+    current_version = 1
     Options = FrenchOptions
 
-    @property
-    def opts(self) -> FrenchOptions:
-        """This ruleset's options, typed (``options`` is declared once, in the base class)."""
-        return cast(FrenchOptions, self.options)
-
-    default_target = 501
     doubling = False  # 002: "French Belote und Bela kennen kein Kontra"
 
-    def __init__(self, options: dict[str, object] | None = None) -> None:
-        super().__init__(options)
-        self.partner_may_win = self.opts.partner_exception
-        self.must_undertrump = self.opts.must_undertrump
+    def card_play_rules(self) -> CardPlayRules:
+        return CardPlayRules(self.options.partner_exception, self.options.must_undertrump, self.must_head_plain_suit)
 
     # --- Dealing: five cards (3 + 2), then a card turned up; the rest after the taking ----------------
     def deal_cards(self, deal: Deal) -> None:
@@ -137,28 +69,22 @@ class FrenchBelote(Ruleset):
     def auction_actions(self, deal: Deal) -> list[Action]:
         assert deal.turned_card is not None
         turned = deal.turned_card >> 3
-        if deal.auction_round == 0:
+        if len(deal.auction) < 4:  # the first round: only passes so far, since a take ends the auction
             return [PASS, bid_action(0, turned)]
         return [PASS, *(bid_action(0, s) for s in range(4) if s != turned)]
 
-    def apply_auction(self, deal: Deal, action: Action) -> None:
-        if action not in self.auction_actions(deal):
-            raise self._taking_error(deal, action)
-        seat = deal.to_act
-        deal.auction.append((seat, action))
+    def auction_next(self, deal: Deal) -> int | Contract | None:
+        seat, action = deal.auction[-1]
         if action != PASS:
-            self._complete_deal(deal, seat)
-            deal.start_play(Contract(seat, 0, bid_strain(action)))
-            return
-        deal.passes_in_row += 1
-        deal.to_act = (seat + 1) % 4
-        if deal.passes_in_row == 4:
-            if deal.auction_round == 1:
-                deal.throw_in()  # 002: all pass twice: the next player deals
-                return
-            deal.auction_round, deal.passes_in_row = 1, 0
+            return Contract(seat, 0, bid_strain(action))
+        if len(deal.auction) == 8:
+            return None  # 002: all pass twice: the next player deals
+        return (seat + 1) % 4
 
-    def _taking_error(self, deal: Deal, action: Action) -> IllegalActionError:
+    def on_contract(self, deal: Deal, contract: Contract) -> None:
+        self._complete_deal(deal, contract.bidder)
+
+    def auction_error(self, deal: Deal, action: Action) -> IllegalActionError:
         assert deal.turned_card is not None
         turned = Strain(deal.turned_card >> 3)
         try:
@@ -172,7 +98,7 @@ class FrenchBelote(Ruleset):
             return IllegalActionError(
                 f"{text!r} is not an auction action: the taking is not over", "auction-in-progress"
             )
-        if deal.auction_round == 0:
+        if len(deal.auction) < 4:
             return IllegalActionError(
                 f"in the first round only the turned card's suit may be taken: "
                 f"'bid {turned.code}' or 'pass', not {text!r}",
@@ -198,7 +124,7 @@ class FrenchBelote(Ruleset):
     # --- Scoring ------------------------------------------------------------------------------------
     def score_deal(self, deal: Deal) -> DealScore:
         # 002: every point kept, capot 90; the taker must make more than half (standard French Belote).
-        return score_taker_game(deal, self.opts.tie, self.opts.dedans_takes_belote, 90)
+        return score_taker_game(deal, self.options.tie, self.options.dedans_takes_belote, 90)
 
     def write_score(self, game: Game, deal: Deal) -> None:
         write_with_hanging(game, deal)
