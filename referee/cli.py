@@ -64,12 +64,12 @@ def add_ruleset_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _ruleset(args: argparse.Namespace) -> Ruleset[Any]:
+def _ruleset(args: argparse.Namespace) -> Ruleset:
     return get_ruleset(args.ruleset, parse_options(args.option))
 
 
 def play_random_game(
-    ruleset: Ruleset[Any], seed: int, max_deals: int | None = None, boards: Sequence[Board] | None = None
+    ruleset: Ruleset, seed: int, max_deals: int | None = None, boards: Sequence[Board] | None = None
 ) -> Game:
     """A whole game of uniformly random legal actions; the players' choices come from the seed too.
     With ``boards``, each deal is the next board's (pack and dealer), and the game ends after the last
@@ -167,7 +167,7 @@ def _print_checked(verified: Verification) -> None:
         print("not checked (fields this format does not know): " + "; ".join(verified.unchecked))
 
 
-def bench_deals(ruleset: Ruleset[Any], seconds: float, seed: int = 1) -> dict[str, float]:
+def bench_deals(ruleset: Ruleset, seconds: float, seed: int = 1) -> dict[str, float]:
     """Whole random-play deals (auction, play, scoring) on one core, for ``seconds``."""
     rng = random.Random(seed)
     from referee.game import Chance

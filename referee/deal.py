@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from referee.actions import (
     ALL_TRUMP_STRAIN,
@@ -212,7 +212,7 @@ class Deal:
         "turned_card",
     )
 
-    def __init__(self, ruleset: Ruleset[Any], dealer: int, deck: tuple[Card, ...]) -> None:
+    def __init__(self, ruleset: Ruleset, dealer: int, deck: tuple[Card, ...]) -> None:
         self.ruleset = ruleset
         self.dealer = dealer
         self.deck = deck  # the shuffled pack: the chance of this deal

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
 
 from referee.actions import Action
 from referee.cards import ALL_CARDS, Card
@@ -48,7 +47,7 @@ class Game:
 
     def __init__(
         self,
-        ruleset: Ruleset[Any],
+        ruleset: Ruleset,
         seed: int | None,
         *,
         max_deals: int | None = None,

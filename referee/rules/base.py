@@ -92,8 +92,11 @@ def _KQ(suit: int) -> CardMask:
 _KQ_MASKS: tuple[CardMask, ...] = tuple(_KQ(s) for s in range(4))  # _KQ of each suit, once
 
 
-class Ruleset(Generic[OptionsT]):
+class RulesetOf(Generic[OptionsT]):
     """One ruleset with its options (``options``, of the ruleset's ``Options`` dataclass) at one version.
+
+    Generic in its options type: ``class Pilotta(RulesetOf[PilottaOptions])`` types ``self.options``;
+    ``Ruleset`` (below) is any ruleset.
 
     Class constants are the ruleset's fixed rules (switches); what an option decides is derived in
     ``__init__`` under its own name (``play_rules``, ``contra_in_auction``, ...), so a switch never
@@ -442,3 +445,7 @@ class Ruleset(Generic[OptionsT]):
         if bids is None:
             bids = _LADDER_CACHE[key] = [bid_action(v, s) for v in range(start, highest + 1, step) for s in strains]
         return list(bids)
+
+
+# Any ruleset, whatever its options: what the engine, the records and the referee hold.
+Ruleset = RulesetOf[Any]

@@ -10,7 +10,7 @@ from referee.actions import PASS, Action, ActionKind, action_code, action_kind, 
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import Declaration, DeclarationScale
 from referee.errors import IllegalActionError
-from referee.rules.base import CardPlayRules, Ruleset, RulesetOptions
+from referee.rules.base import CardPlayRules, RulesetOf, RulesetOptions
 from referee.rules.belote_family import (
     STANDARD_SCALE,
     TIE_RULES,
@@ -35,7 +35,7 @@ class BelaOptions(RulesetOptions):
     choices: ClassVar[Mapping[str, tuple[object, ...]]] = {"tie": TIE_RULES, "declaration_tiebreak": TIEBREAKS}
 
 
-class Bela(Ruleset[BelaOptions]):
+class Bela(RulesetOf[BelaOptions]):
     name = "bela"
     title = "Bela (Croatian Belot)"
     current_version = 1

@@ -16,7 +16,7 @@ from referee.cards import PLAIN_POINTS
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import Declaration, DeclarationKind, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
-from referee.rules.base import Ruleset, RulesetOptions
+from referee.rules.base import RulesetOf, RulesetOptions
 from referee.rules.belote_family import ALL_TRUMP_TABLE, STANDARD_SCALE, capot_side, suit_points_table
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def deal_winner(score: DealScore) -> int | None:
     return 0 if totals[0] > totals[1] else 1
 
 
-class Bulgarian(Ruleset[BulgarianOptions]):
+class Bulgarian(RulesetOf[BulgarianOptions]):
     name = "bulgarian"
     title = "Bulgarian Belote"
     current_version = 1

@@ -22,7 +22,7 @@ from referee.actions import (
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import Declaration, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
-from referee.rules.base import CardPlayRules, Ruleset, RulesetOptions
+from referee.rules.base import CardPlayRules, RulesetOf, RulesetOptions
 from referee.rules.belote_family import (
     NO_TRUMP_TABLE,
     STANDARD_SCALE,
@@ -68,7 +68,7 @@ class CoincheOptions(RulesetOptions):
             )
 
 
-class Coinche(Ruleset[CoincheOptions]):
+class Coinche(RulesetOf[CoincheOptions]):
     name = "coinche"
     title = "Coinche (belote coinchée)"
     current_version = 2  # 2: at all trump (option) a king or queen thrown on another suit makes no belote (002)

@@ -11,7 +11,7 @@ from referee.cards import Card
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import Declaration, DeclarationScale
 from referee.errors import IllegalActionError
-from referee.rules.base import CardPlayRules, Ruleset, RulesetOptions
+from referee.rules.base import CardPlayRules, RulesetOf, RulesetOptions
 from referee.rules.belote_family import (
     STANDARD_SCALE,
     TIE_RULES,
@@ -35,7 +35,7 @@ class FrenchOptions(RulesetOptions):
     choices: ClassVar[Mapping[str, tuple[object, ...]]] = {"tie": TIE_RULES}
 
 
-class FrenchBelote(Ruleset[FrenchOptions]):
+class FrenchBelote(RulesetOf[FrenchOptions]):
     name = "french"
     title = "French Belote (belote classique)"
     current_version = 1

@@ -12,7 +12,7 @@ from referee.cards import Card
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import NATURAL_RUN_ORDER, PLAIN_RUN_ORDER, Declaration, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
-from referee.rules.base import CardPlayRules, Ruleset, RulesetOptions
+from referee.rules.base import CardPlayRules, RulesetOf, RulesetOptions
 from referee.rules.belote_family import (
     ALL_TRUMP_TABLE,
     NO_TRUMP_TABLE,
@@ -45,7 +45,7 @@ class PilottaOptions(RulesetOptions):
             raise RulesetError(f"max_bid must be a multiple of 10 from 80 up, not {self.max_bid}")
 
 
-class Pilotta(Ruleset[PilottaOptions]):
+class Pilotta(RulesetOf[PilottaOptions]):
     name = "pilotta"
     title = "Pilotta (Cyprus)"
     current_version = 1
