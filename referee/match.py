@@ -37,7 +37,7 @@ from referee.bots import BotProcess, Manifest, bot_label, launch_bots
 from referee.cputime import ProcessTreeCpu
 from referee.deal import Deal
 from referee.game import Game
-from referee.observation import action_code_cached, observe
+from referee.observation import ObservationCache, observe
 from referee.record import ActionNote, Forfeit, RecordExtras, game_to_record, match_record
 from referee.record_format import OUTCOMES
 from referee.rules import get_ruleset
@@ -231,22 +231,6 @@ class _Forfeit(Exception):
         self.bot, self.seat, self.reason = bot, seat, reason
 
 
-_LEGAL: dict[tuple[tuple[int, ...], tuple[str, ...]], tuple[str, ...]] = {}
-
-
-def _legal_codes(actions: Sequence[int], declaration_codes: tuple[str, ...]) -> tuple[str, ...]:
-    """The codes of ``actions`` (a seat's legal actions, in the engine's order), remembered: an auction
-    offers the same long list of bids again and again."""
-    key = (tuple(actions), declaration_codes)
-    codes = _LEGAL.get(key)
-    if codes is None:
-        codes = tuple(action_code_cached(a, declaration_codes) for a in actions)
-        if len(_LEGAL) >= 4096:
-            _LEGAL.clear()
-        _LEGAL[key] = codes
-    return codes
-
-
 def _phase_of(deal_phase: str, action: int) -> str:
     if deal_phase == "auction":
         return "auction"
@@ -293,6 +277,7 @@ class MatchRunner:
         self.links: dict[str, BotLink] = {ep: self.link_pool.get(ep) for ep in dict.fromkeys(seats4)}
         self.versions: dict[str, int] = {}  # the protocol version of each endpoint, from its handshake
         self.streams: dict[int, SeatStream] = {}  # by seat: the version 2 bots' streams of the current leg
+        self.cache = ObservationCache()  # what this match's observations share
         self.ruleset = get_ruleset(settings.ruleset, dict(settings.options))
         # The CPU time of the bots this match started (by endpoint); other bots' cannot be read.
         self.cpu = {p.endpoint: ProcessTreeCpu(p.process.pid) for p in procs if p.error is None}
@@ -513,9 +498,15 @@ class MatchRunner:
         b = self.bots[bot_index]
         actions = deal.legal_actions()
         decl = deal.declaration_codes[seat]
-        legal = _legal_codes(actions, decl)
+        cache = self.cache
+        legal = cache.legal_codes(actions, decl)
         request = wire_bytes.decide_request_bytes(
-            self.match_id, observe(deal, seat, game), legal, deadline_ms=s.deadline_ms, time_bank_ms=int(b.time_bank_ms)
+            self.match_id,
+            observe(deal, seat, game, cache),
+            legal,
+            deadline_ms=s.deadline_ms,
+            time_bank_ms=int(b.time_bank_ms),
+            cache=cache,
         )
         decision = self.decide(bot_index, request, legal, decl, seat)
         index, outcome, latency, detail, comment = decision[:5]

@@ -7,6 +7,7 @@ scores. It never sees another seat's unplayed cards: the spy test checks that ov
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -143,31 +144,63 @@ def _announcement_views(deal: Deal, seat: int) -> tuple[AnnouncementView, ...]:
     return tuple(views)
 
 
-_PUBLIC: dict[int, _Public] = {}  # by id(deal); an entry holds its deal, so the id stays its own
-_PUBLIC_MAX = 256  # live deals at once is the number of matches being played
+_LEGAL_MAX = 4096  # distinct legal lists remembered per match (an auction repeats a few long ones)
 
 
-def _public(deal: Deal) -> _Public:
-    entry = _PUBLIC.get(id(deal))
-    if entry is None or entry.deal is not deal:
-        if len(_PUBLIC) >= _PUBLIC_MAX:
-            _PUBLIC.clear()
-        entry = _PUBLIC[id(deal)] = _Public(deal)
-    if (
-        entry.at != len(deal.history)
-        or len(entry.auction) != len(deal.auction)
-        or len(entry.tricks) != len(deal.tricks)
-    ):
-        entry.update()
-    return entry
+class ObservationCache:
+    """What the observations of one match share, and their wire bytes: owned by the match runner.
+
+    A match plays one deal at a time: the cache keeps that deal's public view (extended as the deal
+    moves, never rebuilt) and hands out the same tuples while a part of the view is unchanged, so that
+    ``referee.wire_bytes`` keeps, in ``encoded``, the last bytes of each shared part (the auction, the
+    tricks, each seat's declarations and announcements) together with the tuple they encode, and reuses
+    them while that very tuple comes back. ``legal_codes`` remembers the codes of the legal lists, and
+    ``legal_bytes`` their encoding. Nothing here outlives the match, so no entry can name another
+    match's objects.
+    """
+
+    __slots__ = ("_public", "encoded", "legal", "legal_bytes")
+
+    def __init__(self) -> None:
+        self._public: _Public | None = None
+        self.encoded: dict[object, tuple[object, bytes]] = {}  # part -> (the tuple encoded, its bytes)
+        self.legal: dict[tuple[tuple[int, ...], tuple[str, ...]], tuple[str, ...]] = {}
+        self.legal_bytes: dict[tuple[str, ...], bytes] = {}
+
+    def public(self, deal: Deal) -> _Public:
+        entry = self._public
+        if entry is None or entry.deal is not deal:
+            entry = self._public = _Public(deal)
+        if (
+            entry.at != len(deal.history)
+            or len(entry.auction) != len(deal.auction)
+            or len(entry.tricks) != len(deal.tricks)
+        ):
+            entry.update()
+        return entry
+
+    def legal_codes(self, actions: Sequence[int], declaration_codes: tuple[str, ...]) -> tuple[str, ...]:
+        """The codes of ``actions`` (a seat's legal actions, in the engine's order), remembered: an auction
+        offers the same long list of bids again and again."""
+        key = (tuple(actions), declaration_codes)
+        codes = self.legal.get(key)
+        if codes is None:
+            codes = tuple(action_code_cached(a, declaration_codes) for a in actions)
+            if len(self.legal) >= _LEGAL_MAX:
+                self.legal.clear()
+            self.legal[key] = codes
+        return codes
 
 
 _PHASE_NAMES = {phase: phase.value for phase in Phase}
 
 
-def observe(deal: Deal, seat: int, game: Game | None = None) -> Observation:
-    """The observation of ``seat`` in ``deal`` (with the game's scores when ``game`` is given)."""
-    public = _public(deal)
+def observe(deal: Deal, seat: int, game: Game | None = None, cache: ObservationCache | None = None) -> Observation:
+    """The observation of ``seat`` in ``deal`` (with the game's scores when ``game`` is given).
+
+    ``cache``: the match's (see ``ObservationCache``); without one the public view is built afresh.
+    """
+    public = (cache if cache is not None else ObservationCache()).public(deal)
     announced = deal.announced
     phase = deal.phase
     return Observation(

@@ -9,13 +9,13 @@ follow fails there. Anything unexpected falls back to the protobuf runtime.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from referee.cards import card_name
 from referee.deal import Contract
 from referee.declarations import Declaration
-from referee.observation import AnnouncementView, Observation, TrickView
+from referee.observation import AnnouncementView, Observation, ObservationCache, TrickView
 from referee.wire import PHASES, SEATS, SUIT_LETTERS, decide_request, observation_to_proto
 
 # --- ---------------------------------------------------------
@@ -25,9 +25,12 @@ from referee.wire import PHASES, SEATS, SUIT_LETTERS, decide_request, observatio
 # number order, implicit-presence scalars left out at their default, ``optional`` ones written whenever
 # set, repeated numbers packed. Anything this writer does not expect falls back to the protobuf runtime.
 #
-# What repeats from one decision to the next is written once and remembered: the auction and the finished
-# tricks (by identity: ``observe`` hands out the same tuples while a deal's public view is unchanged), the
-# legal action lists, the header and tail scalars. Every memo is bounded (cleared when full).
+# What repeats from one decision to the next is written once and remembered. The parts of one match's
+# views (the auction, the finished tricks, each seat's declarations and announcements, the legal lists)
+# live in the match's ``ObservationCache``: ``observe`` hands out the same tuples while a part is unchanged,
+# so the bytes kept beside the tuple they encode are reused while that tuple comes back. Fields whose bytes
+# depend only on their values (a call, a contract, the header and tail scalars) are remembered here in
+# bounded tables keyed by those values.
 
 
 def _varint(n: int) -> bytes:
@@ -144,16 +147,14 @@ def _contract(contract: Contract) -> bytes:  # field 7
     )
 
 
-_TRICKS: dict[int, tuple[TrickView, bytes]] = {}  # by identity: a finished trick's field 10
+_TRICKS: dict[TrickView, bytes] = {}  # a finished trick -> its field 10
 
 
 def _tricks(tricks: tuple[TrickView, ...]) -> bytes:  # field 10
     out = []
     for trick in tricks:
-        known = _TRICKS.get(id(trick))
-        if known is None or known[0] is not trick:
-            known = _remember(_TRICKS, id(trick), (trick, _ld(10, _trick_payload(trick))))
-        out.append(known[1])
+        block = _TRICKS.get(trick)
+        out.append(block if block is not None else _remember(_TRICKS, trick, _ld(10, _trick_payload(trick))))
     return b"".join(out)
 
 
@@ -203,28 +204,35 @@ _HEADS: dict[tuple[str, int, int, str], bytes] = {}
 _RULESETS: dict[str, bytes] = {}  # field 30 (``ruleset``; field 1 is the deprecated ``game``, the same name)
 _CONTRACTS: dict[tuple[int, int, int, int], bytes] = {}
 _TAILS: dict[tuple[tuple[int, int], tuple[int, int], int, int, int], bytes] = {}
-# By identity (``id``); an entry keeps its tuple alive, so the id cannot name another object meanwhile.
-_AUCTIONS: dict[int, tuple[tuple[tuple[int, str], ...], bytes]] = {}
-_TRICK_LISTS: dict[int, tuple[tuple[TrickView, ...], bytes]] = {}
-_ANNOUNCEMENT_LISTS: dict[int, tuple[tuple[AnnouncementView, ...], bytes]] = {}
-_DECLARATION_LISTS: dict[int, tuple[tuple[Declaration, ...], bytes]] = {}
+T = TypeVar("T")
 
 
-def _observation_payload(obs: Observation) -> bytes:
+def _part(
+    encoded: dict[object, tuple[object, bytes]] | None, part: object, value: T, encode: Callable[[T], bytes]
+) -> bytes:
+    """``encode(value)``, reused from ``encoded`` (a match's cache) while ``value`` is the same object."""
+    if encoded is None:
+        return encode(value)
+    known = encoded.get(part)
+    if known is not None and known[0] is value:
+        return known[1]
+    block = encode(value)
+    encoded[part] = (value, block)
+    return block
+
+
+def _observation_payload(obs: Observation, cache: ObservationCache | None) -> bytes:
     """The fields of ``obs`` as an Observation message's bytes; raises LookupError/ValueError on a value
     this writer does not expect (the caller then asks the protobuf runtime)."""
+    encoded = cache.encoded if cache is not None else None
     key = (obs.ruleset, obs.seat, obs.dealer, obs.phase)
     block = _HEADS.get(key)
     parts = [
         block if block is not None else _remember(_HEADS, key, _head(obs)),
         b"".join(map(_HAND_CARD.__getitem__, obs.hand)),
     ]
-    calls = obs.auction
-    if calls:
-        known_calls = _AUCTIONS.get(id(calls))
-        if known_calls is None or known_calls[0] is not calls:
-            known_calls = _remember(_AUCTIONS, id(calls), (calls, _auction(calls)))
-        parts.append(known_calls[1])
+    if obs.auction:
+        parts.append(_part(encoded, "auction", obs.auction, _auction))
     contract = obs.contract
     if contract is not None:
         ckey = (contract.bidder, contract.value, int(contract.strain), contract.multiplier)
@@ -237,26 +245,12 @@ def _observation_payload(obs: Observation) -> bytes:
     if trick.winner is not None:
         block += _TRICK_WINNER[trick.winner]
     parts.append(b"\x4a" + _VARINTS[len(block)] + block)  # field 9 (at most 4 * 32 + 4 bytes long)
-    tricks = obs.tricks
-    if tricks:
-        known_tricks = _TRICK_LISTS.get(id(tricks))
-        if known_tricks is None or known_tricks[0] is not tricks:
-            known_tricks = _remember(_TRICK_LISTS, id(tricks), (tricks, _tricks(tricks)))
-        parts.append(known_tricks[1])
-    declarations = obs.own_declarations
-    if declarations:
-        known_declarations = _DECLARATION_LISTS.get(id(declarations))
-        if known_declarations is None or known_declarations[0] is not declarations:
-            known_declarations = _remember(
-                _DECLARATION_LISTS, id(declarations), (declarations, _declarations(declarations))
-            )
-        parts.append(known_declarations[1])
-    views = obs.announcements
-    if views:
-        known_views = _ANNOUNCEMENT_LISTS.get(id(views))
-        if known_views is None or known_views[0] is not views:
-            known_views = _remember(_ANNOUNCEMENT_LISTS, id(views), (views, _announcements(views)))
-        parts.append(known_views[1])
+    if obs.tricks:
+        parts.append(_part(encoded, "tricks", obs.tricks, _tricks))
+    if obs.own_declarations:
+        parts.append(_part(encoded, ("declarations", obs.seat), obs.own_declarations, _declarations))
+    if obs.announcements:
+        parts.append(_part(encoded, ("announcements", obs.seat), obs.announcements, _announcements))
     if obs.belotes:
         parts += [_ld(13, _BELOTE_SEAT[seat] + _BELOTE_SUIT[suit]) for seat, suit in obs.belotes]
     tkey = (obs.tricks_won, obs.scores, obs.deal_number, obs.target, obs.hanging)
@@ -269,10 +263,11 @@ def _observation_payload(obs: Observation) -> bytes:
     return b"".join(parts)
 
 
-def observation_bytes(obs: Observation) -> bytes:
-    """``observation_to_proto(obs).SerializeToString()``, written directly."""
+def observation_bytes(obs: Observation, cache: ObservationCache | None = None) -> bytes:
+    """``observation_to_proto(obs).SerializeToString()``, written directly (with the match's ``cache``, the
+    one ``obs`` was observed with, its unchanged parts are not written again)."""
     try:
-        return _observation_payload(obs)
+        return _observation_payload(obs, cache)
     except (LookupError, ValueError, TypeError, AttributeError):
         return bytes(observation_to_proto(obs).SerializeToString())  # raises the runtime's error if any
 
@@ -290,15 +285,21 @@ def _legal(codes: Sequence[str]) -> bytes:
     return b"".join(out)
 
 
-_LEGAL_LISTS: dict[int, tuple[Sequence[str], bytes]] = {}  # by identity: legal codes -> field 3 of a request
 _MATCH_IDS: dict[str, bytes] = {}
 _NUMBERS: dict[tuple[int, int], bytes] = {}
 
 
 def decide_request_bytes(
-    match_id: str, obs: Observation, legal: Sequence[str], *, deadline_ms: int, time_bank_ms: int
+    match_id: str,
+    obs: Observation,
+    legal: Sequence[str],
+    *,
+    deadline_ms: int,
+    time_bank_ms: int,
+    cache: ObservationCache | None = None,
 ) -> bytes:
-    """``decide_request(...).SerializeToString()``, written directly (what the match runner sends)."""
+    """``decide_request(...).SerializeToString()``, written directly (what the match runner sends, with its
+    ``cache``)."""
     if not legal:
         raise ValueError("a decision needs at least one legal action")
     if obs.to_act is not None and obs.to_act != obs.seat:
@@ -308,12 +309,11 @@ def decide_request_bytes(
         return bytes(
             decide_request(match_id, obs, legal, deadline_ms=deadline_ms, time_bank_ms=time_bank_ms).SerializeToString()
         )
-    observation = observation_bytes(obs)
-    if isinstance(legal, tuple):  # the match runner's lists are remembered tuples: encoded once each
-        known = _LEGAL_LISTS.get(id(legal))
-        if known is None or known[0] is not legal:
-            known = _remember(_LEGAL_LISTS, id(legal), (legal, _legal(legal)))
-        block = known[1]
+    observation = observation_bytes(obs, cache)
+    if cache is not None and isinstance(legal, tuple):  # the runner's lists (``legal_codes``): encoded once each
+        block = cache.legal_bytes.get(legal)
+        if block is None:
+            block = _remember(cache.legal_bytes, legal, _legal(legal))
     else:
         block = _legal(legal)
     head = _MATCH_IDS.get(match_id)

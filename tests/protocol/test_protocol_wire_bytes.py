@@ -19,7 +19,7 @@ from referee.actions import Strain
 from referee.cards import Card, cards_in
 from referee.deal import Contract, Deal, Phase
 from referee.game import Game
-from referee.observation import AnnouncementView, Observation, TrickView, observe
+from referee.observation import AnnouncementView, Observation, ObservationCache, TrickView, observe
 from referee.rules import get_ruleset
 from referee.rules.registry import ruleset_names
 
@@ -82,27 +82,30 @@ def played_states(name: str, seed: int, deals: int = 3) -> Iterator[tuple[Game, 
 def test_cached_observe_and_direct_bytes_agree_with_the_runtime(name: str) -> None:
     states = 0
     for seed in (1, 2, 3, 4):
+        cache = ObservationCache()  # one per game, as the match runner keeps one per match
         for game, deal in played_states(name, seed):
             order = list(range(4))
             random.Random(states).shuffle(order)  # the cache must not depend on who asks first
             for seat in order:
-                obs = observe(deal, seat, game)
+                obs = observe(deal, seat, game, cache)
                 assert obs == reference_observe(deal, seat, game)
                 assert type(obs) is Observation and list(vars(obs)) == FIELDS
                 assert type(obs.trick) is TrickView and list(vars(obs.trick)) == ["leader", "cards", "winner"]
                 assert hash(obs) == hash(reference_observe(deal, seat, game))
-                assert observe(deal, seat, game) == obs  # asked twice in one state
+                assert observe(deal, seat, game, cache) == obs  # asked twice in one state
                 expected = wire.observation_to_proto(obs).SerializeToString()
-                assert wire_bytes.observation_bytes(obs) == expected
+                assert wire_bytes.observation_bytes(obs, cache) == expected
+                assert wire_bytes.observation_bytes(obs) == expected  # and without the cache
                 assert observe(deal, seat) == reference_observe(deal, seat)
             if not deal.is_over:
                 seat = deal.to_act
-                obs = observe(deal, seat, game)
-                legal = wire.legal_codes(deal)
+                obs = observe(deal, seat, game, cache)
+                legal = cache.legal_codes(deal.legal_actions(), deal.declaration_codes[seat])
+                assert list(legal) == wire.legal_codes(deal)
                 for deadline, bank in ((1000, 10_000), (0, 0), (-5, 123_456_789)):
                     assert (
                         wire_bytes.decide_request_bytes(
-                            f"m-{name}-{seed}", obs, legal, deadline_ms=deadline, time_bank_ms=bank
+                            f"m-{name}-{seed}", obs, legal, deadline_ms=deadline, time_bank_ms=bank, cache=cache
                         )
                         == wire.decide_request(
                             f"m-{name}-{seed}", obs, legal, deadline_ms=deadline, time_bank_ms=bank
@@ -118,11 +121,12 @@ def test_observe_follows_a_cloned_deal_separately() -> None:
     for _ in range(12):
         game.apply(rng.choice(game.legal_actions()))
     deal = game.deal
-    before = observe(deal, 0, game)
+    cache = ObservationCache()
+    before = observe(deal, 0, game, cache)
     twin = deal.clone()
     twin.apply(twin.legal_actions()[0])
-    assert observe(twin, 0) == reference_observe(twin, 0)
-    assert observe(deal, 0, game) == before == reference_observe(deal, 0, game)
+    assert observe(twin, 0, None, cache) == reference_observe(twin, 0)
+    assert observe(deal, 0, game, cache) == before == reference_observe(deal, 0, game)
 
 
 def test_direct_bytes_of_edge_values() -> None:
