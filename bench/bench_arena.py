@@ -1,16 +1,20 @@
-"""Benchmark of the whole arena: real matches per second with 1 and 2 worker processes.
+"""Benchmark of the whole arena: real matches per second with 1 and 2 worker processes, for bots speaking
+protocol version 1 and version 2.
 
 Real ``arena worker`` processes, the real runner, the real sample bots (random vs heuristic, Python
 manifest bots the workers start) and a local embedded Redis.  Matches are short: a duplicate pair of
-exactly ``--deals`` deals per leg.  For each setting it prints
+exactly ``--deals`` deals per leg.  The same bots speak version 1 (unary calls; ``PILOTTA_BOT_PROTOCOL=1``
+in their environment keeps the SDK there) or version 2 (a stream per seat, what the SDK chooses), the two
+alternating run by run (``--rounds``) so that both see the same machine.  For each setting it prints
 
 * matches/s from the workers' start to the last recorded result (includes starting the bots), and
 * steady matches/s from the first to the last recorded result (warm bots), and the mean match time;
 
-plus one run with ``--fresh-bots`` (bots started anew for every match) to show what warm bots save.
-Ends with one JSON object holding every figure.
+plus one run with ``--fresh-bots`` (bots started anew for every match) to show what warm bots save, and
+the ratio version 2 / version 1 of the steady figures (medians over the rounds).  Ends with one JSON
+object holding every figure.
 
-Usage: ``python bench/bench_arena.py [--matches 60] [--deals 2] [--quick]``
+Usage: ``python bench/bench_arena.py [--matches 60] [--deals 2] [--rounds 2] [--quick]``
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -65,8 +70,11 @@ def setup(r: Any, matches: int, deals: int) -> None:
         )
 
 
-def run(url: str, r: Any, workers: int, matches: int, deals: int, fresh: bool, logs: Path) -> dict[str, float]:
+def run(
+    url: str, r: Any, workers: int, matches: int, deals: int, fresh: bool, logs: Path, protocol: int
+) -> dict[str, float]:
     setup(r, matches, deals)
+    env = {**os.environ, "PILOTTA_BOT_PROTOCOL": str(protocol)}  # the workers pass it on to their bots
     extra = ["--fresh-bots"] if fresh else []
     t0 = time.monotonic()
     cmds = [
@@ -91,7 +99,7 @@ def run(url: str, r: Any, workers: int, matches: int, deals: int, fresh: bool, l
         ]
         for i in range(workers)
     ]
-    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO) for c in cmds]
+    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO, env=env) for c in cmds]
     first = None
     deadline = time.monotonic() + 30 + matches * (5 if fresh else 1)
     try:
@@ -119,6 +127,7 @@ def run(url: str, r: Any, workers: int, matches: int, deals: int, fresh: bool, l
     steady = (matches - 1) / (last - first) if last > first else float("nan")
     return {
         "workers": workers,
+        "protocol_version": protocol,
         "fresh_bots": fresh,
         "matches": matches,
         "matches_per_s": matches / (last - t0),
@@ -133,28 +142,49 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--matches", type=int, default=60)
     ap.add_argument("--deals", type=int, default=2, help="deals per leg (default 2)")
-    ap.add_argument("--quick", action="store_true", help="fewer matches")
+    ap.add_argument("--rounds", type=int, default=2, help="rounds of the version 1 / version 2 runs (default 2)")
+    ap.add_argument("--quick", action="store_true", help="fewer matches, one round")
     args = ap.parse_args()
     matches = 20 if args.quick else args.matches
+    rounds = 1 if args.quick else args.rounds
     print(
         f"bench_arena: {os.cpu_count()} CPUs; random vs heuristic, duplicate matches of {args.deals} "
-        f"deals per leg; {matches} matches per run"
+        f"deals per leg; {matches} matches per run; {rounds} rounds of version 1 and version 2 runs"
     )
     out = []
     with tempfile.TemporaryDirectory(prefix="bench-arena-") as tmp, EmbeddedRedis(Path(tmp) / "redis") as srv:
         r = connect(srv.url)
-        plan = [(1, False, matches), (2, False, matches), (1, True, max(6, matches // 6))]
-        for workers, fresh, n in plan:
-            res = run(srv.url, r, workers, n, args.deals, fresh, Path(tmp) / "bot-logs")
+        plan = [(w, False, matches, v) for _ in range(rounds) for w in (1, 2) for v in (1, 2)]
+        plan.append((1, True, max(6, matches // 6), 2))
+        for workers, fresh, n, protocol in plan:
+            res = run(srv.url, r, workers, n, args.deals, fresh, Path(tmp) / "bot-logs", protocol)
             out.append(res)
             print(
-                f"  {workers} worker{'s' if workers > 1 else ' '} {'fresh bots' if fresh else 'warm bots '}: "
+                f"  {workers} worker{'s' if workers > 1 else ' '} version {protocol} "
+                f"{'fresh bots' if fresh else 'warm bots '}: "
                 f"{res['matches_per_s']:5.2f} matches/s overall, {res['steady_matches_per_s']:5.2f} steady "
                 f"({res['deals_per_match']:.1f} deals/match, {res['deals_per_s_steady']:.0f} deals/s; "
-                f"first result after {res['first_result_s']:.1f} s)"
+                f"first result after {res['first_result_s']:.1f} s)",
+                flush=True,
             )
         r.close()
-    print(json.dumps({"bench": "arena", "runs": out}, indent=1))
+    ratios: dict[str, float] = {}
+    for workers in (1, 2):
+        steady = {
+            v: statistics.median(
+                x["steady_matches_per_s"]
+                for x in out
+                if x["workers"] == workers and x["protocol_version"] == v and not x["fresh_bots"]
+            )
+            for v in (1, 2)
+        }
+        ratios[f"{workers}_workers"] = round(steady[2] / steady[1], 3)
+        print(
+            f"  {workers} worker{'s' if workers > 1 else ''}: version 2 {steady[2]:.2f} / version 1 {steady[1]:.2f} "
+            f"steady matches/s = {steady[2] / steady[1]:.2f}x (medians of {rounds} runs each; target at least "
+            f"1.5x on one worker)"
+        )
+    print(json.dumps({"bench": "arena", "runs": out, "v2_over_v1_steady": ratios}, indent=1))
     return 0
 
 

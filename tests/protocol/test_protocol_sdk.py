@@ -203,3 +203,21 @@ def test_missing_port_is_a_clear_usage_error() -> None:
     )
     assert result.returncode == 2
     assert "--port" in result.stderr
+
+
+@pytest.mark.timeout(60)
+def test_pilotta_bot_protocol_keeps_an_sdk_bot_on_version_1() -> None:
+    port = free_port()
+    env = {"PORT": str(port), "PILOTTA_BOT_PROTOCOL": "1"}
+    process = start_process([sys.executable, "-m", "sample_bots.random"], REPO, port, env=env)
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            offered = bot_pb2.HandshakeRequest(protocol_version=1, protocol_versions=[1, 2], referee="tests")
+            assert bot_pb2_grpc.BotStub(channel).Handshake(offered, timeout=5).protocol_version == 1
+    finally:
+        assert stop_process(process) == 0
+    bad = {**os.environ, "PORT": str(free_port()), "PILOTTA_BOT_PROTOCOL": "3"}
+    result = subprocess.run(
+        [sys.executable, "-m", "sample_bots.random"], cwd=REPO, env=bad, capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode != 0 and "PILOTTA_BOT_PROTOCOL must be one of (1, 2), not '3'" in result.stderr

@@ -61,6 +61,17 @@ def _identity(bot: object) -> tuple[str, str, str, list[str]]:
     return name, version, author, games
 
 
+def _versions_from_env() -> tuple[int, ...]:
+    """The versions to speak: all, or up to ``$PILOTTA_BOT_PROTOCOL`` (``1`` keeps a bot on version 1, to
+    compare the versions or to try a bot the way an older referee plays it)."""
+    text = os.environ.get("PILOTTA_BOT_PROTOCOL", "").strip()
+    if not text:
+        return PROTOCOL_VERSIONS
+    if not text.isdigit() or int(text) not in PROTOCOL_VERSIONS:
+        raise SystemExit(f"PILOTTA_BOT_PROTOCOL must be one of {PROTOCOL_VERSIONS}, not {text!r}")
+    return tuple(v for v in PROTOCOL_VERSIONS if v <= int(text))
+
+
 class _DecideFailed(Exception):
     """``decide`` could not give an answer; the text says why (sent to the referee)."""
 
@@ -79,23 +90,22 @@ class BotServicer(bot_pb2_grpc.BotServicer):
     against it at once.
     """
 
-    def __init__(self, bot: BotLike) -> None:
+    def __init__(self, bot: BotLike, versions: Sequence[int] | None = None) -> None:
         self.bot = bot
+        self.versions = tuple(versions) if versions is not None else _versions_from_env()
         self._lock = threading.Lock()
 
     def Handshake(self, request: bot_pb2.HandshakeRequest, context: grpc.ServicerContext) -> bot_pb2.HandshakeReply:
         name, version, author, games = _identity(self.bot)
         offered = set(request.protocol_versions) or {request.protocol_version or 1}
-        common = offered & set(PROTOCOL_VERSIONS)
+        common = offered & set(self.versions)
         if not common:
-            log.warning(
-                "referee %r speaks protocol %s, this SDK %s", request.referee, sorted(offered), PROTOCOL_VERSIONS
-            )
+            log.warning("referee %r speaks protocol %s, this bot %s", request.referee, sorted(offered), self.versions)
         return bot_pb2.HandshakeReply(
             name=name,
             version=version,
             author=author,
-            protocol_version=max(common or {PROTOCOL_VERSION}),
+            protocol_version=max(common or self.versions),
             games=games,
             rulesets=games,
         )
