@@ -383,7 +383,7 @@ class MatchRunner:
                 continue
             stream = self.streams.get(seat)
             if stream is None:  # the stream opens with the leg's MatchStart (or, before any leg, MatchEnd)
-                self.streams[seat] = SeatStream(link, notice_message(rpc, msg), f"{b.name} seat {seat}")
+                self.streams[seat] = SeatStream(link, notice_message(rpc, msg))
             elif not stream.notice(notice_message(rpc, msg)):
                 self._notice_failed(bot, rpc, "its stream is broken")
         for bot, fut in pending:

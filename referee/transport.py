@@ -2,9 +2,9 @@
 
 Version 1 asks each decision with a unary ``Decide`` call. Version 2 opens one ``Play`` stream per seat
 (``SeatStream``): the referee's messages go out through a queue that gRPC's own thread sends from, and
-the bot's come back through a reader thread into another queue, so that the match runner waits for an
-answer with a timeout (gRPC's blocking stream iterator has none) and never longer than the decision's
-deadline plus what is left of the bot's time bank.
+the match runner's thread reads the bot's answers itself. gRPC's blocking read has no timeout, so one
+watchdog thread for the process cuts a stream whose answer is overdue: the runner never waits longer
+than the decision's deadline plus what is left of the bot's time bank (and one watchdog tick).
 
 Both versions hand the runner the same ``Answer``: a ``DecideReply``, or the outcome of a decision that
 failed in transport, classified alike (``classify``): no answer in time is a timeout, a lost connection
@@ -180,28 +180,56 @@ def notice_message(kind: str, notice: Any) -> bytes:
     return bytes(bot_pb2.RefereeMessage(**{field: notice}).SerializeToString())
 
 
-class _Ended(NamedTuple):
-    """What the reader puts last: the stream's error, or None when the bot ended it without one."""
+class _Watchdog:
+    """Cancels the Play calls whose wait ran past its bound: one thread for the whole process.
 
-    error: grpc.RpcError | None
+    The match runner's thread reads each answer itself (a thread handing answers over would cost a thread
+    switch per decision); gRPC's blocking read has no timeout, so a wait is bounded by arming the watchdog
+    with the time it may last. It looks every ``TICK_S``; a wait is cut at most that much after its bound,
+    and the runner classifies an answer that came after the bound as a timeout all the same.
+    """
+
+    TICK_S = 0.01
+
+    def __init__(self) -> None:
+        self._armed: dict[_Pipe, float] = {}  # a pipe -> the ``time.monotonic`` its wait may last until
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def arm(self, pipe: _Pipe, until: float) -> None:
+        self._armed[pipe] = until  # one dict store: cheaper than waking anybody
+        if self._thread is None:
+            with self._lock:
+                if self._thread is None:
+                    self._thread = threading.Thread(target=self._run, name="play-stream-watchdog", daemon=True)
+                    self._thread.start()
+
+    def disarm(self, pipe: _Pipe) -> None:
+        self._armed.pop(pipe, None)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.TICK_S)
+            now = time.monotonic()
+            for pipe, until in list(self._armed.items()):
+                if now >= until and self._armed.get(pipe) == until:
+                    self._armed.pop(pipe, None)
+                    pipe.expire()
 
 
+_WATCHDOG = _Watchdog()
 _STOP = b""  # put on the outgoing queue: the referee is done with the stream (a message is never empty)
 
 
 class _Pipe:
-    """One open Play call: the outgoing queue gRPC reads from, the reader thread and its queue."""
+    """One open Play call: the outgoing queue gRPC's own thread sends from, and the call read directly."""
 
-    def __init__(self, link: BotLink, first: bytes, name: str) -> None:
+    def __init__(self, link: BotLink, first: bytes) -> None:
         self.out: queue.SimpleQueue[bytes] = queue.SimpleQueue()
-        self.incoming: queue.SimpleQueue[bytes | _Ended] = queue.SimpleQueue()
-        self.ended = threading.Event()  # set by the reader once the call is over
-        self.error: grpc.RpcError | None = None  # how it ended, once ``ended`` is set
         self.stopped = False  # the referee closed its side
+        self.expired = False  # the watchdog cut a wait short (the call is cancelled)
         self.out.put(first)
         self.call: Any = link.play(self._requests(), timeout=STREAM_DEADLINE_S)
-        self.reader = threading.Thread(target=self._read, name=name, daemon=True)
-        self.reader.start()
 
     def _requests(self) -> Iterator[bytes]:
         # Runs in gRPC's thread that sends the requests; it ends with _STOP, which ``stop`` always puts.
@@ -214,16 +242,30 @@ class _Pipe:
                 return
             yield message
 
-    def _read(self) -> None:
-        error: grpc.RpcError | None = None
+    def read(self, until: float) -> bytes | None:
+        """The bot's next message, or None when it ended the call; raises grpc.RpcError when the call
+        failed, or was cancelled because ``until`` (``time.monotonic``) passed (then ``expired`` is set)."""
+        _WATCHDOG.arm(self, until)
         try:
-            for message in self.call:
-                self.incoming.put(message)
-        except grpc.RpcError as e:
-            error = e
-        self.error = error
-        self.ended.set()
-        self.incoming.put(_Ended(error))
+            message: bytes = next(self.call)
+            return message
+        except StopIteration:
+            return None
+        finally:
+            _WATCHDOG.disarm(self)
+
+    def expire(self) -> None:
+        self.expired = True
+        self.call.cancel()
+
+    @property
+    def ended(self) -> bool:
+        return bool(self.call.done())
+
+    @property
+    def left(self) -> bool:
+        """The bot ended the call without an error while the referee still had its side open."""
+        return self.ended and not self.stopped and self.call.code() == grpc.StatusCode.OK
 
     def stop(self) -> None:
         """Close the referee's side; the bot then ends the call (``finish`` waits for it)."""
@@ -231,35 +273,33 @@ class _Pipe:
         self.out.put(_STOP)
 
     def finish(self, until: float) -> None:
-        """Wait until the call is over, at most until ``until`` (``time.monotonic``), then cancel it."""
-        if not self.ended.wait(max(0.0, until - time.monotonic())):
-            self.call.cancel()
-            self.ended.wait(1.0)
+        """Read what is left until the bot ends the call, at most until ``until``; then it is cancelled."""
+        try:
+            while self.read(until) is not None:
+                pass  # answers after the match are nobody's business
+        except grpc.RpcError:
+            pass
+        self.call.cancel()  # a no-op on an ended call
 
     def abandon(self) -> None:
         self.stop()
         self.call.cancel()
-
-    @property
-    def left(self) -> bool:
-        """The bot ended the call without an error while the referee still had its side open."""
-        return self.ended.is_set() and self.error is None and not self.stopped
 
 
 class SeatStream:
     """One seat's Play stream for one leg (version 2), reopened when it breaks.
 
     ``start`` is the RefereeMessage the stream opens with (the seat's MatchStart); a reopened stream opens
-    with it again, so that the bot always learns its seat first.
+    with it again, so that the bot always learns its seat first. A stream whose wait timed out is cut (a
+    late answer then never arrives); the seat's next decision opens a new one.
     """
 
-    def __init__(self, link: BotLink, start: bytes, name: str = "seat") -> None:
+    def __init__(self, link: BotLink, start: bytes) -> None:
         self.link = link
         self.start = start
-        self.name = name
         self.asked = 0  # the last decision id given on this seat's streams
-        self.late: set[int] = set()  # decisions that got no answer in time: their answers are dropped
-        self.pipe: _Pipe | None = _Pipe(link, start, name)
+        self.late: set[int] = set()  # decisions settled without their answer: a later answer is dropped
+        self.pipe: _Pipe | None = _Pipe(link, start)
 
     @property
     def left(self) -> bool:
@@ -268,17 +308,17 @@ class SeatStream:
 
     def _open(self) -> _Pipe:
         pipe = self.pipe
-        if pipe is None or pipe.ended.is_set():
+        if pipe is None or pipe.ended:
             if pipe is not None:
                 pipe.abandon()
             self.late.clear()  # the old stream's answers cannot arrive on a new one
-            pipe = self.pipe = _Pipe(self.link, self.start, self.name)
+            pipe = self.pipe = _Pipe(self.link, self.start)
         return pipe
 
     def notice(self, message: bytes) -> bool:
         """Send a notice (a RefereeMessage's bytes); False if the stream is broken (the notice is lost)."""
         pipe = self.pipe
-        if pipe is None or pipe.ended.is_set():
+        if pipe is None or pipe.ended:
             return False
         pipe.out.put(message)
         return True
@@ -291,30 +331,32 @@ class SeatStream:
         start = time.perf_counter()
         if self.left:
             return Answer(None, 0.0, "crashed", "it closed its stream in the middle of the match")
+        until = time.monotonic() + timeout_s
         for attempt in (0, 1):
             pipe = self._open()
             self.asked += 1
             asked = self.asked
             pipe.out.put(decision_message(asked, request))
-            end = start + timeout_s
             while True:
                 try:
-                    item = pipe.incoming.get(timeout=max(0.0, end - time.perf_counter()))
-                except queue.Empty:
-                    self.late.add(asked)
+                    raw = pipe.read(until)
+                except grpc.RpcError as error:
                     latency = (time.perf_counter() - start) * 1000
-                    return Answer(None, latency, "timeout", f"no answer within {timeout_s * 1000:.0f} ms")
+                    if pipe.expired:
+                        return Answer(None, latency, "timeout", f"no answer within {timeout_s * 1000:.0f} ms")
+                    code = error.code()
+                    if code == grpc.StatusCode.UNAVAILABLE and attempt == 0 and latency < retry_window_ms:
+                        break  # one retry on a new stream, as version 1 retries a quick transient failure
+                    return classify(error, latency, timeout_s, cancel)
                 latency = (time.perf_counter() - start) * 1000
-                if isinstance(item, bytes):
-                    answer = self._answer(item, asked, latency)
-                    if answer is not None:
-                        return answer
-                    continue  # a late answer to an earlier decision: dropped
-                if item.error is None:
+                if raw is None:
                     return Answer(None, latency, "crashed", "it closed its stream in the middle of the match")
-                if item.error.code() == grpc.StatusCode.UNAVAILABLE and attempt == 0 and latency < retry_window_ms:
-                    break  # one retry on a new stream, as version 1 retries a quick transient failure
-                return classify(item.error, latency, timeout_s, cancel)
+                answer = self._answer(raw, asked, latency)
+                if answer is None:
+                    continue  # a late answer to an earlier decision: dropped, and the wait goes on
+                if latency > timeout_s * 1000:  # came after the bound, before the watchdog's next look
+                    return Answer(None, latency, "timeout", f"no answer within {timeout_s * 1000:.0f} ms")
+                return answer
         raise AssertionError("unreachable")  # the second attempt returns
 
     def _answer(self, raw: bytes, asked: int, latency: float) -> Answer | None:
