@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from referee.match import DecisionEvent, MatchSettings, run_match
+from referee.record import without_timing
 from referee.transport import BotLinks
 
 StartBot = Callable[..., tuple[str, Any]]
@@ -18,15 +19,6 @@ def settings(**kw: Any) -> MatchSettings:
     base: dict[str, Any] = {"seed": 11, "deals": 3, "deadline_ms": 500, "time_bank_ms": 1000}
     base.update(kw)
     return MatchSettings(**base)
-
-
-def _without_timing(value: Any) -> Any:
-    """A record without what depends on the clock (per-action milliseconds), which no two runs share."""
-    if isinstance(value, dict):
-        return {k: _without_timing(v) for k, v in value.items() if k not in ("ms", "latency_ms")}
-    if isinstance(value, list):
-        return [_without_timing(v) for v in value]
-    return value
 
 
 @pytest.mark.timeout(60)
@@ -39,7 +31,7 @@ def test_one_bot_on_each_version_gives_the_record_of_two_version_1_bots(start_bo
         out = run_match([a, b], settings(duplicate=True, deals=4), "mixed")
         assert out.forfeit is None
         assert [bot.handshake["protocol_version"] for bot in out.bots if bot.handshake] == list(protocols)
-        records.append(_without_timing(out.record))
+        records.append(without_timing(out.record))
         notices.append((sorted(ba.notices), sorted(bb.notices)))
     assert records[1] == records[0] and records[2] == records[0]
     # The same notices reach the bots either way: per leg a MatchStart per seat, a DealEnd per seat per deal.
