@@ -37,7 +37,7 @@ class MatchSettings(_message.Message):
     """ruleset options as a JSON object ("{}" for defaults)"""
     seed: _builtins.int
     deals: _builtins.int
-    """a fixed number of deals; 0 plays a whole game to the target"""
+    """a fixed number of played deals (thrown-in deals do not count); 0 plays a whole game to the target"""
     duplicate: _builtins.bool
     """play the same deals again with the partnerships swapped"""
     deadline_ms: _builtins.int
