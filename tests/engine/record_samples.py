@@ -13,9 +13,12 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import random
 from collections.abc import Callable
 from typing import Any
 
+from referee.boards import Board
+from referee.cards import Card
 from referee.cli import play_random_game
 from referee.record import dumps, game_to_record
 from referee.rules import get_ruleset
@@ -155,14 +158,27 @@ def hand_record(*, contra: bool = False, thrown_in_first: bool = False) -> dict[
     }
 
 
+def random_boards(seed: int, count: int = 6) -> tuple[Board, ...]:
+    """Boards drawn here, not by the engine's seed: shuffled packs and dealers from ``random.Random``."""
+    rng = random.Random(f"boards:{seed}")
+    boards = []
+    for _ in range(count):
+        cards = list(range(32))
+        rng.shuffle(cards)
+        boards.append(Board(tuple(Card(c) for c in cards), rng.randrange(4)))
+    return tuple(boards)
+
+
 @functools.lru_cache(maxsize=256)
-def _engine_text(name: str, seed: int, max_deals: int | None) -> str:
-    return dumps(game_to_record(play_random_game(get_ruleset(name), seed, max_deals)))
+def _engine_text(name: str, seed: int, max_deals: int | None, boards: bool) -> str:
+    given = random_boards(seed) if boards else None
+    return dumps(game_to_record(play_random_game(get_ruleset(name), seed, max_deals, given)))
 
 
-def engine_record(name: str, seed: int, max_deals: int | None = None) -> dict[str, Any]:
-    """A record the engine wrote for a random game (a fresh copy each call)."""
-    result: dict[str, Any] = json.loads(_engine_text(name, seed, max_deals))
+def engine_record(name: str, seed: int, max_deals: int | None = None, *, boards: bool = False) -> dict[str, Any]:
+    """A record the engine wrote for a random game (a fresh copy each call); with ``boards``, a game over
+    six given boards (no seed)."""
+    result: dict[str, Any] = json.loads(_engine_text(name, seed, max_deals, boards))
     return result
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from record_samples import engine_record, find_deal, hand_record
+from record_samples import engine_record, find_deal, hand_record, random_boards
 
 from referee.errors import RecordError
 from referee.game import Chance
@@ -261,6 +261,17 @@ def test_points_hanging_after_a_deal_are_checked(name: str) -> None:
     _refused(record, f"deal {i + 1}: hanging_after: 0 stated, the replay gives {stated}")
 
 
+@pytest.mark.parametrize("name", ruleset_names())
+def test_games_over_given_boards_verify_in_every_ruleset(name: str) -> None:
+    for seed in range(8):
+        record = engine_record(name, seed, boards=True)
+        assert record["seed"] is None and record["max_total_deals"] == 6
+        verification = verify_record(record)
+        given = random_boards(seed)[: len(record["deals"])]
+        assert [(d.deal.deck, d.deal.dealer) for d in verification.deals] == [(b.pack, b.dealer) for b in given]
+        assert verification.checked["deal.deck (a permutation of the 32 cards)"] == len(record["deals"])
+
+
 def test_seeded_records_check_seed_first_dealer_and_packs() -> None:
     record = engine_record("pilotta", 5, 2)
     bad = copy.deepcopy(record)
@@ -367,13 +378,14 @@ def _other(value: Any, pick: int) -> Any:
     name=st.sampled_from(ruleset_names()),
     seed=st.integers(0, 10_000),
     max_deals=st.sampled_from([1, 2, 3, None]),
+    boards=st.booleans(),
     which=st.integers(min_value=0),
     pick=st.integers(0, 1000),
 )
 def test_any_single_stated_value_made_wrong_is_refused(
-    name: str, seed: int, max_deals: int | None, which: int, pick: int
+    name: str, seed: int, max_deals: int | None, boards: bool, which: int, pick: int
 ) -> None:
-    record = engine_record(name, seed, max_deals)
+    record = engine_record(name, seed, max_deals, boards=boards)
     paths = _stated_paths(record)
     path = paths[which % len(paths)]
     old = _get(record, path)
