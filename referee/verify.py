@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from referee.actions import parse_action
+from referee.actions import Action, parse_action
 from referee.boards import BoardError, parse_pack
 from referee.cards import Card, card_name, cards_in, parse_card
 from referee.deal import Deal
@@ -361,8 +361,7 @@ def _replay_actions(dj: Mapping[str, Any], game: Game, where: str, check: _Check
         check.checked["action.seat"] += 1
         try:
             action = parse_action(code, deal.declaration_codes[seat])
-            default = deal.legal_actions()[0]
-            _check_action_notes(entry, aw, action == default, deal.code(default, seat), check)
+            _check_action_notes(entry, aw, deal, action, check)
             game.apply(action)
         except IllegalActionError as e:
             raise RecordError(f"{aw} ({code!r} by seat {seat}): illegal: {e} [rule: {e.rule}]") from None
@@ -373,7 +372,7 @@ def _replay_actions(dj: Mapping[str, Any], game: Game, where: str, check: _Check
         check.checked["action.action"] += 1
 
 
-def _check_action_notes(entry: Mapping[str, Any], aw: str, is_default: bool, default: str, check: _Checker) -> None:
+def _check_action_notes(entry: Mapping[str, Any], aw: str, deal: Deal, action: Action, check: _Checker) -> None:
     """What the referee observed of a bot's answer cannot be replayed; its types can be checked, and an
     answer the referee replaced must have been replaced by the default action (the first legal one)."""
     for key in ("ms", "cpu_ms"):
@@ -389,10 +388,11 @@ def _check_action_notes(entry: Mapping[str, Any], aw: str, is_default: bool, def
         outcome = entry["outcome"]
         if outcome not in OUTCOMES:
             raise RecordError(f"{aw}: outcome {_show(outcome)} is not one of {', '.join(OUTCOMES)}")
-        if outcome != "ok" and not is_default:
+        default = deal.legal_actions()[0] if outcome != "ok" else action
+        if action != default:
             raise RecordError(
-                f"{aw}: outcome {outcome}: the referee plays the first legal action ({default!r}) for a bot "
-                f"whose answer it refuses, not {entry.get('action')!r}"
+                f"{aw}: outcome {outcome}: the referee plays the first legal action "
+                f"({deal.code(default, deal.to_act)!r}) for a bot whose answer it refuses, not {entry.get('action')!r}"
             )
         check.checked["action.outcome"] += 1
 
