@@ -95,8 +95,15 @@ def _show(value: Any) -> str:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """JSON equality: ``true`` is not ``1`` and ``1.0`` is not ``1`` (Python's == says they are)."""
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    """JSON equality: ``true`` is not ``1`` and ``1.0`` is not ``1`` (Python's == says they are); a list
+    and a tuple are both a JSON array."""
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    return bool(a == b)
 
 
 class _Checker:
@@ -348,28 +355,32 @@ def _replay_actions(dj: Mapping[str, Any], game: Game, where: str, check: _Check
     deal = game.deal
     actions = _require(dj, "actions", list, where)
     for index, entry in enumerate(actions):
-        aw = f"{where}, action {index + 1}"
         if not isinstance(entry, dict):
-            raise RecordError(f"{aw}: an action is a JSON object")
-        check.known(aw, entry, ACTION_FIELDS)
-        seat = _require(entry, "seat", int, aw)
-        code = _require(entry, "action", str, aw)
+            raise RecordError(f"{where}, action {index + 1}: an action is a JSON object")
+        seat, code = entry.get("seat"), entry.get("action")
+        if type(seat) is not int or type(code) is not str:
+            seat = _require(entry, "seat", int, f"{where}, action {index + 1}")
+            code = _require(entry, "action", str, f"{where}, action {index + 1}")
         if deal.is_over:
-            raise RecordError(f"{aw}: the deal is already over, {code!r} cannot follow")
+            raise RecordError(f"{where}, action {index + 1}: the deal is already over, {code!r} cannot follow")
         if seat != deal.to_act:
-            raise RecordError(f"{aw}: seat {seat} acts, but it is seat {deal.to_act}'s turn")
-        check.checked["action.seat"] += 1
+            raise RecordError(f"{where}, action {index + 1}: seat {seat} acts, but it is seat {deal.to_act}'s turn")
         try:
             action = parse_action(code, deal.declaration_codes[seat])
-            _check_action_notes(entry, aw, deal, action, check)
+            if len(entry) > 2:  # what the referee observed besides the move
+                aw = f"{where}, action {index + 1}"
+                check.known(aw, entry, ACTION_FIELDS)
+                _check_action_notes(entry, aw, deal, action, check)
             game.apply(action)
         except IllegalActionError as e:
+            aw = f"{where}, action {index + 1}"
             raise RecordError(f"{aw} ({code!r} by seat {seat}): illegal: {e} [rule: {e.rule}]") from None
         except RecordError:
             raise
         except ValueError as e:
-            raise RecordError(f"{aw}: {e}") from None
-        check.checked["action.action"] += 1
+            raise RecordError(f"{where}, action {index + 1}: {e}") from None
+    check.checked["action.seat"] += len(actions)
+    check.checked["action.action"] += len(actions)
 
 
 def _check_action_notes(entry: Mapping[str, Any], aw: str, deal: Deal, action: Action, check: _Checker) -> None:
