@@ -176,8 +176,7 @@ class _Chance:
 
     seed: int | None
     packs: tuple[tuple[Card, ...], ...]  # each deal's stated pack, checked
-    explicit: tuple[bool, ...]  # per deal: the pack is given (no seed), so is the dealer
-    dealers: tuple[int | None, ...]  # the given dealer of each explicit deal
+    dealers: tuple[int | None, ...]  # per deal: the dealer a given pack comes with; None: the rules' dealer
 
 
 def _chance_of(record: Mapping[str, Any], deals: list[Any], version: int, check: _Checker) -> _Chance:
@@ -189,7 +188,7 @@ def _chance_of(record: Mapping[str, Any], deals: list[Any], version: int, check:
     if seed is None and version < 2:
         raise RecordError("record: format_version 1 records need a seed (explicit packs came with version 2)")
     chance = Chance(seed) if seed is not None else None
-    packs, explicit, dealers = [], [], []
+    packs, dealers = [], []
     for index, dj in enumerate(deals):
         where = f"deal {index + 1}"
         if not isinstance(dj, dict):
@@ -212,9 +211,8 @@ def _chance_of(record: Mapping[str, Any], deals: list[Any], version: int, check:
         if given and not _seat(dealer):
             raise RecordError(f"{where}: dealer must be a seat from 0 to 3, not {_show(dealer)}")
         packs.append(pack)
-        explicit.append(given)
         dealers.append(dealer if given else None)
-    return _Chance(seed, tuple(packs), tuple(explicit), tuple(dealers))
+    return _Chance(seed, tuple(packs), tuple(dealers))
 
 
 def load_record(text: str) -> dict[str, Any]:
