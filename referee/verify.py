@@ -253,6 +253,8 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
     chance = _chance_of(record, deals_json, version, check)
     if chance.seed is not None:
         check.same("record", "first_dealer", first_dealer, Chance(chance.seed).first_dealer)
+    if chance.dealers and chance.dealers[0] is not None and first_dealer != chance.dealers[0]:
+        raise RecordError(f"record: first_dealer {first_dealer} stated, but deal 1 states dealer {chance.dealers[0]}")
 
     def deck_source(index: int) -> tuple[Card, ...]:
         if index < len(chance.packs):

@@ -89,7 +89,11 @@ HAND_CASES: list[tuple[str, Mutation, tuple[str, ...]]] = [
     ("ruleset.version", lambda r: r["ruleset"].update(version=99), ("version 99",)),
     ("ruleset.name", lambda r: r["ruleset"].update(name="skat"), ("unknown ruleset 'skat'",)),
     ("ruleset.options", lambda r: r["ruleset"]["options"].update(max_bid=85), ("max_bid",)),
-    ("first_dealer", lambda r: r.update(first_dealer=2), ("deal 1: dealer: 3 stated, the replay gives 2",)),
+    (
+        "first_dealer",
+        lambda r: r.update(first_dealer=2),
+        ("record: first_dealer 2 stated, but deal 1 states dealer 3",),
+    ),
     ("number", _deal()(lambda d: d.update(number=1)), ("deal 1: number: 1 stated, the replay gives 0",)),
     ("hands", _deal()(lambda d: d["hands"][1].__setitem__(0, "9C")), ("deal 1: hands[seat 1]:",)),
     (
