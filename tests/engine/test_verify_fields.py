@@ -321,9 +321,10 @@ def test_cli_verify_names_the_rules_applied_and_the_fields_checked(tmp_path: Pat
 
 # --- Any single stated value made wrong is refused (every ruleset) -----------------------------------
 # What a record states falls in two kinds: what was chosen (the ruleset and its options, the limits
-# max_deals and max_total_deals, the players, the moves) and what follows from it. A different choice can
-# be a different true record (another legal bid, a max_deals the game never reached), so the property is
-# over the second kind: every value the verifier derives, and the seat of each action.
+# max_deals and max_total_deals, the players, the moves, a given board's dealer) and what follows from it.
+# A different choice can be a different true record (another legal bid, a max_deals the game never
+# reached), so the property is over the second kind: every value the verifier derives, and the seat of
+# each action.
 CHOSEN = {"ruleset", "max_deals", "max_total_deals", "players", "match_id"}
 
 
@@ -347,7 +348,11 @@ def _stated_paths(record: dict[str, Any]) -> list[tuple[Any, ...]]:
                 walk(v, (*path, i))
 
     walk(record, ())
-    return [p for p in out if not isinstance(_get(record, p), dict)]
+
+    def given_dealer(p: tuple[Any, ...]) -> bool:  # a given board's dealer is chosen, like its pack
+        return len(p) == 3 and p[2] == "dealer" and (record["seed"] is None or "seed" in record["deals"][p[1]])
+
+    return [p for p in out if not isinstance(_get(record, p), dict) and not given_dealer(p)]
 
 
 def _get(doc: Any, path: tuple[Any, ...]) -> Any:
