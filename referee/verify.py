@@ -147,18 +147,13 @@ def _ruleset_of(record: Mapping[str, Any], check: _Checker) -> Ruleset:
     name = _require(rs, "name", str, "ruleset")
     options = _require(rs, "options", dict, "ruleset")
     version = _require(rs, "version", int, "ruleset")
-    try:
-        ruleset = get_ruleset(name, dict(options))
+    try:  # the rules of the version the record was written under (a past version plays as it did)
+        ruleset = get_ruleset(name, dict(options), version=version)
     except RulesetError as e:
         raise RecordError(f"ruleset: {e}") from None
     check.checked["ruleset.name"] += 1
-    check.checked["ruleset.options"] += 1
-    if version != ruleset.version:
-        raise RecordError(
-            f"ruleset: the record was written under {name} version {version}, "
-            f"this referee knows version {ruleset.version}"
-        )
     check.checked["ruleset.version"] += 1
+    check.checked["ruleset.options"] += 1
     check.known("ruleset", rs, frozenset({"name", "options", "version"}))
     return ruleset
 

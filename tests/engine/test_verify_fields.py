@@ -17,9 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from record_samples import engine_record, find_deal, hand_record, random_boards
 
+from referee.cli import play_random_game
 from referee.errors import RecordError
 from referee.game import Chance
-from referee.rules import ruleset_names
+from referee.record import dumps, game_to_record
+from referee.rules import get_ruleset, ruleset_class, ruleset_names
 from referee.verify import verify_record
 
 pytestmark = pytest.mark.timeout(300)
@@ -287,6 +289,21 @@ def test_seeded_records_check_seed_first_dealer_and_packs() -> None:
     bad = copy.deepcopy(record)
     bad["deals"][1]["dealer"] = (record["deals"][1]["dealer"] + 2) % 4
     _refused(bad, "deal 2: dealer:")
+
+
+@pytest.mark.parametrize("name", ruleset_names())
+def test_verify_applies_the_ruleset_version_the_record_states(name: str) -> None:
+    """Every version a ruleset still plays: a game written under it verifies under it, and says so."""
+    for version in ruleset_class(name).known_versions():
+        for seed in range(3):
+            game = play_random_game(get_ruleset(name, None, version), seed, 3)
+            record = json.loads(dumps(game_to_record(game)))
+            assert record["ruleset"]["version"] == version
+            verification = verify_record(record)
+            assert verification.ruleset_version == version == verification.game.ruleset.version
+    record = engine_record(name, 1, 1)
+    record["ruleset"]["version"] = 99
+    _refused(record, f"ruleset: ruleset {name!r} has no version 99")
 
 
 def test_a_format_version_1_record_verifies_without_the_new_fields() -> None:
