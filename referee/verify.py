@@ -240,8 +240,9 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
     if not _seat(first_dealer):
         raise RecordError(f"record: first_dealer must be a seat from 0 to 3, not {first_dealer}")
     max_deals = _optional_count(record, "max_deals", None)
-    max_total_deals = _optional_count(record, "max_total_deals", 1000)
-    assert max_total_deals is not None
+    max_total_deals = record.get("max_total_deals", 1000)
+    if type(max_total_deals) is not int or max_total_deals < 1:
+        raise RecordError(f"record: max_total_deals must be a whole number from 1 up, not {_show(max_total_deals)}")
     _check_players(record)
     deals_json = _require(record, "deals", list, "record")
     result = _require(record, "result", dict, "record")

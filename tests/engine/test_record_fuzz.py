@@ -81,6 +81,7 @@ def test_a_corrupted_field_gives_a_record_error_or_still_replays(name: str, pick
         ("max_deals", "x", "max_deals must be null or a whole number"),
         ("max_deals", 0, "max_deals must be null or a whole number"),
         ("first_dealer", 7, "first_dealer must be a seat from 0 to 3"),
+        ("max_total_deals", None, "max_total_deals must be a whole number from 1 up, not null"),
         ("seed", "17", "field 'seed' has the wrong type"),
     ],
 )
