@@ -45,7 +45,7 @@ from arena.queue import DeadLetter, LadderQueue, MatchQueue
 from arena.ratings import Ratings
 from arena.registry import Registry
 from arena.scheduler import LadderConfig, Scheduler
-from arena.views import STREAM_ID_RE, Standing, Views
+from arena.views import STREAM_ID_RE, Board, BotPage, MatchPage, Standing, Summary, Views
 
 log = logging.getLogger(__name__)
 
@@ -317,6 +317,35 @@ class Arena:
                 )
             )
         return out
+
+    # what the web pages show ----------------------------------------------------------------
+
+    def boards(self, ladder: str | None = None) -> list[Board]:
+        """Every ladder's leaderboard with its top bots' rating histories (or the one named: its id)."""
+        return self.views.boards(ladder)
+
+    def match_page(
+        self, ladder: str | None = None, bot: str | None = None, before: str | None = None, limit: int = 50
+    ) -> MatchPage:
+        """A page of recorded matches, newest first, of one ladder and/or bot; ``before`` a cursor."""
+        return self.views.match_page(ladder, bot, before, limit)
+
+    def bot_page(self, name: str) -> BotPage:
+        """A bot's public face: identity, rank and statistics on each ladder, recent matches."""
+        return self.views.bot_page(name)
+
+    def rating_history(self, name: str, ladder: str | None = None) -> dict[str, Any]:
+        return self.views.rating_history(name, ladder)
+
+    def replay_view(self, match_id: str) -> Summary:
+        """What the replay viewer shows of a match (``arena.replay``)."""
+        payload = self.views.replay(match_id)
+        if payload is None:
+            raise NotFoundError(f"no recorded match {match_id!r}")
+        return payload
+
+    def ping(self) -> bool:
+        return self.views.ping()
 
     # operations --------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ ranking (``Standing``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import threading
@@ -28,7 +29,7 @@ from typing import Any, Generic, TypeVar
 import redis
 
 from arena import keys, stats
-from arena.model import ID_RE, Bot, MatchResult, UnknownBotError
+from arena.model import ID_RE, MatchResult, UnknownBotError, UnknownLadderError, ValidationError
 from arena.queue import LadderQueue, MatchQueue
 from arena.ratings import RatingRow, Ratings
 from arena.registry import Registry
@@ -107,6 +108,69 @@ class BotLadder:
         }
 
 
+@dataclass(frozen=True)
+class Board:
+    """A ladder's leaderboard as the pages show it, with the rating histories of its top bots."""
+
+    ladder: str
+    config: LadderConfig | None  # None: a ladder only seen in results
+    standings: tuple[Standing, ...]
+    histories: Mapping[str, list[dict[str, Any]]]  # bot id -> plot history, for the top PLOT_BOTS
+
+    def to_dict(self) -> dict[str, Any]:
+        config = self.config.to_dict() if self.config is not None else None
+        return {"ladder": self.ladder, "config": config, "rows": [s.to_dict() for s in self.standings]}
+
+
+@dataclass(frozen=True)
+class PublicBot:
+    """What anyone may see of a bot: not its endpoint or manifest, which say where it runs."""
+
+    bot_id: str
+    name: str
+    owner: str
+    created: float
+    retired: bool
+    version: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class BotPage:
+    bot: PublicBot
+    ladders: tuple[BotLadder, ...]
+    histories: Mapping[str, list[dict[str, Any]]]  # ladder -> plot history
+    matches: list[Summary]  # the latest ones
+    names: Mapping[str, str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "bot": self.bot.to_dict(),
+            "ladders": [lad.to_dict() for lad in self.ladders],
+            "recent_matches": self.matches,
+        }
+
+
+@dataclass(frozen=True)
+class MatchPage:
+    """A page of the match list, newest first, and the cursor of the next (older) page."""
+
+    matches: list[Summary]
+    names: Mapping[str, str]
+    ladders: tuple[str, ...]  # every ladder, for the filter
+    ladder: str | None
+    bot_name: str | None
+    cursor: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "matches": [{**m, "names": [self.names[b] for b in m["seats"]]} for m in self.matches],
+            "next": self.cursor,
+        }
+
+
 class Views:
     def __init__(self, r: redis.Redis) -> None:
         # Any: redis-py's stubs type replies as bytes | str and cannot know the client was made with
@@ -179,9 +243,6 @@ class Views:
         if bot_id is None:
             raise UnknownBotError(f"unknown bot name {name!r}")
         return str(bot_id)
-
-    def bot(self, bot_id: str) -> Bot:
-        return self.registry.get(bot_id)
 
     def members(self, ladder_ids: Sequence[str]) -> dict[str, int]:
         """Ladder id -> number of member bots (one pipeline)."""
@@ -335,6 +396,53 @@ class Views:
         payload = replay_payload(result.to_dict(), record, self.names(result.seats))
         self._replays.put(match_id, payload)
         return payload
+
+    # pages ------------------------------------------------------------------------------------
+
+    def check_ladder(self, ladder: str | None) -> str | None:
+        """``ladder`` if it is a known ladder id, None if not given; UnknownLadderError otherwise."""
+        if not ladder:
+            return None
+        if not ID_RE.match(ladder) or ladder not in self.ladders():
+            raise UnknownLadderError(f"unknown ladder {ladder!r}")
+        return ladder
+
+    def boards(self, ladder: str | None = None) -> list[Board]:
+        """Every ladder's board (or the one named), each with the histories of its top ``PLOT_BOTS``."""
+        wanted = self.check_ladder(ladder)
+        out = []
+        for lid, cfg in self.ladders().items():
+            if wanted is not None and lid != wanted:
+                continue
+            standings = tuple(self.leaderboard(lid))
+            hist = {s.bot_id: self.plot_history(lid, s.bot_id) for s in standings[:PLOT_BOTS]}
+            out.append(Board(lid, cfg, standings, hist))
+        return out
+
+    def match_page(
+        self, ladder: str | None = None, bot: str | None = None, before: str | None = None, limit: int = 50
+    ) -> MatchPage:
+        lid = self.check_ladder(ladder)
+        bot_id = self.bot_id_by_name(bot) if bot else None
+        if before is not None and not STREAM_ID_RE.match(before):
+            raise ValidationError(f"before={before!r} is not a results cursor (like 1700000000000-0)")
+        matches, cursor = self.matches(lid, bot_id, limit, before)
+        return MatchPage(matches, self.with_names(matches), tuple(self.ladders()), lid, bot or None, cursor)
+
+    def bot_page(self, name: str) -> BotPage:
+        b = self.registry.get(self.bot_id_by_name(name))
+        ladders = tuple(self.bot_ladders(b.bot_id))
+        hist = {lad.ladder: self.plot_history(lad.ladder, b.bot_id) for lad in ladders}
+        matches, _ = self.matches(bot_id=b.bot_id, limit=20)
+        public = PublicBot(b.bot_id, b.name, b.owner, b.created, b.retired, b.version)
+        return BotPage(public, ladders, hist, matches, self.with_names(matches))
+
+    def rating_history(self, name: str, ladder: str | None = None) -> dict[str, Any]:
+        """A bot's rating history on one ladder, or on every ladder it has played on."""
+        bot_id = self.bot_id_by_name(name)
+        wanted = self.check_ladder(ladder)
+        lids = [wanted] if wanted else [lad.ladder for lad in self.bot_ladders(bot_id)]
+        return {"bot": name, "bot_id": bot_id, "ladders": {lid: self.history(lid, bot_id) for lid in lids}}
 
     # the queue and the workers ----------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""The arena's web pages and their JSON API, on the standard library's threaded HTTP server.
+"""The arena's web pages and their JSON API: a thin HTTP layer over ``service.Arena``.
 
 ``serve_web(redis_client, host, port) -> (server, thread)`` starts serving in a daemon thread (port 0
 picks a free one: ``server.server_address``); ``server.shutdown()`` then ``server.server_close()`` stops it.
@@ -8,17 +8,23 @@ Pages: ``/`` leaderboard per ladder with rating plots, ``/matches``, ``/bots/NAM
 API: ``/api/leaderboard?ladder=``, ``/api/matches?ladder=&bot=&before=&limit=``, ``/api/bots/NAME``,
 ``/api/replay/MATCH_ID``, ``/api/rating-history/NAME?ladder=``; ``/healthz`` pings Redis.
 
+A handler parses the request, calls one ``Arena`` method, and renders its answer: as JSON, or as HTML
+through the templates (``render``).  The arena's typed errors become statuses: unknown bot, ladder or
+match 404, a bad query value 400, Redis down 503; anything else 500 (logged).
+
 The server only reads.  Robustness: a request handler waits at most ``REQUEST_TIMEOUT_S`` for a slow
 client, at most ``MAX_CONCURRENT`` requests are handled at once (more get a 503 at once rather than a
-thread each), Redis calls are bounded (``web_data``), and Redis being down gives a 503 page, not a crash.
+thread each), Redis calls are bounded (``arena.views``), and Redis being down gives a 503 page, not a crash.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Callable
@@ -30,10 +36,11 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import redis
 
-from arena import web_pages as pages
-from arena.model import ID_RE, UnknownBotError
+from arena.model import NotFoundError, UnknownBotError, UnknownLadderError, ValidationError
 from arena.redis_server import connect
-from arena.views import PLOT_BOTS, STREAM_ID_RE, Views
+from arena.service import Arena
+from arena.views import BotPage, MatchPage
+from arena.web.render import Pages, points
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +49,8 @@ MAX_CONCURRENT = 64
 _STATIC_TYPES = {"style.css": "text/css; charset=utf-8", "replay.js": "text/javascript; charset=utf-8"}
 # Nothing but our own files may load or run: a string that slipped past escaping still cannot run a script.
 _CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+# A route: query -> (status, content type, body).
+Route = Callable[[dict[str, str]], tuple[int, str, bytes]]
 
 
 class NotFound(Exception):
@@ -54,7 +63,7 @@ class BadRequest(Exception):
 
 def load_static() -> dict[str, bytes]:
     """The CSS and JS, read once at start: a package built without them fails now, not on a page view."""
-    root = Path(__file__).resolve().parent / "web_static"
+    root = Path(__file__).resolve().parent / "static"
     return {name: (root / name).read_bytes() for name in _STATIC_TYPES}
 
 
@@ -62,21 +71,37 @@ class WebServer(ThreadingHTTPServer):
     daemon_threads = True  # a stuck client never blocks shutdown
     allow_reuse_address = True
 
-    def __init__(self, addr: tuple[str, int], data: Views) -> None:
-        self.data = data
+    def __init__(self, addr: tuple[str, int], r: redis.Redis) -> None:
+        self.r = r
         self.static = load_static()
+        self.pages = Pages()
+        self._arena: Arena | None = None
+        self._arena_lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(MAX_CONCURRENT)
         super().__init__(addr, Handler)
 
-    def process_request(self, request: Any, client_address: Any) -> None:
+    @property
+    def arena(self) -> Arena:
+        # Built at the first request, not at start: it creates consumer groups, and the web server may
+        # start before Redis is up (``arena up`` starts them together).  Redis down: RedisError, a 503.
+        with self._arena_lock:
+            if self._arena is None:
+                self._arena = Arena(self.r)
+            return self._arena
+
+    def process_request(self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
+        # Any: socketserver types the client address as _RetAddress, which typeshed does not export.
         if not self._slots.acquire(blocking=False):
-            with contextlib.suppress(OSError):
-                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            if isinstance(request, socket.socket):
+                with contextlib.suppress(OSError):
+                    request.sendall(
+                        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    )
             self.shutdown_request(request)
             return
         super().process_request(request, client_address)
 
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
+    def process_request_thread(self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
         try:
             super().process_request_thread(request, client_address)
         finally:
@@ -89,7 +114,7 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "pilotta-arena-web"
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: Any) -> None:  # Any: as BaseHTTPRequestHandler declares it
         log.debug("%s " + format, self.address_string(), *args)
 
     def do_HEAD(self) -> None:
@@ -145,135 +170,110 @@ class Handler(BaseHTTPRequestHandler):
         if not head:
             self.wfile.write(body)
 
-    def _route(self, p: list[str], api: bool) -> Callable[[dict[str, str]], tuple[int, str, bytes]] | None:
-        d = self.server.data
+    def _route(self, p: list[str], api: bool) -> Route | None:
         one = len(p) == 2 and p[1] != ""
         if api:
-            table: dict[str, Callable[[dict[str, str]], Any]] = {
-                "leaderboard": lambda q: self._api_leaderboard(q.get("ladder")),
-                "matches": lambda q: self._match_page(q)[0],
-            }
-            if len(p) == 1 and p[0] in table:
-                return lambda q: _json(table[p[0]](q))
+            if p == ["leaderboard"]:
+                return lambda q: _json(self._api_leaderboard(q.get("ladder")))
+            if p == ["matches"]:
+                return lambda q: _json(self._match_page(q).to_dict())
             if one and p[0] == "bots":
-                return lambda q: _json(self._bot(p[1])[0])
+                return lambda q: _json(self._bot(p[1]).to_dict())
             if one and p[0] == "replay":
                 return lambda q: _json(self._replay(p[1]))
             if one and p[0] == "rating-history":
                 return lambda q: _json(self._rating_history(p[1], q.get("ladder")))
             return None
         if p in ([""], []):
-            return lambda q: _html(pages.leaderboard_page(self._sections(q.get("ladder"))))
+            return lambda q: self._page("leaderboard.html", "Leaderboard", "leaderboard", boards=self._boards(q))
         if p == ["matches"]:
-            return lambda q: _html(pages.matches_page(**self._match_page(q)[1]))
+            return lambda q: self._page("matches.html", "Matches", "matches", **vars_of(self._match_page(q)))
         if one and p[0] == "bots":
-            return lambda q: _html(pages.bot_page(**self._bot(p[1])[1]))
+            return lambda q: self._page("bot.html", f"Bot {p[1]}", "", **vars_of(self._bot(p[1])))
         if one and p[0] == "replay":
-            return lambda q: _html(pages.replay_page(self._replay(p[1])))
+            return lambda q: self._page("replay.html", f"Match {p[1]}", "", payload=self._replay(p[1]))
         if one and p[0] == "static" and p[1] in self.server.static:
             return lambda q: (200, _STATIC_TYPES[p[1]], self.server.static[p[1]])
         if p == ["healthz"]:
-            return lambda q: (200, "text/plain; charset=utf-8", b"ok\n" if d.ping() else b"no\n")
+            return lambda q: (200, "text/plain; charset=utf-8", b"ok\n" if self.server.arena.ping() else b"no\n")
         return None
+
+    def _page(self, template: str, title: str, active: str, **context: object) -> tuple[int, str, bytes]:
+        return _html(self.server.pages.render(template, title=title, active=active, **context))
 
     def _error(self, status: HTTPStatus, title: str, message: str, api: bool) -> tuple[int, str, bytes]:
         if api:
             return _json({"error": message}, status)
-        return _html(pages.error_page(status, title, message), status)
+        page = self.server.pages.render("error.html", title=title, active="", status=int(status), message=message)
+        return _html(page, status)
 
-    # views ------------------------------------------------------------------------------
+    # calls of the arena, its errors in the pages' words ------------------------------------
 
-    def _ladder(self, ladder: str | None) -> str | None:
-        if not ladder:
-            return None
-        if not ID_RE.match(ladder) or ladder not in self.server.data.ladders():
-            raise NotFound(f"There is no ladder named “{ladder}”.")
-        return ladder
-
-    def _sections(self, ladder: str | None) -> list[dict[str, Any]]:
-        d = self.server.data
-        wanted = self._ladder(ladder)
-        out = []
-        for lid, cfg in d.ladders().items():
-            if wanted is not None and lid != wanted:
-                continue
-            rows = [s.to_dict() for s in d.leaderboard(lid)]
-            hist = {r["bot_id"]: d.plot_history(lid, r["bot_id"]) for r in rows[:PLOT_BOTS]}
-            config = cfg.to_dict() if cfg is not None else None
-            out.append({"ladder": lid, "config": config, "rows": rows, "histories": hist})
-        return out
+    def _boards(self, q: dict[str, str]) -> list[dict[str, Any]]:
+        ladder = q.get("ladder")
+        try:
+            boards = self.server.arena.boards(ladder)
+        except UnknownLadderError:
+            raise NotFound(f"There is no ladder named “{ladder}”.") from None
+        return [
+            {
+                "ladder": b.ladder,
+                "config": b.config.to_dict() if b.config is not None else None,
+                "rows": [s.to_dict() for s in b.standings],
+                "series": [
+                    (s.name, points(b.histories[s.bot_id], "conservative"))
+                    for s in b.standings
+                    if b.histories.get(s.bot_id)
+                ],
+            }
+            for b in boards
+        ]
 
     def _api_leaderboard(self, ladder: str | None) -> dict[str, Any]:
-        secs = [{"ladder": s["ladder"], "config": s["config"], "rows": s["rows"]} for s in self._sections(ladder)]
-        return secs[0] if self._ladder(ladder) else {"ladders": secs}
-
-    def _bot_id(self, name: str) -> str:
         try:
-            return self.server.data.bot_id_by_name(name)
-        except UnknownBotError:
-            raise NotFound(f"There is no bot named “{name}”.") from None
+            boards = [b.to_dict() for b in self.server.arena.boards(ladder)]
+        except UnknownLadderError:
+            raise NotFound(f"There is no ladder named “{ladder}”.") from None
+        return boards[0] if ladder else {"ladders": boards}
 
-    def _match_page(self, q: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(API reply, page arguments) of a match list."""
-        d = self.server.data
-        ladder = self._ladder(q.get("ladder"))
-        bot_name = q.get("bot") or None
-        bot_id = self._bot_id(bot_name) if bot_name else None
-        before = q.get("before") or None
-        if before is not None and not STREAM_ID_RE.match(before):
-            raise BadRequest(f"before={before!r} is not a results cursor (like 1700000000000-0)")
+    def _match_page(self, q: dict[str, str]) -> MatchPage:
         try:
             limit = int(q.get("limit", "50"))
         except ValueError:
             raise BadRequest("limit must be a whole number") from None
-        matches, cursor = d.matches(ladder, bot_id, limit, before)
-        names = d.with_names(matches)
-        api = {"matches": [{**m, "names": [names[b] for b in m["seats"]]} for m in matches], "next": cursor}
-        return api, {
-            "matches": matches,
-            "names": names,
-            "ladders": list(d.ladders()),
-            "ladder": ladder,
-            "bot_name": bot_name,
-            "cursor": cursor,
-        }
-
-    def _bot(self, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(API reply, page arguments) of a bot page."""
-        d = self.server.data
-        bot_id = self._bot_id(name)
         try:
-            b = d.bot(bot_id)
+            return self.server.arena.match_page(q.get("ladder"), q.get("bot"), q.get("before") or None, limit)
+        except UnknownLadderError:
+            raise NotFound(f"There is no ladder named “{q.get('ladder')}”.") from None
+        except UnknownBotError:
+            raise NotFound(f"There is no bot named “{q.get('bot')}”.") from None
+        except ValidationError as e:
+            raise BadRequest(str(e)) from None
+
+    def _bot(self, name: str) -> BotPage:
+        try:
+            return self.server.arena.bot_page(name)
         except UnknownBotError:
             raise NotFound(f"There is no bot named “{name}”.") from None
-        # Endpoint and manifest stay private: they say where a bot runs.
-        info = {
-            "bot_id": b.bot_id,
-            "name": b.name,
-            "owner": b.owner,
-            "created": b.created,
-            "retired": b.retired,
-            "version": b.version,
-        }
-        ladders = [lad.to_dict() for lad in d.bot_ladders(bot_id)]
-        hist = {lad["ladder"]: d.plot_history(lad["ladder"], bot_id) for lad in ladders}
-        matches, _ = d.matches(bot_id=bot_id, limit=20)
-        names = d.with_names(matches)
-        api = {"bot": info, "ladders": ladders, "recent_matches": matches}
-        return api, {"bot": info, "ladders": ladders, "histories": hist, "matches": matches, "names": names}
 
     def _replay(self, match_id: str) -> dict[str, Any]:
-        payload = self.server.data.replay(match_id)
-        if payload is None:
-            raise NotFound(f"There is no recorded match “{match_id}”.")
-        return payload
+        try:
+            return self.server.arena.replay_view(match_id)
+        except NotFoundError:
+            raise NotFound(f"There is no recorded match “{match_id}”.") from None
 
     def _rating_history(self, name: str, ladder: str | None) -> dict[str, Any]:
-        d = self.server.data
-        bot_id = self._bot_id(name)
-        wanted = self._ladder(ladder)
-        lids = [wanted] if wanted else [lad.ladder for lad in d.bot_ladders(bot_id)]
-        return {"bot": name, "bot_id": bot_id, "ladders": {lid: d.history(lid, bot_id) for lid in lids}}
+        try:
+            return self.server.arena.rating_history(name, ladder)
+        except UnknownBotError:
+            raise NotFound(f"There is no bot named “{name}”.") from None
+        except UnknownLadderError:
+            raise NotFound(f"There is no ladder named “{ladder}”.") from None
+
+
+def vars_of(page: BotPage | MatchPage) -> dict[str, object]:
+    """A page's fields, as template variables."""
+    return {f.name: getattr(page, f.name) for f in dataclasses.fields(page)}
 
 
 def _json(data: object, status: int = 200) -> tuple[int, str, bytes]:
@@ -288,7 +288,7 @@ def serve_web(
     redis_client: redis.Redis, host: str = "127.0.0.1", port: int = 8080
 ) -> tuple[WebServer, threading.Thread]:
     """Serve in a daemon thread.  ``redis_client`` should come from ``redis_server.connect`` (timeouts)."""
-    server = WebServer((host, port), Views(redis_client))
+    server = WebServer((host, port), redis_client)
     thread = threading.Thread(
         target=server.serve_forever, kwargs={"poll_interval": 0.2}, name=f"web:{server.server_address[1]}", daemon=True
     )
