@@ -4,7 +4,7 @@ Naming follows the Prometheus conventions: the ``pilotta_`` prefix, base units (
 counters (prometheus_client appends it), ``_seconds`` on durations and timestamps.
 
 Label sets are bounded on purpose (see ``docs/metrics.md``): labels take values from small, finite sets
-(games, outcomes, phases, error kinds, ladders) or from the set of *registered* bots and *live* workers.
+(rulesets, outcomes, phases, error kinds, ladders) or from the set of *registered* bots and *live* workers.
 Never pass a match id, a deal number, a seed or any other per-match value as a label.
 
 Design: metric objects are built per :class:`~prometheus_client.CollectorRegistry` by :func:`get_metrics`
@@ -37,6 +37,8 @@ from typing import Final, Literal
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+
+from arena.worker import WORKER_LIVE_S
 
 __all__ = [
     "BOT_ERROR_KINDS",
@@ -106,13 +108,14 @@ DECISION_LATENCY_BUCKETS: Final[tuple[float, ...]] = (
     10.0,
 )
 
-# Free-form label values (bot names, ladders, games, phases, worker ids) must look like names, not like
+# Free-form label values (bot names, ladders, rulesets, phases, worker ids) must look like names, not like
 # arbitrary text: this rejects accidental junk (whitespace, very long strings) early. It does not, and
 # cannot, prove a value is from a bounded set: callers pass only names from finite sets.
 _LABEL_VALUE_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@/+-]{0,63}$")
 
-# How long after its last heartbeat a worker still counts as alive in update_worker_gauges().
-DEFAULT_WORKER_STALE_AFTER_SECONDS: Final = 30.0
+# How long after its last heartbeat a worker still counts as alive in update_worker_gauges(): the arena's
+# one definition (worker.live_workers).
+DEFAULT_WORKER_STALE_AFTER_SECONDS: Final = WORKER_LIVE_S
 
 
 @dataclass(frozen=True)
@@ -151,10 +154,10 @@ _METRIC_INFOS: Final[tuple[MetricInfo, ...]] = (
     MetricInfo(
         "pilotta_matches_completed_total",
         "counter",
-        ("game", "outcome"),
-        "Matches that finished, by game and outcome (win, draw, forfeit, error).",
+        ("ruleset", "outcome"),
+        "Matches that finished, by ruleset and outcome (win, draw, forfeit, error).",
     ),
-    MetricInfo("pilotta_deals_completed_total", "counter", ("game",), "Deals played to the end, by game."),
+    MetricInfo("pilotta_deals_completed_total", "counter", ("ruleset",), "Deals played to the end, by ruleset."),
     MetricInfo(
         "pilotta_decision_latency_seconds",
         "histogram",
@@ -352,20 +355,20 @@ def _non_negative(value: float, what: str) -> float:
 # helpers: matches, deals, decisions, errors
 
 
-def record_match(game: str, outcome: Outcome, deals: int = 0, *, registry: CollectorRegistry | None = None) -> None:
-    """Count one completed match of ``game`` with ``outcome``, and the ``deals`` it played."""
+def record_match(ruleset: str, outcome: Outcome, deals: int = 0, *, registry: CollectorRegistry | None = None) -> None:
+    """Count one completed match of ``ruleset`` with ``outcome``, and the ``deals`` it played."""
     m = get_metrics(registry)
-    game = _label(game, "game")
-    m.matches_completed.labels(game=game, outcome=_one_of(outcome, OUTCOMES, "outcome")).inc()
+    ruleset = _label(ruleset, "ruleset")
+    m.matches_completed.labels(ruleset=ruleset, outcome=_one_of(outcome, OUTCOMES, "outcome")).inc()
     if deals:
-        record_deals(game, deals, registry=registry)
+        record_deals(ruleset, deals, registry=registry)
 
 
-def record_deals(game: str, count: int = 1, *, registry: CollectorRegistry | None = None) -> None:
-    """Count ``count`` deals of ``game`` played to the end (call per deal for a live throughput graph)."""
+def record_deals(ruleset: str, count: int = 1, *, registry: CollectorRegistry | None = None) -> None:
+    """Count ``count`` deals of ``ruleset`` played to the end (call per deal for a live throughput graph)."""
     if count < 0:
         raise ValueError(f"deal count must be >= 0, got {count}")
-    get_metrics(registry).deals_completed.labels(game=_label(game, "game")).inc(count)
+    get_metrics(registry).deals_completed.labels(ruleset=_label(ruleset, "ruleset")).inc(count)
 
 
 def observe_decision(phase: str, bot: str, seconds: float, *, registry: CollectorRegistry | None = None) -> None:

@@ -71,10 +71,10 @@ def test_exposition_over_http(registry: CollectorRegistry, server_url: str) -> N
     def value(name: str, **labels: str) -> float:
         return samples[(name, frozenset(labels.items()))]
 
-    assert value("pilotta_matches_completed_total", game="cypriot_pilotta", outcome="win") == 1
-    assert value("pilotta_matches_completed_total", game="cypriot_pilotta", outcome="forfeit") == 1
-    assert value("pilotta_deals_completed_total", game="cypriot_pilotta") == 9
-    assert value("pilotta_deals_completed_total", game="bela") == 1
+    assert value("pilotta_matches_completed_total", ruleset="cypriot_pilotta", outcome="win") == 1
+    assert value("pilotta_matches_completed_total", ruleset="cypriot_pilotta", outcome="forfeit") == 1
+    assert value("pilotta_deals_completed_total", ruleset="cypriot_pilotta") == 9
+    assert value("pilotta_deals_completed_total", ruleset="bela") == 1
     assert value("pilotta_decision_latency_seconds_count", phase="play", bot="heuristic") == 2
     assert value("pilotta_decision_latency_seconds_bucket", phase="play", bot="heuristic", le="0.0001") == 1
     assert value("pilotta_decision_latency_seconds_bucket", phase="play", bot="heuristic", le="0.025") == 2

@@ -321,7 +321,7 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
     # -- the sample bots and a short ladder, through the CLI (it finds the arena through the state file)
     for bot in BOTS:
         _cli(data, "bot", "register", bot, "--manifest", str(SAMPLES / bot), "--owner", "monitoring-test")
-    _cli(data, "ladder", "start", "--variant", "pilotta", "--deals", str(DEALS), "--matches", str(MATCHES))
+    _cli(data, "ladder", "start", "--ruleset", "pilotta", "--deals", str(DEALS), "--matches", str(MATCHES))
     t_ladder = time.monotonic()
 
     channel = grpc.insecure_channel(state["api"])
@@ -364,7 +364,7 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
     assert len(history.matches) == MATCHES, history
     forfeits = sum(1 for m in history.matches if m.forfeit_reason)
     draws = sum(1 for m in history.matches if not m.forfeit_reason and not m.HasField("winner_side"))
-    by_outcome = api.by('sum by (outcome) (pilotta_matches_completed_total{game="pilotta"})', "outcome")
+    by_outcome = api.by('sum by (outcome) (pilotta_matches_completed_total{ruleset="pilotta"})', "outcome")
     assert set(by_outcome) <= {"win", "draw", "forfeit", "error"}, by_outcome
     assert (by_outcome.get("forfeit", 0), by_outcome.get("draw", 0)) == (forfeits, draws), (by_outcome, history)
     deals = api.scalar("sum(pilotta_deals_completed_total)")

@@ -65,7 +65,7 @@ def test_real_match_stats_and_metrics(r, tmp_path):
     after = _samples("decision_latency_seconds_count", "heuristic")
     assert after["play"] - before["play"] >= 2 * 6 * 8  # both matches: 6 deals, 8 cards per seat, 2 seats...
     assert after["auction"] > before["auction"]
-    assert (REGISTRY.get_sample_value("pilotta_deals_completed_total", {"game": "pilotta"}) or 0) >= 12
+    assert (REGISTRY.get_sample_value("pilotta_deals_completed_total", {"ruleset": "pilotta"}) or 0) >= 12
 
 
 @pytest.mark.timeout(60)
