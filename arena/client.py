@@ -164,7 +164,7 @@ def cmd_bot_retire(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_bot_parser(sub: Any) -> None:
+def add_bot_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("bot", help="register, list, update and retire bots (through the API)")
     bsub = p.add_subparsers(dest="bot_command", required=True, metavar="ACTION")
     reg = bsub.add_parser("register", help="register a bot; prints its owner token once")
@@ -285,7 +285,7 @@ def cmd_ladder_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_ladder_parser(sub: Any) -> None:
+def add_ladder_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("ladder", help="start, stop, list and watch ladders (through the API)")
     lsub = p.add_subparsers(dest="ladder_command", required=True, metavar="ACTION")
     token_help = "the admin token (default: $ARENA_ADMIN_TOKEN, else the one `arena up` keeps in --data-dir)"
@@ -403,7 +403,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_view_parsers(sub: Any) -> None:
+def add_view_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     lb = sub.add_parser("leaderboard", help="ratings with their uncertainty, and per-bot statistics")
     lb.add_argument("--ladder", default=None, help="ladder id or ruleset (default: the latest started)")
     _common(lb)
@@ -450,7 +450,7 @@ def cmd_deadletters_requeue(args: argparse.Namespace) -> int:
     return 0 if len(done) == len(reply.matches) else 1
 
 
-def add_deadletters_parser(sub: Any) -> None:
+def add_deadletters_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("deadletters", help="list and requeue matches given up on (admin, through the API)")
     dsub = p.add_subparsers(dest="deadletters_command", required=True, metavar="ACTION")
     token_help = "the admin token (default: $ARENA_ADMIN_TOKEN, else the one `arena up` keeps in --data-dir)"

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import grpc
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
@@ -190,7 +190,7 @@ def _play(args: argparse.Namespace, stack: Stack, stop: threading.Event, started
     return 0 if ok and separated else 1
 
 
-def _wait(api: Any, ladder: str, matches: int, timeout_s: float, stop: threading.Event) -> bool:
+def _wait(api: arena_pb2_grpc.ArenaStub, ladder: str, matches: int, timeout_s: float, stop: threading.Event) -> bool:
     """Progress until every match is played and rated (or the bounded wait ends)."""
     bar = Progress(matches, sys.stderr)
     deadline = time.monotonic() + timeout_s
@@ -228,7 +228,7 @@ def _verdict(board: arena_pb2.LeaderboardReply) -> tuple[str, bool]:
     return text, apart
 
 
-def add_demo_parser(sub: Any) -> None:
+def add_demo_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("demo", help="start the arena, register the sample bots, run a ladder, print the board")
     p.add_argument("--data-dir", default="var/demo", help="emptied at each run (default var/demo)")
     p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))

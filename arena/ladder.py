@@ -24,7 +24,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ import redis
 
 from arena import keys
 from arena.model import Bot, UnknownLadderError, ValidationError
+from arena.queue import ladder_of as spec_ladder
 from arena.retry import REDIS_DOWN, Backoff
 from arena.scheduler import LadderConfig, Scheduler
 from arena.worker import live_workers
@@ -110,7 +111,7 @@ def start_ladder(
         raise ValidationError(f"matches must be at least 1, not {matches}")
     if max_in_flight is not None and max_in_flight < 1:
         raise ValidationError(f"max_in_flight must be at least 1, not {max_in_flight}")
-    r: Any = scheduler.r
+    r = scheduler.r
     ladder_id = scheduler.create_ladder(config)
     enrol(scheduler, ladder_id, config.ruleset)
     scheduled = int(r.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0)
@@ -129,18 +130,18 @@ def stop_ladder(scheduler: Scheduler, ladder_id: str) -> bool:
     """Stop feeding the ladder (queued matches are still played; ratings stay).  Returns whether it was
     started; stopping a stopped ladder does nothing."""
     scheduler.ladder(ladder_id)  # UnknownLadderError if there is no such ladder
-    r: Any = scheduler.r
+    r = scheduler.r
     return bool(r.hdel(keys.LADDER_RUNS, ladder_id))
 
 
 def scheduled_count(scheduler: Scheduler, ladder_id: str) -> int:
     """Matches scheduled on the ladder since it was first started (started or not now)."""
-    r: Any = scheduler.r
+    r = scheduler.r
     return int(r.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0)
 
 
 def get_run(scheduler: Scheduler, ladder_id: str) -> LadderRun:
-    r: Any = scheduler.r
+    r = scheduler.r
     raw = r.hget(keys.LADDER_RUNS, ladder_id)
     if raw is None:
         raise UnknownLadderError(f"ladder {ladder_id!r} is not started")
@@ -157,7 +158,7 @@ def get_run(scheduler: Scheduler, ladder_id: str) -> LadderRun:
 
 def started_runs(scheduler: Scheduler) -> list[LadderRun]:
     """Started ladders, most recently started first."""
-    r: Any = scheduler.r
+    r = scheduler.r
     runs = []
     for ladder_id in r.hkeys(keys.LADDER_RUNS):
         with contextlib.suppress(UnknownLadderError, ValueError, KeyError):
@@ -184,7 +185,9 @@ class LadderFeeder(threading.Thread):
     def __init__(self, scheduler: Scheduler, interval_s: float = 0.5, per_worker: int = 2) -> None:
         super().__init__(name="ladder-feeder", daemon=True)
         self.scheduler = scheduler
-        self.r: Any = scheduler.r
+        self.r: Any = (
+            scheduler.r
+        )  # Any: redis-py types replies as Awaitable | Any; with decode_responses=True they are str
         self.interval_s = interval_s
         self.per_worker = per_worker
         self._stop_event = threading.Event()
@@ -251,7 +254,7 @@ class LadderCounts:
     """Results and dead letters per ladder, read incrementally from the streams (thread-safe)."""
 
     def __init__(self, r: redis.Redis, chunk: int = 1000) -> None:
-        self.r: Any = r
+        self.r: Any = r  # Any: redis-py types replies as Awaitable | Any; with decode_responses=True they are str
         self.chunk = chunk
         self._lock = threading.Lock()
         self._last = {keys.RESULTS_STREAM: "0-0", keys.DEAD_STREAM: "0-0"}
@@ -262,9 +265,11 @@ class LadderCounts:
         """Read entries added since the last call (at most ``max_entries`` per stream per call)."""
         with self._lock:
             self._read(keys.RESULTS_STREAM, self.completed, lambda f: f.get("ladder"), max_entries)
-            self._read(keys.DEAD_STREAM, self.dead, _dead_ladder, max_entries)
+            self._read(keys.DEAD_STREAM, self.dead, lambda f: spec_ladder(f.get("spec", "")), max_entries)
 
-    def _read(self, stream: str, into: dict[str, int], ladder_of: Any, max_entries: int) -> None:
+    def _read(
+        self, stream: str, into: dict[str, int], ladder_of: Callable[[dict[str, str]], str | None], max_entries: int
+    ) -> None:
         seen = 0
         while seen < max_entries:
             entries = self.r.xrange(stream, min=f"({self._last[stream]}", max="+", count=self.chunk)
@@ -276,11 +281,3 @@ class LadderCounts:
                     into[ladder] = into.get(ladder, 0) + 1
                 self._last[stream] = entry_id
             seen += len(entries)
-
-
-def _dead_ladder(fields: dict[str, str]) -> str | None:
-    try:
-        spec = json.loads(fields.get("spec", ""))
-        return str(spec["ladder"]) if isinstance(spec, dict) and "ladder" in spec else None
-    except ValueError:
-        return None

@@ -71,10 +71,7 @@ class DeadLetter:
     @property
     def ladder(self) -> str | None:
         """The spec's ladder (None if the spec is malformed)."""
-        try:
-            return MatchSpec.from_json(self.spec_json).ladder
-        except ValueError:
-            return None
+        return ladder_of(self.spec_json)
 
 
 @dataclass(frozen=True)
@@ -326,7 +323,9 @@ class MatchQueue:
 
     def pending(self) -> int:
         """Matches delivered to a worker and not yet acknowledged."""
-        info: Any = self._grouped(lambda: self.r.xpending(keys.MATCH_STREAM, keys.WORKER_GROUP))
+        info: Any = self._grouped(  # Any: the XPENDING summary is a dict the stubs do not describe
+            lambda: self.r.xpending(keys.MATCH_STREAM, keys.WORKER_GROUP)
+        )
         return int(info["pending"])
 
     def oldest_pending_age(self) -> float:
@@ -349,7 +348,7 @@ class MatchQueue:
         mine = {c["message_id"] for c in claimed}
         out: dict[str, LadderQueue] = {}
         for entry_id, fields in entries:
-            ladder = _ladder_of(fields.get("spec", ""))
+            ladder = ladder_of(fields.get("spec", "")) or "?"
             q = out.get(ladder, LadderQueue())
             out[ladder] = LadderQueue(
                 q.waiting + 1, q.claimed + (entry_id in mine), max(q.oldest_age_s, entry_age_s(entry_id, now_ms))
@@ -382,12 +381,15 @@ class MatchQueue:
         return MatchResult.from_json(raw) if raw else None
 
 
-def _ladder_of(spec_json: str) -> str:
+def ladder_of(spec_json: str) -> str | None:
+    """The ladder of a queued or dead-lettered spec, read without checking the rest of it (a malformed
+    spec still counts under its ladder, if it names one); None if it names none."""
     try:
         spec = json.loads(spec_json)
     except ValueError:
-        return "?"
-    return str(spec.get("ladder", "?")) if isinstance(spec, dict) else "?"
+        return None
+    ladder = spec.get("ladder") if isinstance(spec, dict) else None
+    return ladder if isinstance(ladder, str) and ladder else None
 
 
 def _dead_letter(dead_id: str, f: dict[str, str]) -> DeadLetter:

@@ -138,7 +138,7 @@ class Ratings:
         rkeys = [keys.rating(result.ladder, b) for b in bots]
         skeys = [keys.bot_stats(result.ladder, b) for b in bots]
         for _ in range(_WATCH_RETRIES):
-            pipe: Any
+            pipe: Any  # Any: redis-py's Pipeline replies are untyped (Awaitable | Any)
             with self.r.pipeline(transaction=True) as pipe:
                 try:
                     pipe.watch(marker, *rkeys, *skeys)

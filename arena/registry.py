@@ -345,7 +345,7 @@ class Registry:
         """Check the token against the bot's owner hash (or admin) and run ``write``
         in a WATCHed transaction, so a concurrent update cannot interleave."""
         for _ in range(_WATCH_RETRIES):
-            pipe: Any
+            pipe: Any  # Any: redis-py's Pipeline replies are untyped (Awaitable | Any)
             with self.r.pipeline(transaction=True) as pipe:
                 try:
                     pipe.watch(keys.bot(bot_id), keys.bot_versions(bot_id))

@@ -33,7 +33,8 @@ LAT_MAX = "lat_max_ms"
 
 
 def accumulate(pipe: Any, result: MatchResult, current_max: Mapping[str, float]) -> None:
-    """Queue the HINCRBYs adding ``result``'s per-bot stats (pipe in MULTI mode).
+    """Queue the HINCRBYs adding ``result``'s per-bot stats (pipe in MULTI mode; Any: redis-py's
+    Pipeline has no precise type).
 
     ``current_max`` is each bot's stored max latency, read by the caller under
     WATCH, because "max" cannot be expressed as an increment.

@@ -29,6 +29,7 @@ from concurrent import futures
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+from wsgiref.simple_server import WSGIServer
 
 import grpc
 import redis
@@ -40,7 +41,7 @@ from arena.redis_server import EmbeddedRedis, connect
 from arena.registry import Registry
 from arena.retry import REDIS_DOWN, Backoff, patiently
 from arena.runner import ArenaRunner, with_parent_death
-from arena.web import serve_web
+from arena.web import WebServer, serve_web
 from arena.worker import Worker
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,7 @@ def run_api(redis_url: str, host: str, port: int, metrics_port: int | None) -> i
 # ---------------------------------------------------------------------- arena worker
 
 
-def health_server(host: str, port: int) -> tuple[Any, Any, int]:
+def health_server(host: str, port: int) -> tuple[grpc.Server, health.HealthServicer, int]:
     """A gRPC server with only the health service (SERVING), for probes of processes that serve no gRPC."""
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="health"))
     servicer = health.HealthServicer()
@@ -200,9 +201,9 @@ class Stack:
         self.url = cfg.redis_url or ""
         self.r: redis.Redis | None = None
         self.api: ApiServer | None = None
-        self.web: Any = None
+        self.web: WebServer | None = None
         self.web_port = 0
-        self.metrics_server: Any = None
+        self.metrics_server: WSGIServer | None = None
         self.metrics_port: int | None = None
         self.workers: list[subprocess.Popen[bytes]] = []
         self._logs: list[IO[bytes]] = []
@@ -498,7 +499,7 @@ def _redis_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_server_parsers(sub: Any) -> None:
+def add_server_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     up = sub.add_parser("up", help="run the whole arena here: Redis, API, workers, ratings, metrics, web")
     up.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help=f"state and Redis data (default {DEFAULT_DATA_DIR})")
     up.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")

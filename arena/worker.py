@@ -148,7 +148,7 @@ class Worker:
         keepalive_interval_s: float | None = None,
         record_patience_s: float = 120.0,
     ) -> None:
-        self.r: Any = r
+        self.r: Any = r  # Any: redis-py types replies as Awaitable | Any; with decode_responses=True they are str
         self.runner = runner
         self.worker_id = worker_id
         self.queue = MatchQueue(r, max_deliveries=max_deliveries)
