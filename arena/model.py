@@ -12,6 +12,7 @@ module (``arena.latency``); its names are re-exported here for older imports.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Mapping
@@ -218,20 +219,6 @@ def teams_of(seats: tuple[str, str, str, str]) -> tuple[tuple[str, ...], tuple[s
     return (tuple(dict.fromkeys((seats[0], seats[2]))), tuple(dict.fromkeys((seats[1], seats[3]))))
 
 
-# Counters every BotStats carries; the stats module sums exactly these.
-STAT_COUNTERS: tuple[str, ...] = (
-    "deals",
-    "points",
-    "contracts_bid",
-    "contracts_made",
-    "capots",
-    "declarations",
-    "timeouts",
-    "illegal_actions",
-    "errors",
-)
-
-
 @dataclass(frozen=True)
 class BotStats(Record):
     """What one bot did in one match (summed over its seats and both tables)."""
@@ -254,6 +241,10 @@ class BotStats(Record):
             raise fail("BotStats", "contracts_made", "cannot exceed contracts_bid")
         if not isinstance(self.latency, LatencySummary):
             raise fail("BotStats", "latency", "expected a LatencySummary")
+
+
+# Counters every BotStats carries (its int fields); the stats module sums exactly these.
+STAT_COUNTERS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(BotStats) if f.name != "latency")
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ updaters racing on the same result or the same bots: the loser's EXEC fails
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -58,18 +59,8 @@ class RatingRow:
         """mu - 3*sigma: ~99.7 % sure the true skill is above this; the ranking key."""
         return self.mu - 3 * self.sigma
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "bot_id": self.bot_id,
-            "mu": self.mu,
-            "sigma": self.sigma,
-            "conservative": self.conservative,
-            "games": self.games,
-            "wins": self.wins,
-            "losses": self.losses,
-            "draws": self.draws,
-            "last_played": self.last_played,
-        }
+    def to_dict(self) -> dict[str, float | int | str]:
+        return {**dataclasses.asdict(self), "conservative": self.conservative}
 
 
 @dataclass(frozen=True)

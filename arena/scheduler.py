@@ -24,6 +24,7 @@ bots, each partnered with itself.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -73,15 +74,10 @@ class LadderConfig:
             raise ValidationError(f"ladder: options are not JSON-serialisable: {e}") from None
 
     def to_dict(self) -> dict[str, Any]:
-        """The settings as stored and shown; ``variant`` repeats ``ruleset`` for readers from before the rename."""
-        return {
-            "ruleset": self.ruleset,
-            "variant": self.ruleset,
-            "options": dict(self.options),
-            "deals": self.deals,
-            "target": self.target,
-            "duplicate": self.duplicate,
-        }
+        """The settings as stored and shown; ``variant`` repeats ``ruleset`` for readers from before the rename.
+        (Any: options are JSON values of any kind.)"""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return {**d, "options": dict(self.options), "variant": self.ruleset}
 
     def canonical(self) -> str:
         # The id is a hash of this text, so it keeps the key "variant" it had when ladders were first made:
@@ -99,8 +95,9 @@ class LadderConfig:
 
     @classmethod
     def from_json(cls, text: str) -> LadderConfig:
-        d = json.loads(text)
-        return cls(d.get("ruleset") or d["variant"], d["options"], d["deals"], d["target"], d["duplicate"])
+        d = {"ruleset": None, **json.loads(text)}
+        d["ruleset"] = d["ruleset"] or d["variant"]  # stored before the rename: "variant" only
+        return cls(**{f.name: d[f.name] for f in dataclasses.fields(cls)})
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import math
 import re
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, Self
 
 # --------------------------------------------------------------------------- field checks
@@ -111,7 +111,11 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         # Any: a record's fields hold JSON values of every kind.
-        return {f.name: _dump(getattr(self, f.name)) for f in dataclasses.fields(_dc(self))}
+        out: dict[str, Any] = {}
+        for name, dump in _layout(typing.cast(type, type(self))).dumpers:
+            v = getattr(self, name)
+            out[name] = v if dump is None else dump(v)
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
@@ -124,74 +128,123 @@ class Record:
         for old, new in cls.json_aliases.items():
             if old in d and new not in d:
                 d = {(new if k == old else k): v for k, v in d.items()}
-        required, optional, hints = _layout(typing.cast(type, cls))
-        check_keys(name, d, required, optional)
-        kw = {k: _load(name, k, hints[k], v) for k, v in d.items()}
-        return cls(**kw)
+        layout = _layout(typing.cast(type, cls))
+        check_keys(name, d, layout.required, layout.optional)
+        load = layout.loaders
+        return cls(**{k: (load[k](v) if k in load else v) for k, v in d.items()})
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Self:
         return cls.from_dict(loads_object(cls.__name__, text))
 
 
-def _dc(obj: object) -> Any:  # Any: dataclasses.fields wants a dataclass instance, which mypy cannot see here
-    return obj
+Loader = Callable[[object], object]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    dumpers: tuple[tuple[str, Loader | None], ...]  # each field, and how its value becomes JSON (None: as is)
+    required: tuple[str, ...]
+    optional: tuple[str, ...]
+    loaders: Mapping[str, Loader]  # fields whose JSON value needs converting (the others are taken as they are)
 
 
 @functools.cache
-def _layout(cls: type) -> tuple[tuple[str, ...], tuple[str, ...], dict[str, Any]]:
-    """(required keys, optional keys, type of each field) of a record class; computed once per class."""
+def _layout(cls: type) -> _Layout:
+    """How a record class reads and writes JSON, worked out once per class from its fields."""
     fs = dataclasses.fields(cls)
     missing = dataclasses.MISSING
     required = tuple(f.name for f in fs if f.default is missing and f.default_factory is missing)
-    optional = tuple(f.name for f in fs if f.name not in required)
-    return required, optional, typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls)
+    loaders = {f.name: fn for f in fs if (fn := _loader(cls.__name__, f.name, hints[f.name])) is not None}
+    return _Layout(
+        dumpers=tuple((f.name, _dumper(hints[f.name])) for f in fs),
+        required=required,
+        optional=tuple(f.name for f in fs if f.name not in required),
+        loaders=loaders,
+    )
+
+
+_PLAIN = (str, int, float, type(None))  # bool is an int
 
 
 def _dump(v: object) -> Any:
+    # Ordered by frequency; a tuple of types and concrete classes first: isinstance on an ABC is slow.
+    if isinstance(v, _PLAIN):
+        return v
+    if isinstance(v, tuple | list):
+        return [x if isinstance(x, _PLAIN) else _dump(x) for x in v]
     if isinstance(v, Record):
         return v.to_dict()
-    if isinstance(v, tuple | list):
-        return [_dump(x) for x in v]
-    if isinstance(v, Mapping):
-        return {str(k): _dump(x) for k, x in sorted(v.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(v, dict | Mapping):
+        return {str(k): x if isinstance(x, _PLAIN) else _dump(x) for k, x in v.items()}
     return v
 
 
-def _load(cls: str, name: str, tp: Any, v: object) -> object:
-    """A JSON value as the field's type wants it (``tp`` is Any: a typing construct)."""
+def _dumper(tp: Any) -> Loader | None:
+    """How a field's value becomes JSON, by its type (Any: a typing construct); None: as it is."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        inner = [a for a in typing.get_args(tp) if a is not type(None)]
+        plain = len(inner) == 1 and inner[0] in (str, int, float, bool)
+        return None if plain else _dump
+    if tp in (str, int, float, bool):
+        return None
+    return _dump
+
+
+def _loader(cls: str, name: str, tp: Any) -> Loader | None:
+    """How a JSON value becomes the field's value, by the field's type (Any: a typing construct); None
+    when it is taken as it is (``__post_init__`` checks it)."""
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin in (typing.Union, types.UnionType):
-        if v is None:
-            return None
         inner = [a for a in args if a is not type(None)]
-        return _load(cls, name, inner[0], v) if len(inner) == 1 else v
+        fn = _loader(cls, name, inner[0]) if len(inner) == 1 else None
+        return None if fn is None else (lambda v: None if v is None else fn(v))
     if origin is tuple:
-        if not isinstance(v, list):
-            raise fail(cls, name, "expected a list")
-        return tuple(v)
+
+        def to_tuple(v: object) -> object:
+            if not isinstance(v, list):
+                raise fail(cls, name, "expected a list")
+            return tuple(v)
+
+        return to_tuple
     if isinstance(tp, type) and issubclass(tp, Record):
-        if not isinstance(v, dict):
-            raise fail(cls, name, "expected an object")
-        return tp.from_dict(v)
+        record = tp
+
+        def to_record(v: object) -> object:
+            if not isinstance(v, dict):
+                raise fail(cls, name, "expected an object")
+            return record.from_dict(v)
+
+        return to_record
     if origin is Mapping and len(args) == 2:
         key_t, value_t = args
         if isinstance(value_t, type) and issubclass(value_t, Record):
-            if not isinstance(v, dict):
-                raise fail(cls, name, "expected an object")
-            out: dict[object, object] = {}
-            for k, x in v.items():
-                try:
-                    out[k] = value_t.from_dict(x)
-                except ValueError as e:
-                    raise fail(cls, f"{name}[{k}]", str(e)) from None
-            return out
+            value_record = value_t
+
+            def to_records(v: object) -> object:
+                if not isinstance(v, dict):
+                    raise fail(cls, name, "expected an object")
+                out: dict[object, object] = {}
+                for k, x in v.items():
+                    try:
+                        out[k] = value_record.from_dict(x)
+                    except ValueError as e:
+                        raise fail(cls, f"{name}[{k}]", str(e)) from None
+                return out
+
+            return to_records
         if key_t is int:
-            if not isinstance(v, dict):
-                raise fail(cls, name, "expected an object")
-            for k in v:
-                if not (isinstance(k, str) and k.isdigit()):
-                    raise fail(cls, name, f"key {k!r} is not an index")
-            return {int(k): x for k, x in v.items()}
-    return v
+
+            def int_keys(v: object) -> object:
+                if not isinstance(v, dict):
+                    raise fail(cls, name, "expected an object")
+                for k in v:
+                    if not (isinstance(k, str) and k.isdigit()):
+                        raise fail(cls, name, f"key {k!r} is not an index")
+                return {int(k): x for k, x in v.items()}
+
+            return int_keys
+    return None

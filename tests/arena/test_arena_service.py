@@ -5,6 +5,7 @@ matches; requeueing dead letters (and what it does to the in-flight count); reco
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import threading
 import time
@@ -211,3 +212,14 @@ def test_records_json_comes_from_their_fields():
     res = play(spec)
     assert set(json.loads(res.to_json())) == {f.name for f in dataclasses.fields(MatchResult)}
     assert MatchResult.from_json(res.to_json()) == res
+
+
+def test_ladder_ids_did_not_change_with_the_rename():
+    # The id is "<ruleset>-" + the first 10 hex digits of the sha256 of the settings as they were always
+    # written (key "variant"), worked out here from that text, not from the code.
+    text = b'{"deals":null,"duplicate":true,"options":{},"target":1000,"variant":"pilotta"}'
+    assert LadderConfig("pilotta").ladder_id == "pilotta-" + hashlib.sha256(text).hexdigest()[:10]
+    stored_before = '{"deals": 2, "duplicate": false, "options": {"belote": true}, "target": null, "variant": "bela"}'
+    cfg = LadderConfig.from_json(stored_before)
+    assert (cfg.ruleset, cfg.deals, cfg.duplicate, dict(cfg.options)) == ("bela", 2, False, {"belote": True})
+    assert LadderConfig.from_json(cfg.to_json()) == cfg
