@@ -30,6 +30,8 @@ import redis
 from arena import keys
 from arena.model import MatchResult, MatchSpec, NotRequeueable
 
+# Where queue counts put an entry whose spec names no ladder (not a valid ladder id, so it never clashes).
+UNKNOWN_LADDER = "?"
 # XREADGROUP BLOCK must return before the client's socket timeout fires.
 MAX_BLOCK_MS = 2000
 T = TypeVar("T")
@@ -336,7 +338,7 @@ class MatchQueue:
 
     def by_ladder(self, limit: int = 10_000) -> dict[str, LadderQueue]:
         """Each ladder's share of the queue (``LadderQueue``), from at most ``limit`` entries (the feeder
-        keeps the queue short); a malformed entry counts under the ladder ``?``."""
+        keeps the queue short); an entry that names no ladder counts under ``UNKNOWN_LADDER``."""
         with self.r.pipeline(transaction=False) as p:
             p.xrange(keys.MATCH_STREAM, count=limit)
             p.xpending_range(keys.MATCH_STREAM, keys.WORKER_GROUP, "-", "+", limit)
@@ -348,7 +350,7 @@ class MatchQueue:
         mine = {c["message_id"] for c in claimed}
         out: dict[str, LadderQueue] = {}
         for entry_id, fields in entries:
-            ladder = ladder_of(fields.get("spec", "")) or "?"
+            ladder = ladder_of(fields.get("spec", "")) or UNKNOWN_LADDER
             q = out.get(ladder, LadderQueue())
             out[ladder] = LadderQueue(
                 q.waiting + 1, q.claimed + (entry_id in mine), max(q.oldest_age_s, entry_age_s(entry_id, now_ms))

@@ -357,6 +357,7 @@ def to_result(spec: MatchSpec, outcome: MatchOutcome) -> MatchResult:
         record=json.dumps(outcome.record, separators=(",", ":")),
         duplicate=spec.duplicate,
         finished=time.time(),
+        ruleset=spec.ruleset,
     )
 
 

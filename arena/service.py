@@ -41,7 +41,7 @@ from arena.model import (
     UnknownLadderError,
     ValidationError,
 )
-from arena.queue import DeadLetter, LadderQueue, MatchQueue
+from arena.queue import UNKNOWN_LADDER, DeadLetter, LadderQueue, MatchQueue
 from arena.ratings import Ratings
 from arena.registry import Registry
 from arena.scheduler import LadderConfig, Scheduler
@@ -398,7 +398,7 @@ class Arena:
         """Queue depth and age per ladder, live workers, every active bot's rating, to ``arena.metrics``."""
         ladders = self.scheduler.ladders()
         by_ladder = self.views.queue_by_ladder()
-        for ladder in set(ladders) | set(by_ladder):
+        for ladder in (set(ladders) | set(by_ladder)) - {UNKNOWN_LADDER}:
             q = by_ladder.get(ladder, LadderQueue())
             metrics.update_queue_gauges(q.waiting, q.oldest_age_s, ladder)
         # live_workers decided who is live; the gauges take its answer as it is.

@@ -249,7 +249,7 @@ class Worker:
             result = self.runner(spec)
             if result.match_id != spec.match_id or result.ladder != spec.ladder:
                 raise ValueError(f"runner returned a result for {result.match_id}/{result.ladder}")
-            if result.ruleset is None:  # stored with the result, for the lists of matches
+            if result.ruleset is None:  # stored with the result, for the lists of matches (ArenaRunner sets it)
                 result = dataclasses.replace(result, ruleset=spec.ruleset)
         except Exception as e:  # the runner is foreign code: any failure is the match's failure
             error = e

@@ -9,7 +9,12 @@ Prints human-readable lines, then one JSON object with every figure:
 3. 10,000 queued matches: enqueue rate and Redis memory per queued match
    (``used_memory`` delta, includes the stream entry and the enqueued-id set).
 
-Usage: ``python bench/bench_queue.py [--quick]``
+Usage: ``python bench/bench_queue.py [--quick] [--baseline DIR]``
+
+``--baseline DIR`` (a checkout of another commit, e.g. ``git worktree add /tmp/base main``) then measures
+figures 1 and 2 (1 worker) for DIR's arena code and this checkout's, alternating, several rounds, each in
+a fresh process with its own Redis, and prints each side's median and the median of the paired ratios
+(this / baseline): on a shared machine only a ratio measured side by side means anything.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,10 +31,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-# Runnable as a plain script from anywhere: make the repo importable.
+# Runnable as a plain script from anywhere: make the repo importable; ``--code DIR`` measures the arena
+# code of another checkout instead (what ``--baseline`` runs).
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+CODE = Path(sys.argv[sys.argv.index("--code") + 1]).resolve() if "--code" in sys.argv[:-1] else REPO
+sys.path.insert(0, str(CODE))
 
 from arena import keys  # noqa: E402
 from arena.model import MatchResult, MatchSpec  # noqa: E402
@@ -37,16 +44,9 @@ from arena.redis_server import EmbeddedRedis, connect  # noqa: E402
 
 
 def spec(i: int) -> MatchSpec:
-    return MatchSpec(
-        match_id=f"m-{i:07d}",
-        ladder="bench",
-        ruleset="cypriot",
-        seed=i,
-        bots=("b-aaaa", "b-bbbb"),
-        options={"belote": True},
-        deals=8,
-        created=time.time(),
-    )
+    # From JSON with the ruleset under its old key "variant", which every version of the arena reads.
+    d = {"match_id": f"m-{i:07d}", "ladder": "bench", "variant": "cypriot", "seed": i, "bots": ["b-aaaa", "b-bbbb"]}
+    return MatchSpec.from_json(json.dumps({**d, "options": {"belote": True}, "deals": 8, "created": time.time()}))
 
 
 def trivial(s: MatchSpec) -> MatchResult:
@@ -113,7 +113,7 @@ def bench_workers(url: str, n_workers: int, n: int, logs: Path) -> float:
                         "--log-level",
                         "ERROR",
                     ],
-                    cwd=REPO,
+                    cwd=CODE,
                     stdout=log,
                     stderr=subprocess.STDOUT,
                 )
@@ -161,11 +161,45 @@ def bench_backlog(url: str, n: int) -> tuple[float, float]:
     return n / dt, (mem1 - mem0) / n
 
 
+def side_by_side(baseline: Path, rounds: int, quick: bool) -> dict[str, object]:
+    """Figures 1 and 2 (1 worker) of ``baseline``'s code and this checkout's, alternating."""
+    runs: dict[str, list[dict[str, float]]] = {"baseline": [], "this": []}
+    for i in range(rounds):
+        for side, code in (
+            (("baseline", baseline), ("this", REPO)) if i % 2 == 0 else (("this", REPO), ("baseline", baseline))
+        ):
+            cmd = [sys.executable, __file__, "--one", "--code", str(code)] + (["--quick"] if quick else [])
+            out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=True).stdout
+            runs[side].append(json.loads(out.strip().splitlines()[-1]))
+            print(f"round {i + 1} {side:<8} {runs[side][-1]}", flush=True)
+    figures: dict[str, object] = {"rounds": rounds, "baseline": str(baseline)}
+    for key in ("queue_cost_us_per_match", "matches_per_s_1_worker"):
+        base = [r[key] for r in runs["baseline"]]
+        this = [r[key] for r in runs["this"]]
+        ratio = statistics.median(t / b for t, b in zip(this, base, strict=True))
+        figures[key] = {"baseline": statistics.median(base), "this": statistics.median(this), "ratio": round(ratio, 3)}
+        print(f"{key}: baseline {statistics.median(base):.1f}, this {statistics.median(this):.1f}, ratio {ratio:.3f}")
+    return figures
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller counts (CI smoke run)")
+    ap.add_argument("--baseline", type=Path, default=None, help="compare with the arena code of this checkout")
+    ap.add_argument("--rounds", type=int, default=6, help="with --baseline: rounds per side (default 6)")
+    ap.add_argument("--code", type=Path, default=None, help=argparse.SUPPRESS)  # read at import, see CODE
+    ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # one side of --baseline
     args = ap.parse_args()
+    if args.baseline is not None:
+        print(json.dumps(side_by_side(args.baseline.resolve(), args.rounds, args.quick), sort_keys=True))
+        return 0
     n_cost, n_workers_matches, n_backlog = (300, 300, 2000) if args.quick else (3000, 3000, 10_000)
+    if args.one:
+        with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp) / "redis") as srv:
+            cost = bench_queue_cost(srv.url, n_cost)
+            rate1 = bench_workers(srv.url, 1, n_workers_matches, Path(tmp))
+        print(json.dumps({"queue_cost_us_per_match": round(cost * 1e6, 1), "matches_per_s_1_worker": round(rate1, 1)}))
+        return 0
     with tempfile.TemporaryDirectory() as tmp, EmbeddedRedis(Path(tmp) / "redis") as srv:
         # Benchmarks measure the queue, not the disk: fsync stays "everysec" as in production.
         logs = Path(tmp)

@@ -13,10 +13,11 @@ import time
 import pytest
 import redis
 from arena_testkit import make_spec, play
+from prometheus_client import REGISTRY
 
 from arena import keys
 from arena.model import AuthError, MatchResult, MatchSpec, NotFoundError, NotRequeueable, Unauthenticated
-from arena.queue import LadderQueue, entry_age_s
+from arena.queue import UNKNOWN_LADDER, LadderQueue, entry_age_s
 from arena.retry import Backoff, patiently
 from arena.scheduler import LadderConfig
 from arena.service import Arena, BotSource
@@ -94,7 +95,7 @@ def test_oldest_pending_age_per_ladder_and_overall(r):
     by = arena.queue_state()
     now_ms = time.time() * 1000
     # Ages are now - entry time; now is ~1.7e12 ms, so they are within a second of these.
-    assert by.keys() == {"lad-a", "lad-b", "?"}
+    assert by.keys() == {"lad-a", "lad-b", UNKNOWN_LADDER}
     assert (by["lad-a"].waiting, by["lad-a"].claimed) == (2, 1)
     assert by["lad-a"].oldest_age_s == pytest.approx((now_ms - 1000) / 1000, abs=2.0)
     assert by["lad-b"] == LadderQueue(1, 0, by["lad-b"].oldest_age_s)
@@ -223,3 +224,16 @@ def test_ladder_ids_did_not_change_with_the_rename():
     cfg = LadderConfig.from_json(stored_before)
     assert (cfg.ruleset, cfg.deals, cfg.duplicate, dict(cfg.options)) == ("bela", 2, False, {"belote": True})
     assert LadderConfig.from_json(cfg.to_json()) == cfg
+
+
+def test_gauges_are_published_despite_a_queue_entry_without_a_ladder(r):
+    # Before: the entry counted under the label "?", which metrics refuses, and the publish stopped there.
+    arena = Arena(r)
+    lid = _ladder(arena)
+    arena.scheduler.create_match(lid, ("b-a", "b-b"), seed=1)
+    arena.scheduler.create_match(lid, ("b-a", "b-c"), seed=2)
+    r.xadd(keys.MATCH_STREAM, {"match_id": "m-junk", "spec": "[]"})
+    r.zadd(keys.WORKERS, {"w-gauge": time.time()})
+    arena.publish_gauges()
+    assert REGISTRY.get_sample_value("pilotta_queue_depth", {"ladder": lid}) == 2
+    assert REGISTRY.get_sample_value("pilotta_worker_heartbeat_timestamp_seconds", {"worker": "w-gauge"}) > 0

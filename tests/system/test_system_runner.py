@@ -43,6 +43,7 @@ def test_real_match_stats_and_metrics(r, tmp_path):
     finally:
         runner.close()
     assert result.seats == (h, rnd, h, rnd) and result.forfeit is None and result.deals_played == 6
+    assert result.ruleset == "pilotta"  # stored with the result
     assert result.winner == (None if result.points[0] == result.points[1] else int(result.points[1] > result.points[0]))
     record = json.loads(result.record)
     legs = [verify_record(leg) for leg in record["legs"]]
