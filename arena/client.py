@@ -23,7 +23,7 @@ from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
 from arena.up import DEFAULT_API, DEFAULT_DATA_DIR, TOKEN_FILE, read_state
 from referee.bots import ManifestError, load_manifest
-from referee.cli import add_ruleset_option, parse_options
+from referee.cli import DeprecatedAlias, add_ruleset_option, parse_options
 from referee.errors import RecordError
 from referee.record import dumps, verify_record
 from referee.text import SEAT_NAMES, game_text
@@ -117,7 +117,7 @@ def _source_args(p: argparse.ArgumentParser) -> None:
         metavar="RULESET[,RULESET...]",
         help="with --endpoint: the rulesets the bot plays (pilotta, bulgarian, coinche, french, bela)",
     )
-    p.add_argument("--games", dest="rulesets", help=argparse.SUPPRESS)  # deprecated alias of --rulesets
+    p.add_argument("--games", dest="rulesets", action=DeprecatedAlias, help=argparse.SUPPRESS)
 
 
 def cmd_bot_register(args: argparse.Namespace) -> int:
