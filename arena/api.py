@@ -41,6 +41,7 @@ from arena.ladder import LadderFeeder
 from arena.model import (
     AuthError,
     Bot,
+    EndpointRefused,
     ManifestError,
     NameTakenError,
     NotFoundError,
@@ -75,6 +76,7 @@ _CODES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], grpc.
     (AuthError, grpc.StatusCode.PERMISSION_DENIED),
     (RetiredBotError, grpc.StatusCode.FAILED_PRECONDITION),
     (NotRequeueable, grpc.StatusCode.FAILED_PRECONDITION),
+    (EndpointRefused, grpc.StatusCode.FAILED_PRECONDITION),
     (REDIS_DOWN, grpc.StatusCode.UNAVAILABLE),
 )
 
@@ -157,6 +159,7 @@ def _ladder_info(view: LadderView) -> arena_pb2.LadderInfo:
         deals=cfg.deals or 0,
         target=cfg.target or 0,
         duplicate=cfg.duplicate,
+        endpoint_bots=cfg.endpoint_bots,
         started=run is not None,
         scheduled=view.scheduled,
         members=view.members,
@@ -179,6 +182,7 @@ def _match(m: MatchSummary) -> arena_pb2.MatchSummary:
         scores=list(m.points),
         forfeit_reason=m.forfeit,
         finished_at=m.finished,
+        unrated=not m.rated,
     )
     if m.winner is not None:
         out.winner_side = m.winner
@@ -197,7 +201,9 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
     @_rpc
     def RegisterBot(self, request: arena_pb2.RegisterBotRequest) -> arena_pb2.RegisterBotReply:
         source = _source(request.source, request.games, request.rulesets)
-        bot, token = self.arena.register_bot(request.name, request.owner, source)
+        bot, token = self.arena.register_bot(
+            request.name, request.owner, source, token=request.token, registration_key=request.registration_key
+        )
         return arena_pb2.RegisterBotReply(bot=_bot_info(bot), owner_token=token)
 
     @_rpc
@@ -232,6 +238,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                     losses=s.rating.losses,
                     draws=s.rating.draws,
                     stats_json=json.dumps(s.stats.to_dict(), sort_keys=True),
+                    endpoint=s.endpoint,
                 )
                 for s in standings
             ],
@@ -278,6 +285,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
             duplicate=not request.single,
             matches=request.matches if request.HasField("matches") else None,
             max_in_flight=request.max_in_flight or None,
+            endpoint_bots=request.endpoint_bots,
         )
         return _ladder_info(view)
 

@@ -21,7 +21,7 @@ from typing import Any
 import grpc
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
-from arena.up import DEFAULT_API, DEFAULT_DATA_DIR, TOKEN_FILE, read_state
+from arena.up import DEFAULT_API, DEFAULT_DATA_DIR, REGISTRATION_KEY_FILE, TOKEN_FILE, read_state
 from referee.bots import ManifestError, load_manifest
 from referee.cli import DeprecatedAlias, add_ruleset_option, parse_options
 from referee.errors import RecordError
@@ -120,23 +120,40 @@ def _source_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", dest="rulesets", action=DeprecatedAlias, help=argparse.SUPPRESS)
 
 
+def registration_key(args: argparse.Namespace) -> str:
+    """``--registration-key``, else ``$ARENA_REGISTRATION_KEY``, else the key ``arena up`` keeps in its data
+    dir; empty when none (an arena with open registration takes none)."""
+    if getattr(args, "registration_key", None):
+        return str(args.registration_key)
+    if os.environ.get("ARENA_REGISTRATION_KEY"):
+        return os.environ["ARENA_REGISTRATION_KEY"]
+    try:
+        return (Path(args.data_dir) / REGISTRATION_KEY_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+
+
 def cmd_bot_register(args: argparse.Namespace) -> int:
     owner = args.owner or os.environ.get("USER") or "anonymous"
-    reply = call(
-        args,
-        "RegisterBot",
-        arena_pb2.RegisterBotRequest(name=args.name, owner=owner, source=_source(args), rulesets=_rulesets(args)),
-    )
+    request = arena_pb2.RegisterBotRequest(name=args.name, owner=owner, source=_source(args), rulesets=_rulesets(args))
+    if args.manifest:
+        request.token = admin_token(args)  # an operator manifest: the admin token alone will do
+    else:
+        request.registration_key = registration_key(args)
+    reply = call(args, "RegisterBot", request)
     print(f"registered {reply.bot.name} (version {reply.bot.version}, owner {reply.bot.owner})")
     print(f"owner token (shown once; needed to update or retire the bot): {reply.owner_token}")
     return 0
 
 
 def cmd_bot_update(args: argparse.Namespace) -> int:
+    token = args.token or (admin_token(args) if args.manifest else "")
+    if not token:
+        raise CommandError("give --token: the bot's owner token (or the admin token)", 2)
     info = call(
         args,
         "UpdateBot",
-        arena_pb2.UpdateBotRequest(name=args.name, token=args.token, source=_source(args), rulesets=_rulesets(args)),
+        arena_pb2.UpdateBotRequest(name=args.name, token=token, source=_source(args), rulesets=_rulesets(args)),
     )
     print(f"updated {info.name}: now version {info.version}")
     return 0
@@ -171,12 +188,20 @@ def add_bot_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     reg.add_argument("name")
     _source_args(reg)
     reg.add_argument("--owner", default=None, help="who answers for the bot (default: $USER)")
+    reg.add_argument(
+        "--token", default=None, help="with --manifest: the admin token (default: $ARENA_ADMIN_TOKEN or arena up's)"
+    )
+    reg.add_argument(
+        "--registration-key",
+        default=None,
+        help="the arena's registration key, if it requires one (default: $ARENA_REGISTRATION_KEY or arena up's)",
+    )
     _common(reg)
     reg.set_defaults(func=_run(cmd_bot_register))
     upd = bsub.add_parser("update", help="point a bot at a new endpoint or manifest (a new version)")
     upd.add_argument("name")
     _source_args(upd)
-    upd.add_argument("--token", required=True, help="the owner token, or the admin token")
+    upd.add_argument("--token", default=None, help="the owner token, or the admin token (a manifest takes the admin's)")
     _common(upd)
     upd.set_defaults(func=_run(cmd_bot_update))
     ls = bsub.add_parser("list", help="list registered bots")
@@ -251,6 +276,7 @@ def cmd_ladder_start(args: argparse.Namespace) -> int:
         target=args.target or 0,
         single=args.single,
         max_in_flight=args.max_in_flight or 0,
+        endpoint_bots=args.endpoint_bots or "",
     )
     if args.matches is not None:
         request.matches = args.matches
@@ -302,6 +328,12 @@ def add_ladder_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     st.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="ruleset option")
     st.add_argument("--single", action="store_true", help="one leg per match instead of a duplicate pair")
     st.add_argument("--max-in-flight", type=int, default=None, help="matches per bot queued or playing (4)")
+    st.add_argument(
+        "--endpoint-bots",
+        choices=("rated", "unrated", "refused"),
+        default=None,
+        help="bots their authors run: rate their matches, play them unrated (default), or leave them out",
+    )
     st.add_argument("--token", default=None, help=token_help)
     _common(st)
     st.set_defaults(func=_run(cmd_ladder_start))

@@ -138,6 +138,7 @@ def _play(args: argparse.Namespace, stack: Stack, stop: threading.Event, started
                 arena_pb2.RegisterBotRequest(
                     name=name,
                     owner="demo",
+                    token=stack.admin_token or "",  # sample bots are operator manifests
                     source=arena_pb2.BotSource(
                         manifest_json=(directory / "manifest.json").read_text(), manifest_dir=str(directory)
                     ),

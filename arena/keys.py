@@ -14,6 +14,9 @@ PREFIX = "pa:"
 # String: sha256 hex of the admin token (the token itself is never stored).
 ADMIN_TOKEN_HASH = PREFIX + "admin:token_sha256"
 
+# String: sha256 hex of the registration key, when the operator requires one (absent: open registration).
+REGISTRATION_KEY_HASH = PREFIX + "admin:registration_key_sha256"
+
 # Set of all bot ids ever registered (retired ones included).
 BOTS = PREFIX + "bots"
 

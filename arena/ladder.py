@@ -34,7 +34,7 @@ from arena import keys
 from arena.model import Bot, UnknownLadderError, ValidationError
 from arena.queue import ladder_of as spec_ladder
 from arena.retry import REDIS_DOWN, Backoff
-from arena.scheduler import LadderConfig, Scheduler
+from arena.scheduler import DEFAULT_ENDPOINT_POLICY, LadderConfig, Scheduler
 from arena.worker import live_workers
 from referee.errors import RulesetError
 from referee.rules import get_ruleset
@@ -64,6 +64,7 @@ def ladder_config(
     deals: int | None = None,
     target: int | None = None,
     duplicate: bool = True,
+    endpoint_bots: str = DEFAULT_ENDPOINT_POLICY,
 ) -> LadderConfig:
     """A ladder's settings, checked against the ruleset (ValidationError naming what is wrong).
 
@@ -82,22 +83,24 @@ def ladder_config(
         get_ruleset(ruleset, {**options, **({"target": target} if target is not None else {})})
     except RulesetError as e:
         raise ValidationError(str(e)) from None
-    return LadderConfig(ruleset, options, deals=deals, target=target, duplicate=duplicate)
+    return LadderConfig(ruleset, options, deals=deals, target=target, duplicate=duplicate, endpoint_bots=endpoint_bots)
 
 
-def plays(bot: Bot, ruleset: str) -> bool:
-    """Whether a bot may join a ladder of ``ruleset``: it must list it (a manifest bot in its manifest, an
-    endpoint bot when registered); an endpoint bot registered without any is taken at its word (its
-    handshake is checked in every match)."""
-    games = bot.current.games
-    return not games or ruleset in games
+def plays(bot: Bot, config: LadderConfig) -> bool:
+    """Whether a bot may join a ladder: it must list its ruleset (a manifest bot in its manifest, an
+    endpoint bot when registered; an endpoint bot registered without any is taken at its word, its
+    handshake is checked in every match), and be no endpoint bot where the ladder refuses them."""
+    v = bot.current
+    if v.endpoint is not None and config.endpoint_bots == "refused":
+        return False
+    return not v.games or config.ruleset in v.games
 
 
-def enrol(scheduler: Scheduler, ladder_id: str, ruleset: str) -> int:
-    """Every active bot that plays the ruleset joins the ladder; returns how many are members."""
+def enrol(scheduler: Scheduler, ladder_id: str, config: LadderConfig) -> int:
+    """Every active bot that may join the ladder (``plays``) joins it; returns how many are members."""
     members = 0
     for bot in scheduler.registry.list_bots():
-        if plays(bot, ruleset):
+        if plays(bot, config):
             scheduler.join(ladder_id, bot.bot_id)
             members += 1
     return members
@@ -113,7 +116,7 @@ def start_ladder(
         raise ValidationError(f"max_in_flight must be at least 1, not {max_in_flight}")
     r = scheduler.r
     ladder_id = scheduler.create_ladder(config)
-    enrol(scheduler, ladder_id, config.ruleset)
+    enrol(scheduler, ladder_id, config)
     scheduled = int(r.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0)
     old = r.hget(keys.LADDER_RUNS, ladder_id)
     prev = json.loads(old) if old else {}
@@ -230,7 +233,7 @@ class LadderFeeder(threading.Thread):
             if waiting >= target:
                 break
             if time.monotonic() - self._enrolled.get(run.ladder_id, -math.inf) >= self.enrol_every_s:
-                enrol(self.scheduler, run.ladder_id, run.config.ruleset)
+                enrol(self.scheduler, run.ladder_id, run.config)
                 self._enrolled[run.ladder_id] = time.monotonic()
             wanted = min(target - waiting, run.remaining)
             n = int(

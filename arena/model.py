@@ -79,6 +79,10 @@ class NotRequeueable(ArenaError):
     """A dead letter that cannot be played again: its spec is malformed, or its match has a result."""
 
 
+class EndpointRefused(ArenaError):
+    """An endpoint bot failed its registration check (no Handshake in time, or not the rulesets it claims)."""
+
+
 # ------------------------------------------------------------------------- bots
 
 
@@ -117,6 +121,11 @@ class BotVersion(Record):
             check_str(c, f"games[{i}]", game, ID_RE)
         if self.manifest is not None and "games" in self.manifest and tuple(self.manifest["games"]) != self.games:
             raise fail(c, "games", f"{list(self.games)} differ from the manifest's {self.manifest['games']!r}")
+
+    @property
+    def kind(self) -> str:
+        """``endpoint`` (its author runs it) or ``manifest`` (an operator's command the workers run)."""
+        return "endpoint" if self.endpoint is not None else "manifest"
 
 
 @dataclass(frozen=True)
@@ -173,6 +182,8 @@ class MatchSpec(Record):
     deals: int | None = None
     target: int | None = None
     created: float = 0.0
+    # False: played and recorded but never rated (an endpoint bot on a ladder that does not rate them).
+    rated: bool = True
 
     def __post_init__(self) -> None:
         c = "MatchSpec"
@@ -198,6 +209,7 @@ class MatchSpec(Record):
         if self.target is not None:
             check_int(c, "target", self.target, lo=1, hi=1_000_000)
         check_float(c, "created", self.created, lo=0)
+        check_bool(c, "rated", self.rated)
 
     def seats(self) -> tuple[str, str, str, str]:
         """The bot in each of the four seats (first table of a duplicate pair)."""
@@ -273,6 +285,8 @@ class MatchResult(Record):
     duplicate: bool = True
     finished: float = 0.0
     ruleset: str | None = None
+    # False: recorded and shown, never rated (the spec said so, or the match was void).
+    rated: bool = True
 
     def __post_init__(self) -> None:
         c = "MatchResult"
@@ -310,6 +324,7 @@ class MatchResult(Record):
         check_float(c, "finished", self.finished, lo=0)
         if self.ruleset is not None:
             check_str(c, "ruleset", self.ruleset, ID_RE)
+        check_bool(c, "rated", self.rated)
 
     def teams(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return teams_of(self.seats)
@@ -324,6 +339,7 @@ __all__ = [
     "Bot",
     "BotStats",
     "BotVersion",
+    "EndpointRefused",
     "LatencySummary",
     "ManifestError",
     "MatchResult",

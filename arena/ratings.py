@@ -126,6 +126,15 @@ class Ratings:
         side0, side1 = result.teams()
         bots = side0 + side1
         marker = keys.rated(result.match_id)
+        if not result.rated:
+            # Unrated (an endpoint bot where the ladder does not rate them, or a void match): its result
+            # is kept and shown, and nobody's rating or statistics move.
+            with self.r.pipeline(transaction=True) as p:
+                p.set(marker, "1", nx=True)
+                if entry_id:
+                    p.xack(keys.RESULTS_STREAM, keys.RATINGS_GROUP, entry_id)
+                first = p.execute()[0]
+            return bool(first)
         rkeys = [keys.rating(result.ladder, b) for b in bots]
         skeys = [keys.bot_stats(result.ladder, b) for b in bots]
         for _ in range(_WATCH_RETRIES):

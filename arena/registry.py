@@ -250,6 +250,9 @@ class Registry:
             raise UnknownBotError(f"unknown bot name {name!r}")
         return self.get(str(bot_id))
 
+    def name_taken(self, name: str) -> bool:
+        return bool(self.r.hexists(keys.BOT_NAMES, name))
+
     def versions(self, bot_id: str) -> list[BotVersion]:
         if not self.r.exists(keys.bot(bot_id)):
             raise UnknownBotError(f"unknown bot id {bot_id!r}")
@@ -301,6 +304,7 @@ class Registry:
             repr(now),
             sha256_hex(token),
             version.to_json(),
+            version.kind,
         )
         if not ok:
             raise NameTakenError(f"bot name {name!r} is already taken")
@@ -325,7 +329,7 @@ class Registry:
             v = BotVersion(bot_id, n, time.time(), endpoint=ep, manifest=man, manifest_dir=mdir, games=gms)
             pipe.multi()
             pipe.rpush(keys.bot_versions(bot_id), v.to_json())
-            pipe.hset(keys.bot(bot_id), "version", n)
+            pipe.hset(keys.bot(bot_id), mapping={"version": n, "kind": v.kind})
             return v
 
         out: BotVersion = self._authorized_write(bot_id, token, write)
@@ -374,11 +378,11 @@ def _bot_from_hash(bot_id: str, h: Mapping[str, str], current: BotVersion) -> Bo
 
 
 # KEYS: names hash, bot hash, versions list, bots set
-# ARGV: name, bot_id, owner, created, token_sha256, version-1 JSON
+# ARGV: name, bot_id, owner, created, token_sha256, version-1 JSON, kind of the current version
 _REGISTER_LUA = """
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('HSET', KEYS[2], 'name', ARGV[1], 'owner', ARGV[3], 'created', ARGV[4],
-           'retired', '0', 'version', '1', 'token_sha256', ARGV[5])
+           'retired', '0', 'version', '1', 'token_sha256', ARGV[5], 'kind', ARGV[7])
 redis.call('RPUSH', KEYS[3], ARGV[6])
 redis.call('SADD', KEYS[4], ARGV[2])
 return 1

@@ -258,21 +258,102 @@ class ArenaRunner:
         finally:
             if pool is not self.pool:
                 pool.close()
-        if start_errors:
-            _explain_start_errors(outcome, start_errors, names)
+        full_reason = outcome.forfeit_reason  # for the owners' logs, never shown in public
+        _registered_names(outcome, {targets[b]: names[b] for b in bots})
+        _without_private_notes(outcome.record)
+        if outcome.forfeit is not None:
+            failed = [names[b] for b in start_errors]
+            _publish_forfeit(outcome, public_forfeit_reason(outcome, failed, int(self.limits["max_strikes"])))
+        if full_reason:
+            log.info("match %s: forfeit: %s", spec.match_id, full_reason)
+        for bot_id, why in start_errors.items():
+            log.info("match %s: bot %s could not be started: %s", spec.match_id, names[bot_id], why)
         result = to_result(spec, outcome)
         metrics.record_match(spec.ruleset, _outcome_label(result))
         return result
 
 
-def _explain_start_errors(outcome: MatchOutcome, errors: Mapping[str, str], names: Mapping[str, str]) -> None:
-    """Put the launch error in the forfeit reason (the match only saw an unreachable address)."""
-    why = "; ".join(f"bot {names[b]} could not be started: {e}" for b, e in errors.items())
+_STRIKE_WORDS = {
+    "timeout": ("timeout", "timeouts"),
+    "illegal_action": ("illegal action", "illegal actions"),
+    "malformed_reply": ("malformed reply", "malformed replies"),
+}
+
+
+def public_forfeit_reason(outcome: MatchOutcome, start_failed: Sequence[str], max_strikes: int) -> str:
+    """Why a side forfeited, in the arena's own words: which bot, what kind of failure, how many strikes of
+    which kind.  Never what the bot wrote (an illegal action's text, its last words, a message of its
+    server), an endpoint, a port or a path: replays and match lists are public, and a bot's own output
+    there would be a way out for anything it read.  Its owner sees the full story in the bot's logs.
+    (Bot names are the registered ones: ``_registered_names`` ran first.)"""
+    parts = []
+    for b in outcome.bots:
+        base = b.name.split("#")[0]
+        if base in start_failed:
+            parts.append(f"bot {base} could not be started")
+        elif b.counts.get("unreachable", 0):
+            parts.append(f"bot {base} is unreachable (no Handshake answer)")
+        elif b.counts.get("crashed", 0):
+            parts.append(f"bot {base} crashed")
+        elif b.strikes > max_strikes:
+            counted = ", ".join(
+                f"{b.counts[k]} {one if b.counts[k] == 1 else many}"
+                for k, (one, many) in _STRIKE_WORDS.items()
+                if b.counts.get(k, 0)
+            )
+            parts.append(f"bot {base} exceeded {max_strikes} strikes ({counted})")
+    return "; ".join(dict.fromkeys(parts)) or "a bot failed"
+
+
+def _registered_names(outcome: MatchOutcome, by_endpoint: Mapping[str, str]) -> None:
+    """Bots the referee knew only by their address (one that never answered a handshake keeps it as its
+    name) take their registered names, in the outcome and its record: no address in public."""
+    renamed = {}
+    for b in outcome.bots:
+        base, sep, n = b.name.partition("#")
+        if base == b.endpoint and b.endpoint in by_endpoint:
+            renamed[b.name] = by_endpoint[b.endpoint] + sep + n
+            b.name = renamed[b.name]
+    if not renamed:
+        return
+    for entry in outcome.record.get("bots", []):
+        entry["name"] = renamed.get(entry.get("name"), entry.get("name"))
+    for leg in outcome.record.get("legs", []):
+        if "players" in leg:
+            leg["players"] = [renamed.get(p, p) for p in leg["players"]]
     if outcome.forfeit is not None:
-        outcome.forfeit = dataclasses.replace(outcome.forfeit, reason=f"{why}; {outcome.forfeit.reason}")
-        outcome.reason = f"forfeit: {outcome.forfeit.reason}"
-        outcome.record["result"]["forfeit"] = outcome.forfeit.to_json()
-        outcome.record["result"]["reason"] = outcome.reason
+        outcome.forfeit = dataclasses.replace(
+            outcome.forfeit, bot=renamed.get(outcome.forfeit.bot, outcome.forfeit.bot)
+        )
+
+
+# What a record's action notes quote of the referee's exchange with a bot, kept out of the public record:
+# the bot's refused answer in its own words, and the transport's error (which can name addresses).
+_PRIVATE_NOTES = ("answer", "error")
+
+
+def _without_private_notes(record: dict[str, Any]) -> None:
+    for leg in record.get("legs", []):
+        for deal in leg.get("deals", []):
+            for action in deal.get("actions", []):
+                for key in _PRIVATE_NOTES:
+                    action.pop(key, None)
+
+
+def _publish_forfeit(outcome: MatchOutcome, reason: str) -> None:
+    """Put the public forfeit reason everywhere the outcome and its record state one."""
+    if outcome.forfeit is None:
+        return
+    outcome.forfeit = dataclasses.replace(outcome.forfeit, reason=reason)
+    outcome.reason = f"forfeit: {reason}"
+    result = outcome.record.get("result", {})
+    result["forfeit"] = outcome.forfeit.to_json()
+    result["reason"] = outcome.reason
+    for leg in outcome.record.get("legs", []):
+        leg_result = leg.get("result", {})
+        if isinstance(leg_result.get("forfeit"), dict):
+            leg_result["forfeit"]["reason"] = reason
+            leg_result["reason"] = f"forfeit: {reason}"
 
 
 def _outcome_label(result: MatchResult) -> metrics.Outcome:
@@ -358,6 +439,7 @@ def to_result(spec: MatchSpec, outcome: MatchOutcome) -> MatchResult:
         duplicate=spec.duplicate,
         finished=time.time(),
         ruleset=spec.ruleset,
+        rated=spec.rated,
     )
 
 

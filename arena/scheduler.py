@@ -52,6 +52,10 @@ from arena.registry import Registry
 
 PRIOR_SIGMA = 25.0 / 3.0
 NEVER_AGE_S = 86_400.0  # a bot never scheduled counts as having waited a day
+# What a ladder does with endpoint bots (bots their authors run: the referee cannot stop one from sharing
+# what its seats see): rate their matches, play them unrated, or leave the bots out.
+ENDPOINT_POLICIES = ("rated", "unrated", "refused")
+DEFAULT_ENDPOINT_POLICY = "unrated"
 
 
 @dataclass(frozen=True)
@@ -62,8 +66,13 @@ class LadderConfig:
     deals: int | None = None
     target: int | None = 1000
     duplicate: bool = True
+    endpoint_bots: str = DEFAULT_ENDPOINT_POLICY  # one of ENDPOINT_POLICIES
 
     def __post_init__(self) -> None:
+        if self.endpoint_bots not in ENDPOINT_POLICIES:
+            raise ValidationError(
+                f"ladder: endpoint_bots must be one of {', '.join(ENDPOINT_POLICIES)}, not {self.endpoint_bots!r}"
+            )
         if not isinstance(self.ruleset, str) or not ID_RE.match(self.ruleset):
             raise ValidationError(f"ladder: invalid ruleset name {self.ruleset!r}")
         if (self.deals is None) == (self.target is None):
@@ -81,10 +90,12 @@ class LadderConfig:
 
     def canonical(self) -> str:
         # The id is a hash of this text, so it keeps the key "variant" it had when ladders were first made:
-        # the same settings still give the same ladder (and its ratings) after the rename.
-        return json.dumps(
-            {k: v for k, v in self.to_dict().items() if k != "ruleset"}, sort_keys=True, separators=(",", ":")
-        )
+        # the same settings still give the same ladder (and its ratings) after the rename; so the default
+        # endpoint policy, which ladders had before it could be chosen, is left out of it.
+        d = {k: v for k, v in self.to_dict().items() if k != "ruleset"}
+        if d["endpoint_bots"] == DEFAULT_ENDPOINT_POLICY:
+            del d["endpoint_bots"]
+        return json.dumps(d, sort_keys=True, separators=(",", ":"))
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
@@ -95,7 +106,7 @@ class LadderConfig:
 
     @classmethod
     def from_json(cls, text: str) -> LadderConfig:
-        d = {"ruleset": None, **json.loads(text)}
+        d = {"ruleset": None, "endpoint_bots": DEFAULT_ENDPOINT_POLICY, **json.loads(text)}
         d["ruleset"] = d["ruleset"] or d["variant"]  # stored before the rename: "variant" only
         return cls(**{f.name: d[f.name] for f in dataclasses.fields(cls)})
 
@@ -244,6 +255,14 @@ class Scheduler:
         scheduled."""
         cfg = config or self.ladder(ladder_id)
         now = time.time() if now is None else now
+        distinct = list(dict.fromkeys(bots))
+        with self.r.pipeline(transaction=False) as p:
+            for b in distinct:
+                p.hget(keys.bot(b), "kind")
+            kinds = p.execute()
+        endpoint_bots = [b for b, kind in zip(distinct, kinds, strict=True) if kind == "endpoint"]
+        if endpoint_bots and cfg.endpoint_bots == "refused":
+            raise ValidationError(f"ladder {ladder_id} does not take endpoint bots ({', '.join(endpoint_bots)})")
         spec = MatchSpec(
             match_id=new_match_id(now),
             ladder=ladder_id,
@@ -255,6 +274,7 @@ class Scheduler:
             deals=cfg.deals,
             target=cfg.target,
             created=now,
+            rated=not endpoint_bots or cfg.endpoint_bots == "rated",
         )
         # Mark in flight before enqueueing: a crash in between leaves a bot
         # briefly over-counted (skipped once), never double-booked.

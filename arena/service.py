@@ -15,13 +15,13 @@ from __future__ import annotations
 import json
 import logging
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 
-from arena import metrics
+from arena import metrics, trust
 from arena.ladder import (
     LadderCounts,
     LadderRun,
@@ -35,6 +35,7 @@ from arena.model import (
     Bot,
     ManifestError,
     MatchSpec,
+    NameTakenError,
     NotFoundError,
     NotRequeueable,
     RetiredBotError,
@@ -43,8 +44,15 @@ from arena.model import (
 )
 from arena.queue import UNKNOWN_LADDER, DeadLetter, LadderQueue, MatchQueue
 from arena.ratings import Ratings
-from arena.registry import Registry
-from arena.scheduler import LadderConfig, Scheduler
+from arena.registry import (
+    Registry,
+    validate_endpoint,
+    validate_games,
+    validate_manifest,
+    validate_name,
+    validate_owner,
+)
+from arena.scheduler import DEFAULT_ENDPOINT_POLICY, LadderConfig, Scheduler
 from arena.views import STREAM_ID_RE, Board, BotPage, MatchPage, Standing, Summary, Views
 
 log = logging.getLogger(__name__)
@@ -99,6 +107,7 @@ class MatchSummary:
     points: tuple[int, int]
     forfeit: str
     finished: float
+    rated: bool = True  # False: recorded and shown, never rated
 
 
 @dataclass(frozen=True)
@@ -112,8 +121,10 @@ class Requeued:
 
 
 class Arena:
-    def __init__(self, r: redis.Redis) -> None:
+    def __init__(self, r: redis.Redis, endpoint_check: Callable[[str, Sequence[str]], None] | None = None) -> None:
         self.r = r
+        # How an endpoint bot is checked before it is registered (arena.trust.check_endpoint).
+        self.endpoint_check = endpoint_check or trust.check_endpoint
         self.registry = Registry(r)
         self.queue = MatchQueue(r)
         self.ratings = Ratings(r)
@@ -123,17 +134,47 @@ class Arena:
 
     # bots ------------------------------------------------------------------------------
 
-    def register_bot(self, name: str, owner: str, source: BotSource) -> tuple[Bot, str]:
-        """A new bot and its owner token (shown only now)."""
-        bot, token = self.registry.register(name, owner, **self._source(source))
+    def register_bot(
+        self, name: str, owner: str, source: BotSource, token: str = "", registration_key: str = ""
+    ) -> tuple[Bot, str]:
+        """A new bot and its owner token (shown only now).  An operator manifest takes the admin
+        ``token``; any other bot the ``registration_key`` when the arena requires one (or the admin token),
+        and an endpoint bot must pass its Handshake check (``arena.trust``).  All checked before anything
+        is stored."""
+        args = self._source(source)
+        validate_name(name)
+        validate_owner(owner)
+        if self.registry.name_taken(name):  # before the endpoint check: no call out for a name in use
+            raise NameTakenError(f"bot name {name!r} is already taken")
+        self._admit(args, token, registration_key)
+        bot, owner_token = self.registry.register(name, owner, **args)
         log.info("registered bot %s (%s) for %s", bot.name, bot.bot_id, bot.owner)
-        return bot, token
+        return bot, owner_token
 
     def update_bot(self, name: str, token: str, source: BotSource) -> Bot:
-        """A new version of the bot, now current (its owner token or the admin token)."""
+        """A new version of the bot, now current (its owner token or the admin token; an operator
+        manifest the admin token alone, and an endpoint must pass its Handshake check)."""
         bot = self.registry.by_name(name)
-        self.registry.update(bot.bot_id, token, **self._source(source))
+        args = self._source(source)
+        if "manifest" in args:
+            trust.require_operator(self.registry, token)
+        else:
+            self.registry.authorize(token, [bot.bot_id])
+        self._admit(args, token, "", key_checked=True)
+        self.registry.update(bot.bot_id, token, **args)
         return self.registry.get(bot.bot_id)
+
+    def _admit(self, args: Mapping[str, Any], token: str, registration_key: str, key_checked: bool = False) -> None:
+        if "manifest" in args:
+            trust.require_operator(self.registry, token)
+            # Validated now, so that a bad manifest is refused before the key is even looked at.
+            validate_manifest(args["manifest"], args["manifest_dir"])
+            return
+        if not key_checked:
+            trust.require_registration(self.registry, registration_key, token)
+        validate_endpoint(args["endpoint"])
+        validate_games(args["games"])
+        self.endpoint_check(args["endpoint"], args["games"])
 
     def retire_bot(self, name: str, token: str) -> Bot:
         """Retired: kept for history, never scheduled again, off every ladder and leaderboard."""
@@ -209,8 +250,10 @@ class Arena:
         duplicate: bool = True,
         matches: int | None = None,
         max_in_flight: int | None = None,
+        endpoint_bots: str = "",
     ) -> LadderView:
-        """Create (or find) the ladder of these settings and start feeding it (admin token)."""
+        """Create (or find) the ladder of these settings and start feeding it (admin token).
+        ``endpoint_bots``: rated, unrated or refused (empty: unrated)."""
         self.registry.require_admin(token)
         try:
             options = json.loads(options_json) if options_json else {}
@@ -218,7 +261,14 @@ class Arena:
             raise ValidationError(f"options_json: not valid JSON: {e}") from None
         if not isinstance(options, dict):
             raise ValidationError(f"options_json: must be a JSON object, not {type(options).__name__}")
-        config = ladder_config(ruleset or DEFAULT_RULESET, options, deals=deals, target=target, duplicate=duplicate)
+        config = ladder_config(
+            ruleset or DEFAULT_RULESET,
+            options,
+            deals=deals,
+            target=target,
+            duplicate=duplicate,
+            endpoint_bots=endpoint_bots or DEFAULT_ENDPOINT_POLICY,
+        )
         run = start_ladder(self.scheduler, config, matches, max_in_flight)
         log.info("ladder %s started (%s matches)", run.ladder_id, "no end to the" if matches is None else matches)
         return self._ladder_views({run.ladder_id: run.config}, {run.ladder_id: run})[0]
@@ -314,6 +364,7 @@ class Arena:
                     points=(int(s["points"][0]), int(s["points"][1])),
                     forfeit=s.get("forfeit") or "",
                     finished=float(s.get("finished", 0.0)),
+                    rated=bool(s.get("rated", True)),
                 )
             )
         return out

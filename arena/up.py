@@ -41,6 +41,7 @@ from arena.redis_server import EmbeddedRedis, connect
 from arena.registry import Registry
 from arena.retry import REDIS_DOWN, Backoff, patiently
 from arena.runner import ArenaRunner, with_parent_death
+from arena.trust import open_registration, set_registration_key
 from arena.web import WebServer, serve_web
 from arena.worker import Worker
 
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 
 STATE_FILE = "arena-up.json"
 TOKEN_FILE = "admin-token"
+REGISTRATION_KEY_FILE = "registration-key"
 DEFAULT_DATA_DIR = "var/arena"
 DEFAULT_API = "127.0.0.1:50051"
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -189,6 +191,8 @@ class UpConfig:
     metrics_port: int | None = 9100  # workers use the next ports; 0: any free port; None: no metrics
     worker_args: list[str] = field(default_factory=list)
     stop_timeout_s: float = 20.0
+    # False: new bots need the registration key (made once, kept in the data dir, printed at start).
+    open_registration: bool = False
 
 
 class Stack:
@@ -209,6 +213,7 @@ class Stack:
         self._logs: list[IO[bytes]] = []
         self.admin_token: str | None = None
         self.new_token = False
+        self.registration_key: str | None = None  # None: open registration
         self.restarts = 0
 
     # start -----------------------------------------------------------------------------
@@ -226,6 +231,7 @@ class Stack:
             self.r = connect(self.url)
             _wait_redis(self.r, 30)
             self._admin_token()
+            self._registration_key()
             # Workers first: forking while gRPC threads are busy makes gRPC log a warning per fork.
             for i in range(self.cfg.workers):
                 self.workers.append(self._spawn_worker(i))
@@ -260,6 +266,21 @@ class Stack:
                 f.write(new + "\n")
             self.new_token = True
         self.admin_token = saved or new
+
+    def _registration_key(self) -> None:
+        """Require the key kept in the data dir (made now if there is none), or none with open registration."""
+        assert self.r is not None
+        registry = Registry(self.r)
+        path = self.data_dir / REGISTRATION_KEY_FILE
+        if self.cfg.open_registration:
+            open_registration(registry)
+            return
+        saved = path.read_text().strip() if path.exists() else ""
+        self.registration_key = set_registration_key(registry, saved or None)
+        if not saved:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(self.registration_key + "\n")
 
     def _worker_cmd(self, i: int) -> list[str]:
         mp = self.cfg.metrics_port
@@ -330,6 +351,13 @@ class Stack:
             lines.append(f"  admin token: in {self.data_dir / TOKEN_FILE}")
         else:
             lines.append("  admin token: set earlier; not stored in this data dir")
+        if self.registration_key:
+            lines.append(
+                f"  registration key (for new bots; also in {self.data_dir / REGISTRATION_KEY_FILE}): "
+                f"{self.registration_key}"
+            )
+        else:
+            lines.append("  registration: open (no key needed to register a bot)")
         return "\n".join(lines)
 
     # run -------------------------------------------------------------------------------
@@ -460,6 +488,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             web_port=args.web_port,
             metrics_port=args.metrics_port,
             worker_args=worker_args,
+            open_registration=args.open_registration,
         )
     )
 
@@ -509,6 +538,9 @@ def add_server_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     up.add_argument("--web-port", type=int, default=8080)
     _metrics_port(up, 9100, "the API; workers use the next ports")
     up.add_argument("--fresh-bots", action="store_true", help="start manifest bots anew for every match")
+    up.add_argument(
+        "--open-registration", action="store_true", help="let anyone register a bot without the registration key"
+    )
     _log_level(up)
     up.set_defaults(func=cmd_up, log_level="WARNING")
 

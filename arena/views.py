@@ -81,13 +81,20 @@ class Standing:
     name: str
     rating: RatingRow
     stats: stats.BotStatsSummary
+    # "endpoint" marks a bot its author runs (the referee cannot stop it sharing what its seats see);
+    # "manifest" (or empty, for bots registered before kinds were kept) one the workers run.
+    kind: str = ""
 
     @property
     def bot_id(self) -> str:
         return self.rating.bot_id
 
+    @property
+    def endpoint(self) -> bool:
+        return self.kind == "endpoint"
+
     def to_dict(self) -> dict[str, Any]:
-        return {"rank": self.rank, "name": self.name, **self.rating.to_dict()}
+        return {"rank": self.rank, "name": self.name, "endpoint": self.endpoint, **self.rating.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -259,14 +266,15 @@ class Views:
         rows = self.ratings.leaderboard(ladder, limit=limit)
         with self.r.pipeline(transaction=False) as p:
             for row in rows:
-                p.hmget(keys.bot(row.bot_id), ["name", "retired"])
+                p.hmget(keys.bot(row.bot_id), ["name", "retired", "kind"])
                 p.hgetall(keys.bot_stats(ladder, row.bot_id))
             replies = p.execute()
         out: list[Standing] = []
-        for row, (name, retired), h in zip(rows, replies[0::2], replies[1::2], strict=True):
+        for row, (name, retired, kind), h in zip(rows, replies[0::2], replies[1::2], strict=True):
             if retired == "1":
                 continue
-            out.append(Standing(len(out) + 1, name or row.bot_id, row, stats.summarize(ladder, row.bot_id, h)))
+            summary = stats.summarize(ladder, row.bot_id, h)
+            out.append(Standing(len(out) + 1, name or row.bot_id, row, summary, kind or ""))
         return out
 
     def history(self, ladder: str, bot_id: str, limit: int = HISTORY_POINTS) -> list[dict[str, Any]]:

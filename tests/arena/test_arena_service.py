@@ -20,7 +20,7 @@ from arena.model import AuthError, MatchResult, MatchSpec, NotFoundError, NotReq
 from arena.queue import UNKNOWN_LADDER, LadderQueue, entry_age_s
 from arena.retry import Backoff, patiently
 from arena.scheduler import LadderConfig
-from arena.service import Arena, BotSource
+from arena.service import Arena
 from arena.worker import WORKER_LIVE_S, live_workers
 
 pytestmark = pytest.mark.timeout(60)
@@ -175,9 +175,9 @@ def test_requeue_refusals_change_nothing(r):
 def test_challenge_is_created_as_the_scheduler_creates_matches(r):
     arena = Arena(r)
     lid = _ladder(arena)
-    ep = BotSource(endpoint="127.0.0.1:50061", rulesets=("pilotta",))
-    a, token = arena.register_bot("alpha", "ann", ep)
-    b, _ = arena.register_bot("bravo", "bob", ep)
+    # Registered in the registry directly (the service would check the endpoint answers a Handshake).
+    a, token = arena.registry.register("alpha", "ann", endpoint="127.0.0.1:50061", games=["pilotta"])
+    b, _ = arena.registry.register("bravo", "bob", endpoint="127.0.0.1:50061", games=["pilotta"])
     t0 = time.time()
     spec = arena.challenge(["alpha", "bravo"], token, lid, seed=5)
     assert (spec.ladder, spec.ruleset, spec.seed, spec.bots, spec.deals) == (lid, "pilotta", 5, (a.bot_id, b.bot_id), 1)

@@ -16,6 +16,7 @@ from pilotta.arena.v1 import arena_pb2_grpc
 
 from arena.api import ApiServer
 from arena.redis_server import EmbeddedRedis, connect, find_redis_server
+from arena.registry import Registry
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +39,12 @@ def r(module_redis: EmbeddedRedis) -> Iterator[redis.Redis]:
         yield client
     finally:
         client.close()
+
+
+@pytest.fixture
+def admin(r: redis.Redis) -> str:
+    """The admin token, set now (registering an operator manifest takes it)."""
+    return Registry(r).set_admin_token()
 
 
 @pytest.fixture

@@ -37,10 +37,12 @@ def manifest_source(name: str) -> arena_pb2.BotSource:
     return arena_pb2.BotSource(manifest_json=(d / "manifest.json").read_text(), manifest_dir=str(d))
 
 
-def register(stub: Any, name: str, sample: str | None = None) -> str:
-    """Register a sample bot through the API; returns its owner token."""
+def register(stub: Any, admin: str, name: str, sample: str | None = None) -> str:
+    """Register a sample bot (an operator manifest: the ``admin`` token) through the API; returns its owner
+    token."""
     reply = stub.RegisterBot(
-        arena_pb2.RegisterBotRequest(name=name, owner="tests", source=manifest_source(sample or name)), timeout=TIMEOUT
+        arena_pb2.RegisterBotRequest(name=name, owner="tests", source=manifest_source(sample or name), token=admin),
+        timeout=TIMEOUT,
     )
     return str(reply.owner_token)
 

@@ -13,8 +13,6 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from pilotta.arena.v1 import arena_pb2
 from system_helpers import SAMPLES, TIMEOUT, keyspace, manifest_source, register, rpc_error
 
-from arena.registry import Registry
-
 Code = grpc.StatusCode
 
 
@@ -29,15 +27,15 @@ def _src(manifest_json, manifest_dir=str(SAMPLES / "random")):
 
 
 @pytest.mark.timeout(60)
-def test_refused_calls_say_why_and_change_nothing(r, stub):
-    token = register(stub, "random")
-    register(stub, "heuristic")
-    admin = Registry(r).set_admin_token()
+def test_refused_calls_say_why_and_change_nothing(r, admin, stub):
+    token = register(stub, admin, "random")
+    register(stub, admin, "heuristic")
     before = keyspace(r)
 
-    def reg(name, source, games=()):
+    def reg(name, source, games=(), token=admin):
         return lambda: stub.RegisterBot(
-            arena_pb2.RegisterBotRequest(name=name, owner="o", source=source, games=games), timeout=TIMEOUT
+            arena_pb2.RegisterBotRequest(name=name, owner="o", source=source, games=games, token=token),
+            timeout=TIMEOUT,
         )
 
     def start(**kw):
@@ -49,6 +47,12 @@ def test_refused_calls_say_why_and_change_nothing(r, stub):
     endpoint = arena_pb2.BotSource(endpoint="127.0.0.1:50061")
 
     cases = [
+        # an operator manifest takes the admin token: nothing else will do, and nothing is stored
+        (reg("op1", manifest_source("random"), token=""), Code.PERMISSION_DENIED, "takes the admin token"),
+        (reg("op2", manifest_source("random"), token=token), Code.PERMISSION_DENIED, "takes the admin token"),
+        (reg("op3", manifest_source("random"), token="x" * 40), Code.PERMISSION_DENIED, "takes the admin token"),
+        # an endpoint bot where nothing answers is refused with the reason
+        (reg("ep0", endpoint, ["pilotta"], token=""), Code.FAILED_PRECONDITION, "nothing answers there"),
         # malformed manifests and sources
         (reg("bad1", _src("{not json")), Code.INVALID_ARGUMENT, "not valid JSON"),
         (reg("bad2", _src(json.dumps(_manifest(command=None)))), Code.INVALID_ARGUMENT, "'command'"),
@@ -114,8 +118,16 @@ def test_refused_calls_say_why_and_change_nothing(r, stub):
                 timeout=TIMEOUT,
             ),
             Code.PERMISSION_DENIED,
-            "not valid for bot 'heuristic'",
-        ),  # random's token, heuristic's bot
+            "takes the admin token",
+        ),  # an owner token cannot put a manifest on the workers, its own bot's or another's
+        (
+            lambda: stub.UpdateBot(
+                arena_pb2.UpdateBotRequest(name="random", token=token, source=manifest_source("random")),
+                timeout=TIMEOUT,
+            ),
+            Code.PERMISSION_DENIED,
+            "takes the admin token",
+        ),
         (
             lambda: stub.UpdateBot(
                 arena_pb2.UpdateBotRequest(name="random", token=token, source=_src("{")), timeout=TIMEOUT
@@ -195,7 +207,7 @@ def test_refused_calls_say_why_and_change_nothing(r, stub):
     assert stub.RetireBot(arena_pb2.RetireBotRequest(name="random", token=token), timeout=TIMEOUT).retired
     e = rpc_error(
         lambda: stub.UpdateBot(
-            arena_pb2.UpdateBotRequest(name="random", token=token, source=manifest_source("random")), timeout=TIMEOUT
+            arena_pb2.UpdateBotRequest(name="random", token=admin, source=manifest_source("random")), timeout=TIMEOUT
         )
     )
     assert e.code() == Code.FAILED_PRECONDITION and "retired" in e.details()

@@ -12,7 +12,6 @@ from system_helpers import TIMEOUT, arena_cmd, register, rpc_error
 
 from arena import keys
 from arena.queue import MatchQueue
-from arena.registry import Registry
 from arena.scheduler import LadderConfig
 from arena.service import Arena
 
@@ -41,11 +40,10 @@ def _cli(api, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.timeout(90)
-def test_dead_letters_listed_and_requeued_through_api_and_cli(r, api, stub):
-    token = register(stub, "random")
-    register(stub, "heuristic")
+def test_dead_letters_listed_and_requeued_through_api_and_cli(r, admin, api, stub):
+    token = register(stub, admin, "random")
+    register(stub, admin, "heuristic")
     match_id = _dead_match(r, stub, token)
-    admin = Registry(r).set_admin_token()
     lid = _ladder(stub)
     assert Arena(r).scheduler.in_flight(lid) == {}  # released when it was dead-lettered
 

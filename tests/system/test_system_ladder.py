@@ -16,29 +16,34 @@ from arena.queue import MatchQueue
 from arena.ratings import Ratings
 from arena.registry import Registry
 from arena.scheduler import Scheduler
+from referee.bots import load_manifest, start_bot
 from referee.record import verify_record
 
 MATCHES = 4
 
 
 @pytest.mark.timeout(120)
-def test_ladder_from_registration_to_leaderboard(r, api, stub, module_redis, tmp_path):
-    register(stub, "random")
-    register(stub, "heuristic")
+def test_ladder_from_registration_to_leaderboard(r, admin, api, stub, module_redis, tmp_path):
+    register(stub, admin, "random")
+    register(stub, admin, "heuristic")
     listed = stub.ListBots(arena_pb2.ListBotsRequest(), timeout=TIMEOUT)
     assert [b.name for b in listed.bots] == ["heuristic", "random"]
     shipped = json.loads((SAMPLES / "heuristic" / "manifest.json").read_text())
     assert json.loads(listed.bots[0].manifest_json) == shipped  # returned as registered
     assert list(listed.bots[0].games) == shipped["games"]
     # An endpoint bot for another game only: it is not enrolled on the pilotta ladder.
-    stub.RegisterBot(
-        arena_pb2.RegisterBotRequest(
-            name="belabot", owner="tests", games=["bela"], source=arena_pb2.BotSource(endpoint="127.0.0.1:1")
-        ),
-        timeout=TIMEOUT,
-    )
+    # (Registration checks its Handshake, so it must be running: the sample random bot, which plays bela.)
+    belabot = start_bot(load_manifest(SAMPLES / "random"), tmp_path / "belabot")
+    try:
+        stub.RegisterBot(
+            arena_pb2.RegisterBotRequest(
+                name="belabot", owner="tests", games=["bela"], source=arena_pb2.BotSource(endpoint=belabot.endpoint)
+            ),
+            timeout=TIMEOUT,
+        )
+    finally:
+        belabot.stop()
 
-    admin = Registry(r).set_admin_token()
     scheduler = Scheduler(r, Registry(r), Ratings(r), MatchQueue(r))
     run = stub.StartLadder(
         arena_pb2.StartLadderRequest(token=admin, variant="pilotta", deals=1, matches=MATCHES, max_in_flight=2),

@@ -91,11 +91,15 @@ def test_unreachable_and_unstartable_bots_forfeit_with_a_reason(r, tmp_path):
             unstartable = runner(MatchSpec(f"m-broken-{warm}", "lad", "pilotta", 1, (broken.bot_id, h), deals=1))
         finally:
             runner.close()
-        assert unreachable.winner == 0 and "unreachable" in (unreachable.forfeit or "")
-        assert unstartable.winner == 1
-        assert "could not be started" in (unstartable.forfeit or "") and "bot-binary" in unstartable.forfeit
+        assert unreachable.winner == 0 and unreachable.forfeit == "bot gone is unreachable (no Handshake answer)"
+        assert unstartable.winner == 1 and unstartable.forfeit == "bot broken could not be started"
+        # Public: the registered names, never an address, a port, a path or the launcher's words.
+        for result in (unreachable, unstartable):
+            assert "127.0.0.1" not in result.record and "bot-binary" not in result.record
+            assert str(tmp_path) not in result.record
         rec = json.loads(unstartable.record)
-        assert rec["result"]["forfeit"]["reason"] == unstartable.forfeit.removeprefix("forfeit: ")
+        assert rec["result"]["forfeit"]["reason"] == unstartable.forfeit
+        assert [b["name"] for b in rec["bots"]] == ["broken", "heuristic"]
 
 
 @pytest.mark.timeout(90)

@@ -18,7 +18,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from system_helpers import REPO, SAMPLES, alive, arena_cmd, wait_until
 
 from arena.redis_server import find_redis_server
-from referee.bots import free_port
+from referee.bots import free_port, load_manifest, start_bot
 
 STOP_BOUND_S = 30.0
 
@@ -97,12 +97,23 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
         assert again.returncode == 1 and "ALREADY_EXISTS" in again.stderr
         no_games = _cli(data, "bot", "register", "remote", "--endpoint", "127.0.0.1:1")
         assert no_games.returncode == 2 and "--rulesets is required" in no_games.stderr
-        remote = _cli(data, "bot", "register", "remote", "--endpoint", "127.0.0.1:1", "--games", "bela,coinche")
-        assert remote.returncode == 0, remote.stderr
+        # An endpoint bot: its Handshake is checked, and the arena's registration key is required.
+        key = (data / "registration-key").read_text().strip()
+        assert key in out and (data / "registration-key").stat().st_mode & 0o077 == 0
+        endpoint_bot = start_bot(load_manifest(SAMPLES / "random"), tmp_path / "remote-bot")
+        try:
+            ep = endpoint_bot.endpoint
+            args = ("bot", "register", "remote", "--endpoint", ep, "--games", "bela,coinche")
+            wrong = _cli(data, *args, "--registration-key", "not-the-key-123")
+            assert wrong.returncode == 1 and "PERMISSION_DENIED" in wrong.stderr and "registration key" in wrong.stderr
+            remote = _cli(data, *args)  # the key arena up keeps in its data dir
+            assert remote.returncode == 0, remote.stderr
+        finally:
+            endpoint_bot.stop()
         listed = _cli(data, "bot", "list")
         assert listed.returncode == 0 and re.search(r"^heuristic\s+1", listed.stdout, re.M)
         assert re.search(r"^random\s+1\s+t\s+active\s+pilotta,", listed.stdout, re.M)
-        assert re.search(r"^remote\s+1\s+.*bela,coinche\s+127\.0\.0\.1:1$", listed.stdout, re.M)
+        assert re.search(rf"^remote\s+1\s+.*bela,coinche\s+{re.escape(ep)}$", listed.stdout, re.M)
         assert _cli(data, "bot", "retire", "remote", "--token", token).returncode == 0  # the admin token
         no_board = _cli(data, "leaderboard")
         assert no_board.returncode == 1 and "no ladder yet" in no_board.stderr

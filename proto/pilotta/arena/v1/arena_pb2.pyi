@@ -69,8 +69,16 @@ class RegisterBotRequest(_message.Message):
     SOURCE_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
     RULESETS_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    REGISTRATION_KEY_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     owner: _builtins.str
+    token: _builtins.str
+    """The admin token: required for a manifest bot (a command the workers run as the operator's own);
+    elsewhere it may stand in for the registration key.
+    """
+    registration_key: _builtins.str
+    """The arena's registration key, when its operator requires one (`arena up` prints it)."""
     @_builtins.property
     def source(self) -> Global___BotSource: ...
     @_builtins.property
@@ -91,10 +99,12 @@ class RegisterBotRequest(_message.Message):
         source: Global___BotSource | None = ...,
         games: _abc.Iterable[_builtins.str] | None = ...,
         rulesets: _abc.Iterable[_builtins.str] | None = ...,
+        token: _builtins.str = ...,
+        registration_key: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "name", b"name", "owner", b"owner", "rulesets", b"rulesets", "source", b"source"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "name", b"name", "owner", b"owner", "registration_key", b"registration_key", "rulesets", b"rulesets", "source", b"source", "token", b"token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -309,6 +319,7 @@ class LeaderboardEntry(_message.Message):
     LOSSES_FIELD_NUMBER: _builtins.int
     DRAWS_FIELD_NUMBER: _builtins.int
     STATS_JSON_FIELD_NUMBER: _builtins.int
+    ENDPOINT_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     bot: _builtins.str
     mu: _builtins.float
@@ -321,6 +332,8 @@ class LeaderboardEntry(_message.Message):
     draws: _builtins.int
     stats_json: _builtins.str
     """contracts bid and made, points per deal, capots, errors, latency p50/p99"""
+    endpoint: _builtins.bool
+    """an endpoint bot: its author runs it, and may share what its seats see"""
     def __init__(
         self,
         *,
@@ -334,10 +347,11 @@ class LeaderboardEntry(_message.Message):
         losses: _builtins.int = ...,
         draws: _builtins.int = ...,
         stats_json: _builtins.str = ...,
+        endpoint: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "conservative", b"conservative", "draws", b"draws", "games", b"games", "losses", b"losses", "mu", b"mu", "rank", b"rank", "sigma", b"sigma", "stats_json", b"stats_json", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "conservative", b"conservative", "draws", b"draws", "endpoint", b"endpoint", "games", b"games", "losses", b"losses", "mu", b"mu", "rank", b"rank", "sigma", b"sigma", "stats_json", b"stats_json", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -406,6 +420,7 @@ class MatchSummary(_message.Message):
     FORFEIT_REASON_FIELD_NUMBER: _builtins.int
     FINISHED_AT_FIELD_NUMBER: _builtins.int
     RULESET_FIELD_NUMBER: _builtins.int
+    UNRATED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     ladder: _builtins.str
     game: _builtins.str
@@ -414,6 +429,8 @@ class MatchSummary(_message.Message):
     forfeit_reason: _builtins.str
     finished_at: _builtins.float
     ruleset: _builtins.str
+    unrated: _builtins.bool
+    """recorded and shown, never rated"""
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """by seat"""
@@ -432,10 +449,11 @@ class MatchSummary(_message.Message):
         forfeit_reason: _builtins.str = ...,
         finished_at: _builtins.float = ...,
         ruleset: _builtins.str = ...,
+        unrated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side", "winner_side", b"winner_side"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side", "bots", b"bots", "finished_at", b"finished_at", "forfeit_reason", b"forfeit_reason", "game", b"game", "ladder", b"ladder", "match_id", b"match_id", "ruleset", b"ruleset", "scores", b"scores", "winner_side", b"winner_side"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side", "bots", b"bots", "finished_at", b"finished_at", "forfeit_reason", b"forfeit_reason", "game", b"game", "ladder", b"ladder", "match_id", b"match_id", "ruleset", b"ruleset", "scores", b"scores", "unrated", b"unrated", "winner_side", b"winner_side"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__winner_side: _TypeAlias = _typing.Literal["winner_side"]  # noqa: Y015
     _WhichOneofArgType__winner_side: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side"]  # noqa: Y015
@@ -636,6 +654,7 @@ class StartLadderRequest(_message.Message):
     MATCHES_FIELD_NUMBER: _builtins.int
     MAX_IN_FLIGHT_FIELD_NUMBER: _builtins.int
     RULESET_FIELD_NUMBER: _builtins.int
+    ENDPOINT_BOTS_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     """the admin token"""
     variant: _builtins.str
@@ -654,6 +673,10 @@ class StartLadderRequest(_message.Message):
     """matches per bot queued or playing; 0: as before, else 4"""
     ruleset: _builtins.str
     """ruleset name; empty: pilotta"""
+    endpoint_bots: _builtins.str
+    """Endpoint bots (run by their authors) on this ladder: "rated", "unrated" (their matches are played and
+    recorded, never rated) or "refused" (left out). Empty: unrated.
+    """
     def __init__(
         self,
         *,
@@ -666,10 +689,11 @@ class StartLadderRequest(_message.Message):
         matches: _builtins.int | None = ...,
         max_in_flight: _builtins.int = ...,
         ruleset: _builtins.str = ...,
+        endpoint_bots: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "matches", b"matches"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "deals", b"deals", "matches", b"matches", "max_in_flight", b"max_in_flight", "options_json", b"options_json", "ruleset", b"ruleset", "single", b"single", "target", b"target", "token", b"token", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "deals", b"deals", "endpoint_bots", b"endpoint_bots", "matches", b"matches", "max_in_flight", b"max_in_flight", "options_json", b"options_json", "ruleset", b"ruleset", "single", b"single", "target", b"target", "token", b"token", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__matches: _TypeAlias = _typing.Literal["matches"]  # noqa: Y015
     _WhichOneofArgType__matches: _TypeAlias = _typing.Literal["_matches", b"_matches"]  # noqa: Y015
@@ -733,6 +757,7 @@ class LadderInfo(_message.Message):
     MAX_IN_FLIGHT_FIELD_NUMBER: _builtins.int
     MEMBERS_FIELD_NUMBER: _builtins.int
     RULESET_FIELD_NUMBER: _builtins.int
+    ENDPOINT_BOTS_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     """id: <ruleset>-<hash of the settings>"""
     game: _builtins.str
@@ -756,6 +781,8 @@ class LadderInfo(_message.Message):
     members: _builtins.int
     """active bots on the ladder"""
     ruleset: _builtins.str
+    endpoint_bots: _builtins.str
+    """rated, unrated or refused (StartLadderRequest.endpoint_bots)"""
     def __init__(
         self,
         *,
@@ -772,10 +799,11 @@ class LadderInfo(_message.Message):
         max_in_flight: _builtins.int = ...,
         members: _builtins.int = ...,
         ruleset: _builtins.str = ...,
+        endpoint_bots: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget", "deals", b"deals", "duplicate", b"duplicate", "game", b"game", "ladder", b"ladder", "max_in_flight", b"max_in_flight", "members", b"members", "options_json", b"options_json", "ruleset", b"ruleset", "scheduled", b"scheduled", "started", b"started", "started_at", b"started_at", "target", b"target"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget", "deals", b"deals", "duplicate", b"duplicate", "endpoint_bots", b"endpoint_bots", "game", b"game", "ladder", b"ladder", "max_in_flight", b"max_in_flight", "members", b"members", "options_json", b"options_json", "ruleset", b"ruleset", "scheduled", b"scheduled", "started", b"started", "started_at", b"started_at", "target", b"target"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__budget: _TypeAlias = _typing.Literal["budget"]  # noqa: Y015
     _WhichOneofArgType__budget: _TypeAlias = _typing.Literal["_budget", b"_budget"]  # noqa: Y015

@@ -1,0 +1,218 @@
+"""Registration trust (issue 9): operator manifests take the admin token, endpoint bots are checked at
+registration, the registration key, what a ladder does with endpoint bots, and public forfeit reasons that
+never quote a bot's own output.  Real Redis, the real API over gRPC, real bot processes."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from pilotta.arena.v1 import arena_pb2
+from system_helpers import SAMPLES, TIMEOUT, keyspace, manifest_source, rpc_error
+
+from arena import trust
+from arena.model import MatchResult, MatchSpec
+from arena.ratings import Ratings
+from arena.registry import Registry
+from arena.runner import ArenaRunner
+from arena.service import Arena
+from referee.bots import load_manifest, start_bot
+
+Code = grpc.StatusCode
+BOTS = Path(__file__).resolve().parent / "bots"
+
+
+def _marker_manifest(marker: Path) -> str:
+    """A manifest whose command, were it ever run, would leave ``marker`` behind."""
+    code = f"open({str(marker)!r}, 'w').write('ran')"
+    return json.dumps(
+        {
+            "name": "intruder",
+            "version": "1",
+            "author": "mallory",
+            "language": "python",
+            "command": ["{python}", "-c", code],
+            "port": {"arg": "--port"},
+            "games": ["pilotta"],
+        }
+    )
+
+
+@pytest.mark.timeout(90)
+def test_a_manifest_without_the_admin_token_is_refused_stored_nowhere_and_never_run(r, admin, api, stub, tmp_path):
+    marker = tmp_path / "ran"
+    owner_token = stub.RegisterBot(
+        arena_pb2.RegisterBotRequest(name="random", owner="t", source=manifest_source("random"), token=admin),
+        timeout=TIMEOUT,
+    ).owner_token
+    stub.StartLadder(arena_pb2.StartLadderRequest(token=admin, ruleset="pilotta", deals=1), timeout=TIMEOUT)
+    before = keyspace(r)
+    source = arena_pb2.BotSource(manifest_json=_marker_manifest(marker), manifest_dir=str(tmp_path))
+    for token in ("", owner_token, "not-the-admin-token-at-all"):
+        e = rpc_error(
+            lambda token=token: stub.RegisterBot(
+                arena_pb2.RegisterBotRequest(name="intruder", owner="mallory", source=source, token=token),
+                timeout=TIMEOUT,
+            )
+        )
+        assert e.code() == Code.PERMISSION_DENIED and "takes the admin token" in e.details()
+        # Nor may the owner of a bot turn it into a manifest of their choosing.
+        e = rpc_error(
+            lambda token=token: stub.UpdateBot(
+                arena_pb2.UpdateBotRequest(name="random", token=token, source=source), timeout=TIMEOUT
+            )
+        )
+        assert e.code() in (Code.PERMISSION_DENIED, Code.UNAUTHENTICATED)
+    assert keyspace(r) == before  # nothing stored ...
+    # ... so no worker can ever start it: the ladder's members are the random bot alone.
+    assert [b.name for b in stub.ListBots(arena_pb2.ListBotsRequest(), timeout=TIMEOUT).bots] == ["random"]
+    time.sleep(1.0)
+    assert not marker.exists()
+
+
+@pytest.fixture
+def endpoint_bot(tmp_path):
+    """The sample random bot running on its own (it plays every ruleset)."""
+    bot = start_bot(load_manifest(SAMPLES / "random"), tmp_path / "endpoint-bot")
+    try:
+        assert bot.error is None, bot.error
+        yield bot.endpoint
+    finally:
+        bot.stop()
+
+
+@pytest.mark.timeout(60)
+def test_an_endpoint_bot_is_checked_at_registration(r, stub, endpoint_bot, tmp_path):
+    before = keyspace(r)
+
+    def register(name, endpoint, rulesets):
+        return lambda: stub.RegisterBot(
+            arena_pb2.RegisterBotRequest(
+                name=name, owner="o", source=arena_pb2.BotSource(endpoint=endpoint), rulesets=rulesets
+            ),
+            timeout=TIMEOUT,
+        )
+
+    # Nothing listens: refused at once, naming why.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"127.0.0.1:{s.getsockname()[1]}"
+    e = rpc_error(register("nobody", closed, ["pilotta"]))
+    assert e.code() == Code.FAILED_PRECONDITION and "nothing answers there" in e.details()
+    # Something listens but never speaks gRPC: refused once the Handshake deadline passes.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        started = time.monotonic()
+        with pytest.raises(Exception, match="no Handshake answer within 1 s"):
+            trust.check_endpoint(f"127.0.0.1:{silent.getsockname()[1]}", ["pilotta"], deadline_s=1.0)
+        assert time.monotonic() - started < 5.0
+    # A real bot, but registered for a ruleset its Handshake does not list.
+    first = start_bot(load_manifest(Path(__file__).parents[1] / "referee" / "bots" / "first"), tmp_path / "first")
+    try:
+        e = rpc_error(register("pilotta-only", first.endpoint, ["pilotta", "bela"]))
+    finally:
+        first.stop()
+    assert e.code() == Code.FAILED_PRECONDITION and "does not list bela (it lists pilotta)" in e.details()
+    assert keyspace(r) == before
+    # A bot that answers and lists what it is registered for is in.
+    reply = stub.RegisterBot(
+        arena_pb2.RegisterBotRequest(
+            name="remote", owner="o", source=arena_pb2.BotSource(endpoint=endpoint_bot), rulesets=["pilotta", "bela"]
+        ),
+        timeout=TIMEOUT,
+    )
+    assert reply.bot.endpoint == endpoint_bot and list(reply.bot.rulesets) == ["pilotta", "bela"]
+
+
+@pytest.mark.timeout(60)
+def test_the_registration_key(r, admin, stub, endpoint_bot):
+    registry = Registry(r)
+    key = trust.set_registration_key(registry)
+
+    def register(name, **kw):
+        return lambda: stub.RegisterBot(
+            arena_pb2.RegisterBotRequest(
+                name=name, owner="o", source=arena_pb2.BotSource(endpoint=endpoint_bot), rulesets=["pilotta"], **kw
+            ),
+            timeout=TIMEOUT,
+        )
+
+    e = rpc_error(register("nokey"))
+    assert e.code() == Code.UNAUTHENTICATED and "registration key" in e.details()
+    e = rpc_error(register("badkey", registration_key="guessed-key-123"))
+    assert e.code() == Code.PERMISSION_DENIED and "not this arena's" in e.details()
+    assert register("withkey", registration_key=key)().bot.name == "withkey"
+    assert register("byadmin", token=admin)().bot.name == "byadmin"  # the admin token stands in for the key
+    assert str(r.get("pa:admin:registration_key_sha256")) != key  # only its hash is kept
+    trust.open_registration(registry)
+    assert register("open")().bot.name == "open"
+
+
+def _result(spec: MatchSpec, winner: int) -> MatchResult:
+    return MatchResult(spec.match_id, spec.ladder, spec.seats(), winner, (10, 0), 1, rated=spec.rated)
+
+
+@pytest.mark.timeout(60)
+def test_a_ladder_rates_plays_unrated_or_refuses_endpoint_bots(r, admin, endpoint_bot):
+    arena = Arena(r)
+    runner_bot = arena.registry.register(
+        "random",
+        "t",
+        manifest=json.loads((SAMPLES / "random" / "manifest.json").read_text()),
+        manifest_dir=str(SAMPLES / "random"),
+    )[0]
+    other = arena.registry.register(
+        "heuristic",
+        "t",
+        manifest=json.loads((SAMPLES / "heuristic" / "manifest.json").read_text()),
+        manifest_dir=str(SAMPLES / "heuristic"),
+    )[0]
+    remote = arena.registry.register("remote", "o", endpoint=endpoint_bot, games=["pilotta"])[0]
+    ratings = Ratings(r)
+    views = {}
+    for policy in ("unrated", "rated", "refused"):
+        view = arena.start_ladder(admin, "pilotta", deals=1, endpoint_bots=policy)
+        views[policy] = view
+        assert view.config.endpoint_bots == policy
+        assert view.members == (2 if policy == "refused" else 3)
+    # The default is unrated, and the default keeps the id ladders had before the policy existed.
+    assert arena.start_ladder(admin, "pilotta", deals=1).ladder_id == views["unrated"].ladder_id
+    unrated = arena.scheduler.create_match(views["unrated"].ladder_id, (remote.bot_id, other.bot_id), 1)
+    rated = arena.scheduler.create_match(views["rated"].ladder_id, (remote.bot_id, other.bot_id), 2)
+    plain = arena.scheduler.create_match(views["unrated"].ladder_id, (runner_bot.bot_id, other.bot_id), 3)
+    assert (unrated.rated, rated.rated, plain.rated) == (False, True, True)
+    with pytest.raises(ValueError, match="does not take endpoint bots"):
+        arena.scheduler.create_match(views["refused"].ladder_id, (remote.bot_id, other.bot_id), 4)
+    # An unrated result is recorded but moves nobody's rating.
+    assert ratings.apply(_result(unrated, 0)) is True and ratings.apply(_result(unrated, 0)) is False
+    assert ratings.leaderboard(views["unrated"].ladder_id) == []
+    assert ratings.apply(_result(rated, 0)) and ratings.apply(_result(plain, 0))
+    # The leaderboard marks the endpoint bot.
+    _lid, board = arena.leaderboard(views["rated"].ladder_id)
+    assert {s.name: s.endpoint for s in board} == {"remote": True, "heuristic": False}
+    _lid, board = arena.leaderboard(views["unrated"].ladder_id)
+    assert {s.name: s.endpoint for s in board} == {"random": False, "heuristic": False}
+
+
+@pytest.mark.timeout(90)
+def test_a_forfeit_reason_never_quotes_the_bots_own_output(r, tmp_path):
+    reg = Registry(r)
+    leaky = load_manifest(BOTS / "leaky")
+    manifest = json.loads((BOTS / "leaky" / "manifest.json").read_text())
+    bot = reg.register("leaky", "mallory", manifest=manifest, manifest_dir=str(leaky.directory))[0]
+    heuristic = json.loads((SAMPLES / "heuristic" / "manifest.json").read_text())
+    other = reg.register("heuristic", "t", manifest=heuristic, manifest_dir=str(SAMPLES / "heuristic"))[0]
+    runner = ArenaRunner(reg, log_dir=tmp_path / "logs", warm_bots=False)
+    try:
+        result = runner(MatchSpec("m-leak", "lad", "pilotta", 5, (bot.bot_id, other.bot_id), deals=2))
+    finally:
+        runner.close()
+    assert result.winner == 1
+    # Four strikes (its answer is no action at all): three allowed, one more forfeits; counted, never quoted.
+    assert result.forfeit == "bot leaky exceeded 3 strikes (4 malformed replies)"
+    assert "LEAKED" not in result.record and "LEAKED" not in (result.forfeit or "")
