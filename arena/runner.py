@@ -33,21 +33,18 @@ import dataclasses
 import json
 import logging
 import os
-import re
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from arena import metrics
-from arena.model import BotStats, BotVersion, LatencySummary, MatchResult, MatchSpec
+from arena.model import BotStats, LatencySummary, MatchResult, MatchSpec
+from arena.pool import InstancePool, launch
 from arena.registry import Registry, launch_manifest, manifest_dict
-from referee.bots import BotProcess, BotStartError, Manifest, free_port, start_failure, wait_serving
+from referee.bots import Manifest, free_port
 from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
 from referee.transport import BotLinks
 
@@ -96,91 +93,6 @@ def with_parent_death(argv: Sequence[str], sig: int = _SIGKILL) -> list[str]:
     return [sys.executable, "-c", _LAUNCHER, str(os.getpid()), str(int(sig)), *argv]
 
 
-def spawn_bot(manifest: Manifest, log_dir: Path, startup_timeout_s: float = 15.0) -> BotProcess:
-    """``referee.bots.start_bot`` plus PR_SET_PDEATHSIG (see the module docstring).
-
-    Like ``start_bot`` it returns a ``BotProcess`` whose ``error`` says why a bot did not come up, and
-    raises ``BotStartError`` only when the command cannot be run at all.
-    """
-    log_dir.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", manifest.name)
-    fd, name = tempfile.mkstemp(prefix=f"{safe}-{port}-", suffix=".stderr.log", dir=log_dir)
-    stderr = os.fdopen(fd, "wb")
-    argv = with_parent_death(manifest.argv(port))
-    try:
-        process = subprocess.Popen(
-            argv,
-            cwd=manifest.directory,
-            env=manifest.env(port),
-            stdin=subprocess.DEVNULL,
-            stdout=stderr,
-            stderr=stderr,
-            start_new_session=True,
-        )
-    except OSError as e:
-        stderr.close()
-        raise BotStartError(f"bot {manifest.name!r} ({manifest.source}): cannot run {argv[0]!r}: {e}") from None
-    bot = BotProcess(manifest, port, process, Path(name), stderr)
-    why = wait_serving(bot.endpoint, startup_timeout_s, process)
-    if why is not None:
-        bot.error = start_failure(manifest, why, Path(name))
-    return bot
-
-
-class BotPool:
-    """Manifest bots kept running between matches, at most ``size`` of them (least recently used out)."""
-
-    def __init__(
-        self, log_dir: Path, size: int = 16, startup_timeout_s: float = 15.0, links: BotLinks | None = None
-    ) -> None:
-        self.log_dir = log_dir
-        self.size = size
-        self.startup_timeout_s = startup_timeout_s
-        self.links = links  # the channels the matches use: a bot's is forgotten when the bot is stopped
-        self._bots: OrderedDict[tuple[str, int], BotProcess] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def endpoint(self, version: BotVersion) -> tuple[str | None, str | None]:
-        """(endpoint, None) of a serving process for this bot version, or (None, why it cannot start)."""
-        key = (version.bot_id, version.version)
-        with self._lock:
-            bot = self._bots.pop(key, None)
-            if bot is not None:
-                # A crashed or wedged bot from an earlier match is replaced, not blamed twice. A bot that
-                # answered everything in its last match is known to serve: no health check needed.
-                alive = bot.process.poll() is None and bot.error is None
-                known = self.links is not None and self.links.known(bot.endpoint)
-                if alive and (known or wait_serving(bot.endpoint, 2.0, bot.process) is None):
-                    self._bots[key] = bot
-                    return bot.endpoint, None
-                log.warning("bot %s v%d is not serving any more; restarting it", *key)
-                self._stop(bot)
-            try:
-                bot = spawn_bot(referee_manifest(version), self.log_dir, self.startup_timeout_s)
-            except BotStartError as e:
-                return None, str(e)
-            if bot.error is not None:
-                bot.stop()
-                return None, bot.error
-            self._bots[key] = bot
-            while len(self._bots) > self.size:
-                _key, old = self._bots.popitem(last=False)
-                self._stop(old)
-            return bot.endpoint, None
-
-    def _stop(self, bot: BotProcess) -> None:
-        if self.links is not None:
-            self.links.forget(bot.endpoint)
-        bot.stop()
-
-    def close(self) -> None:
-        with self._lock:
-            while self._bots:
-                _key, bot = self._bots.popitem()
-                self._stop(bot)
-
-
 def _closed_endpoint() -> str:
     """An address nothing listens on: a bot that could not be started is unreachable there, so the match
     machinery makes its side forfeit like any other unreachable bot."""
@@ -203,11 +115,21 @@ class ArenaRunner:
         time_bank_ms: int = 10_000,
         max_strikes: int = 3,
         startup_timeout_s: float = 15.0,
+        pool_size: int = 24,
     ) -> None:
         self.registry = registry
         self.log_dir = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="arena-bots-"))
         self.links = BotLinks()  # channels (and, for warm bots, handshakes) kept between matches
-        self.pool = BotPool(self.log_dir, startup_timeout_s=startup_timeout_s, links=self.links) if warm_bots else None
+        # Without warm bots every instance is stopped after its match.
+        self.pool = InstancePool(
+            self.log_dir,
+            lambda m, d: launch(m, d, with_parent_death),
+            referee_manifest,
+            warm=warm_bots,
+            size=pool_size,
+            startup_timeout_s=startup_timeout_s,
+            links=self.links,
+        )
         self.limits: dict[str, float] = {
             "deadline_ms": deadline_ms,
             "time_bank_ms": time_bank_ms,
@@ -216,29 +138,33 @@ class ArenaRunner:
         }
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.close()
+        self.pool.close()
         self.links.close()
 
     def __call__(self, spec: MatchSpec) -> MatchResult:
         # Registry reads may raise redis errors: a runner failure, retried by the queue.
         bots = {b: self.registry.get(b) for b in spec.distinct_bots()}
         names = {b: bot.name for b, bot in bots.items()}
-        # Without warm bots, a pool for this match only: launched now, stopped after the match.
-        pool = self.pool or BotPool(self.log_dir, startup_timeout_s=self.limits["startup_timeout_s"], links=self.links)
+        legs = [_seat_bots(spec, leg) for leg in range(2 if spec.duplicate else 1)]
+        # One instance per seat of every leg for each bot the workers start (arena.pool).
+        slots = {b: sum(seats.count(b) for seats in legs) for b in bots}
+        wants = [(bot.current, slots[b]) for b, bot in bots.items() if bot.current.endpoint is None]
+        instances, start_errors = self.pool.acquire(wants, spec.seed)
+        taken = {b: list(reversed(insts)) for b, insts in instances.items()}
+        closed = {b: _closed_endpoint() for b in start_errors}
         try:
-            targets: dict[str, str] = {}
-            start_errors: dict[str, str] = {}
-            for bot_id, bot in bots.items():
-                v = bot.current
-                if v.endpoint is not None:
-                    targets[bot_id] = v.endpoint
-                    self.links.doubt(v.endpoint)  # it runs elsewhere and may have changed since
-                    continue
-                ep, why = pool.endpoint(v)
-                targets[bot_id] = ep or _closed_endpoint()
-                if why:
-                    start_errors[bot_id] = why
+            seat_endpoints: list[list[str]] = []
+            for seats in legs:
+                eps = []
+                for b in seats:
+                    endpoint = bots[b].current.endpoint
+                    if endpoint is not None:
+                        self.links.doubt(endpoint)  # it runs elsewhere and may have changed since
+                    eps.append(endpoint or closed.get(b) or taken[b].pop().endpoint)
+                seat_endpoints.append(eps)
+            # Who the bots are: a bot is known by the process of its first seat on its side in leg 1.
+            first = seat_endpoints[0]
+            identity = [first[next(y for y in (x & 1, (x & 1) + 2) if legs[0][y] == legs[0][x])] for x in range(4)]
             options = dict(spec.options)
             if spec.target is not None:
                 options["target"] = spec.target
@@ -253,13 +179,24 @@ class ArenaRunner:
                 time_bank_ms=int(self.limits["time_bank_ms"]),
                 max_strikes=int(self.limits["max_strikes"]),
             )
-            endpoints: list[str | Manifest] = [targets[b] for b in spec.bots]
-            outcome = run_match(endpoints, settings, spec.match_id, _metrics_reporter(spec, names), links=self.links)
+            endpoints: list[str | Manifest] = list(identity)
+            outcome = run_match(
+                endpoints,
+                settings,
+                spec.match_id,
+                _metrics_reporter(spec, names),
+                links=self.links,
+                seat_endpoints=seat_endpoints,
+            )
         finally:
-            if pool is not self.pool:
-                pool.close()
+            self.pool.release([i for insts in instances.values() for i in insts], spec.seed)
+        by_endpoint = {
+            ep: names[b]
+            for seats, eps in zip(legs, seat_endpoints, strict=True)
+            for b, ep in zip(seats, eps, strict=True)
+        }
         full_reason = outcome.forfeit_reason  # for the owners' logs, never shown in public
-        _registered_names(outcome, {targets[b]: names[b] for b in bots})
+        _registered_names(outcome, by_endpoint)
         _without_private_notes(outcome.record)
         if outcome.forfeit is not None:
             failed = [names[b] for b in start_errors]

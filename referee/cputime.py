@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Protocol
 
 RESCAN = 64  # readings between two walks of the process tree
 _TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 10.0
@@ -64,6 +65,15 @@ def _descendants(pid: int) -> list[int]:
             except (OSError, ValueError):
                 continue
     return found
+
+
+class CpuMeter(Protocol):
+    """What the match runner reads around a decision: a start reading, then the CPU ms since it (None
+    where there is no reading)."""
+
+    def start(self) -> float | None: ...
+
+    def since(self, start: float | None) -> float | None: ...
 
 
 class ProcessTreeCpu:

@@ -34,7 +34,7 @@ from referee import wire, wire_bytes
 from referee.actions import ActionKind, action_kind, parse_action
 from referee.boards import Board
 from referee.bots import BotProcess, Manifest, bot_label, launch_bots
-from referee.cputime import ProcessTreeCpu
+from referee.cputime import CpuMeter, ProcessTreeCpu
 from referee.deal import Deal
 from referee.game import Game
 from referee.observation import ObservationCache, observe
@@ -250,6 +250,8 @@ class MatchRunner:
         cancel: threading.Event | None,
         links: BotLinks | None = None,
         procs: Sequence[BotProcess] = (),
+        seat_endpoints: Sequence[Sequence[str]] | None = None,
+        cpu_meters: Mapping[str, CpuMeter] | None = None,
     ) -> None:
         self.s = settings
         self.match_id = match_id
@@ -274,13 +276,32 @@ class MatchRunner:
             if links is not None and not self.own_links
             else BotLinks(settings.max_message_bytes, links.versions if links is not None else wire.PROTOCOL_VERSIONS)
         )
-        self.links: dict[str, BotLink] = {ep: self.link_pool.get(ep) for ep in dict.fromkeys(seats4)}
+        # One instance per seat: per leg, the endpoint of the process playing each seat (see run_match).
+        self.seat_endpoints = [list(eps) for eps in seat_endpoints] if seat_endpoints else None
+        self.leg = 0  # the leg being played (the seat endpoints of which are used)
+        every = seats4 + [ep for eps in self.seat_endpoints or () for ep in eps]
+        self.links: dict[str, BotLink] = {ep: self.link_pool.get(ep) for ep in dict.fromkeys(every)}
         self.versions: dict[str, int] = {}  # the protocol version of each endpoint, from its handshake
         self.streams: dict[int, SeatStream] = {}  # by seat: the version 2 bots' streams of the current leg
         self.cache = ObservationCache()  # what this match's observations share
         self.ruleset = get_ruleset(settings.ruleset, dict(settings.options))
         # The CPU time of the bots this match started (by endpoint); other bots' cannot be read.
         self.cpu = {p.endpoint: ProcessTreeCpu(p.process.pid) for p in procs if p.error is None}
+        self.cpu_given: Mapping[str, CpuMeter] = cpu_meters or {}  # the caller's, by endpoint (not closed here)
+
+    def endpoint_at(self, bot: int, seat: int) -> str:
+        """The endpoint of the process playing ``seat`` (of the current leg) for ``bot``."""
+        if self.seat_endpoints is not None and 0 <= seat < 4:
+            return self.seat_endpoints[self.leg][seat]
+        return self.bots[bot].endpoint
+
+    def bots_at(self, endpoint: str) -> list[int]:
+        """The bots (indices) a process at ``endpoint`` plays for, in any seat of any leg."""
+        found = {i for i, b in enumerate(self.bots) if b.endpoint == endpoint}
+        for leg, eps in enumerate(self.seat_endpoints or ()):
+            seats = _leg_seats(self.first_seats, leg)
+            found |= {seats[x] for x, ep in enumerate(eps) if ep == endpoint}
+        return sorted(found)
 
     def _unique(self, name: str) -> str:
         taken = {b.name for b in self.bots}
@@ -294,7 +315,7 @@ class MatchRunner:
     def close(self) -> None:
         self.close_streams()
         for ep, link in self.links.items():
-            bots = [b for b in self.bots if b.endpoint == ep]
+            bots = [self.bots[i] for i in self.bots_at(ep)]
             link.known = link.handshake is not None and not any(
                 b.counts[o] or b.notice_failures for b in bots for o in _UNKNOWN_AFTER
             )
@@ -307,8 +328,8 @@ class MatchRunner:
         streams, self.streams = list(self.streams.values()), {}
         close_streams(streams, self.s.notice_deadline_ms / 1000)
 
-    def version_of(self, bot: int) -> int:
-        return self.versions.get(self.bots[bot].endpoint, 1)
+    def version_of(self, bot: int, seat: int = -1) -> int:
+        return self.versions.get(self.endpoint_at(bot, seat), 1)
 
     def emit(self, event: Event) -> None:
         if self.on_event is not None:
@@ -318,6 +339,7 @@ class MatchRunner:
     def handshake(self) -> list[tuple[int, str]]:
         """Handshake every distinct endpoint; return (bot, reason) for each unreachable bot."""
         failed: list[tuple[int, str]] = []
+        down: set[int] = set()  # bots one of whose processes failed its handshake
         request = wire.handshake_request(REFEREE_NAME, self.link_pool.versions)
         futures = {
             ep: link.stub.Handshake.future(request, timeout=self.s.handshake_deadline_ms / 1000)
@@ -347,15 +369,19 @@ class MatchRunner:
                 link.handshake = info
             if info is not None:
                 self.versions[ep] = int(info["protocol_version"])
-            for i, b in enumerate(self.bots):
-                if b.endpoint != ep:
+            for i in self.bots_at(ep):
+                b = self.bots[i]
+                if info is None:
+                    b.handshake = None
+                    if i not in down:
+                        down.add(i)
+                        b.counts["unreachable"] += 1
+                        b.note(f"handshake failed: {why}")
+                        failed.append((i, f"bot {b.name} is unreachable at {ep} ({why})"))
+                    continue
+                if i in down:
                     continue
                 b.handshake = info
-                if info is None:
-                    b.counts["unreachable"] += 1
-                    b.note(f"handshake failed: {why}")
-                    failed.append((i, f"bot {b.name} is unreachable at {ep} ({why})"))
-                    continue
                 if b.name.split("#")[0] == ep:  # named by its address: its own name reads better
                     b.name = self._unique(str(info["name"]) or ep)
                 if self.s.ruleset not in info["games"]:
@@ -376,8 +402,8 @@ class MatchRunner:
         for bot, msg, seat in zip(bot_by_seat, messages, seats or range(4), strict=True):
             b = self.bots[bot]
             b.notices_sent += 1
-            link = self.links[b.endpoint]
-            if self.version_of(bot) == 1:
+            link = self.links[self.endpoint_at(bot, seat)]
+            if self.version_of(bot, seat) == 1:
                 call = getattr(link.stub, rpc)
                 pending.append((bot, call.future(msg, timeout=self.s.notice_deadline_ms / 1000)))
                 continue
@@ -406,7 +432,8 @@ class MatchRunner:
         stream = self.streams.get(seat)
         if stream is not None:
             return stream.decide(request, timeout, self.s.deadline_ms / 2, self.cancel)
-        return unary_decide(self.links[b.endpoint], request, timeout, self.s.deadline_ms / 2, self.cancel)
+        link = self.links[self.endpoint_at(bot_index, seat)]
+        return unary_decide(link, request, timeout, self.s.deadline_ms / 2, self.cancel)
 
     def decide(
         self, bot_index: int, request: bytes, legal: Sequence[str], decl_codes: tuple[str, ...], seat: int = -1
@@ -414,7 +441,8 @@ class MatchRunner:
         """Ask a bot (``request``: a DecideRequest's bytes) and classify its answer; the CPU time of a bot
         this match started is read around the call."""
         b = self.bots[bot_index]
-        meter = self.cpu.get(b.endpoint)
+        ep = self.endpoint_at(bot_index, seat)
+        meter = self.cpu.get(ep) or self.cpu_given.get(ep)
         cpu_start = meter.start() if meter is not None else None
         reply, latency, outcome, detail = self.ask(bot_index, seat, request)
         cpu_ms = meter.since(cpu_start) if meter is not None else None
@@ -454,6 +482,7 @@ class MatchRunner:
         self, leg: int, seats: tuple[int, int, int, int], games: list[Game], notes: dict[tuple[int, int], ActionNote]
     ) -> None:
         s = self.s
+        self.leg = leg
         game = new_game(s, self.ruleset)
         games.append(game)
         names = [self.bots[b].name for b in seats]
@@ -564,17 +593,28 @@ def run_match(
     *,
     cancel: threading.Event | None = None,
     links: BotLinks | None = None,
+    seat_endpoints: Sequence[Sequence[str]] | None = None,
+    cpu_meters: Mapping[str, CpuMeter] | None = None,
 ) -> MatchOutcome:
     """Play a match between two or four bots (endpoints or manifests); see the module docstring.
 
     ``links``: channels to keep between matches (and handshakes to reuse while a bot's state is known);
-    without them the match opens its own and closes them at the end."""
+    without them the match opens its own and closes them at the end.
+
+    ``seat_endpoints``: one instance per seat. Per leg, the endpoint of the process that plays each of the
+    four seats (for the bot ``bots`` puts there, moved one seat on in leg 2): so that partners never share
+    a process and the second leg's boards go to processes that never saw them. ``bots`` then only say who
+    the bots are (each one's statistics are summed over its instances). Without it, a bot's endpoint
+    plays all its seats in both legs. ``cpu_meters``: CPU time readings of processes the caller started,
+    by endpoint."""
     if len(bots) not in (2, 4):
         raise ValueError(f"a match needs 2 bots (each partnered with itself) or 4 (one per seat), not {len(bots)}")
     settings.validate()
     with launch_bots(bots, settings.log_dir, startup_timeout_s=settings.startup_timeout_s) as (eps, procs):
         labels = [bot_label(b) for b in bots]
-        runner = MatchRunner(eps, labels, settings, match_id, on_event, cancel, links, procs)
+        runner = MatchRunner(
+            eps, labels, settings, match_id, on_event, cancel, links, procs, seat_endpoints, cpu_meters
+        )
         try:
             outcome = _play(runner, procs)
         finally:

@@ -109,21 +109,33 @@ def test_warm_bots_keep_their_channel_and_handshake_between_matches(r, tmp_path)
     runner = ArenaRunner(reg, log_dir=tmp_path)
     try:
         first = runner(MatchSpec("m-warm-1", "lad", "pilotta", 1, (h, rnd), deals=1))
-        endpoints = {b.endpoint for b in runner.pool._bots.values()}
+        # One instance per seat and leg: 2 bots x 2 seats x 2 legs.
+        endpoints = set(runner.pool.idle_endpoints())
+        assert len(endpoints) == 8
         links = {ep: runner.links.get(ep) for ep in endpoints}
-        assert all(runner.links.known(ep) for ep in endpoints)  # both answered everything
+        assert all(runner.links.known(ep) for ep in endpoints)  # every one answered everything
         second = runner(MatchSpec("m-warm-2", "lad", "pilotta", 2, (h, rnd), deals=1))
-        # The same processes, the same channels, and the first match's handshake (version 2) still holds.
-        assert {b.endpoint for b in runner.pool._bots.values()} == endpoints
+        # A new seed: the same processes, the same channels, and the first match's handshake (version 2).
+        assert set(runner.pool.idle_endpoints()) == endpoints
         assert all(runner.links.get(ep) is link for ep, link in links.items())
         assert all(link.handshake and link.handshake["protocol_version"] == 2 for link in links.values())
         # A bot that died is restarted on a new port; its old channel is forgotten, not reused.
-        victim = next(iter(runner.pool._bots.values()))
-        victim.process.kill()
-        victim.process.wait(10)
+        victim = next(i for i in runner.pool._idle if i.endpoint in endpoints)
+        victim.bot.process.kill()
+        victim.bot.process.wait(10)
         third = runner(MatchSpec("m-warm-3", "lad", "pilotta", 3, (h, rnd), deals=1))
-        assert victim.endpoint not in {b.endpoint for b in runner.pool._bots.values()}
+        assert victim.endpoint not in runner.pool.idle_endpoints()
         assert not runner.links.known(victim.endpoint)
+        # The seed of the first match again (a challenge may name one): no instance that saw its boards
+        # plays it. The 7 survivors of match 1 sit out; the one started in match 3 plays, with 7 new ones.
+        saw_seed_1 = {i.endpoint: i.matches for i in runner.pool._idle if 1 in i.seen}
+        assert len(saw_seed_1) == 7 and set(saw_seed_1.values()) == {3}
+        before = set(runner.pool.idle_endpoints())
+        again = runner(MatchSpec("m-warm-4", "lad", "pilotta", 1, (h, rnd), deals=1))
+        after = {i.endpoint: i.matches for i in runner.pool._idle}
+        assert {ep: after[ep] for ep in saw_seed_1} == saw_seed_1
+        assert len(set(after) - before) == 7
+        assert again.forfeit is None
     finally:
         runner.close()
     assert first.forfeit is None and second.forfeit is None and third.forfeit is None
