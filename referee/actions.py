@@ -130,6 +130,31 @@ def action_code(action: int, declaration_codes: tuple[str, ...] = ()) -> str:
     return "declare " + (" ".join(chosen) if chosen else "none")
 
 
+def _declaration_cards(word: str) -> frozenset[int]:
+    names = word.split("-")
+    cards = frozenset(parse_card(c) for c in names)
+    if len(cards) != len(names):
+        raise ValueError("a card is named twice")
+    return cards
+
+
+def _declaration_index(word: str, code: str, declaration_codes: tuple[str, ...]) -> int:
+    """Which of the hand's declarations ``word`` names: its cards joined by '-', in any order (the engine
+    writes them in the canonical order, ``Declaration.code``)."""
+    if word in declaration_codes:
+        return declaration_codes.index(word)
+    try:
+        named = _declaration_cards(word)
+    except ValueError as e:
+        raise ValueError(f"declaration {word!r} in {code!r}: {e}") from None
+    for i, known in enumerate(declaration_codes):
+        if _declaration_cards(known) == named:
+            return i
+    raise ValueError(
+        f"declaration {word!r} in {code!r} is not one of this hand's: {', '.join(declaration_codes) or 'none'}"
+    )
+
+
 def parse_action(code: str, declaration_codes: tuple[str, ...] = ()) -> Action:
     """Parse a readable action code. Raises ValueError naming what is wrong with the text."""
     words = code.split()
@@ -162,12 +187,10 @@ def parse_action(code: str, declaration_codes: tuple[str, ...] = ()) -> Action:
             return declare_action(0)
         subset = 0
         for word in words[1:]:
-            if word not in declaration_codes:
-                raise ValueError(
-                    f"declaration {word!r} in {code!r} is not one of this hand's: "
-                    f"{', '.join(declaration_codes) or 'none'}"
-                )
-            subset |= 1 << declaration_codes.index(word)
+            index = _declaration_index(word, code, declaration_codes)
+            if subset >> index & 1:
+                raise ValueError(f"declaration {word!r} is named twice in {code!r}")
+            subset |= 1 << index
         return declare_action(subset)
     raise ValueError(
         f"not an action code: {code!r} (expected 'pass', 'bid 90 H', 'contra', 'surcontra', "

@@ -186,6 +186,7 @@ class Deal:
         "declaration_codes",
         "declarations",
         "declarations_settled",
+        "declare_subsets",
         "declared",
         "hands",
         "high_bid",
@@ -250,6 +251,9 @@ class Deal:
         # Declarations and belote
         self.declarations: list[tuple[Declaration, ...]] = [(), (), (), ()]
         self.declaration_codes: list[tuple[str, ...]] = [(), (), (), ()]
+        # The subsets (bitmasks over ``declarations``) a seat may announce, None: any. Only a hand with two
+        # overlapping best sets of declarations (four queens or the quinte to the ace) has a limit.
+        self.declare_subsets: list[tuple[int, ...] | None] = [None, None, None, None]
         self.declared = [False, False, False, False]
         self.announced: list[tuple[Declaration, ...]] = [(), (), (), ()]
         self.credited: list[list[Declaration]] = [[], []]  # per side, after the first trick
@@ -293,8 +297,10 @@ class Deal:
                         if self._may_announce_belote(seat, c):
                             actions.append(Action(c | BELOTE_FLAG))
                 return actions
-            n = len(self.declarations[seat])
-            return [declare_action(s) for s in range(1 << n)]
+            subsets = self.declare_subsets[seat]
+            if subsets is not None:
+                return [declare_action(s) for s in subsets]
+            return [declare_action(s) for s in range(1 << len(self.declarations[seat]))]
         if phase is _AUCTION:
             actions = self.ruleset.auction_actions(self)
             self._auction_at, self._auction_actions = len(self.history), actions
@@ -409,6 +415,14 @@ class Deal:
                 "declare-first",
             )
         subset = declare_subset(action)
+        allowed = self.declare_subsets[seat]
+        if allowed is not None and subset not in allowed:
+            raise IllegalActionError(
+                f"seat {seat} cannot announce {self.code(action, seat)[len('declare ') :]} together: they "
+                "share a card, and a card serves in one declaration only (one of: "
+                f"{', '.join(self.code(a, seat) for a in self.legal_actions())})",
+                "declarations-overlap",
+            )
         self.announced[seat] = tuple(d for i, d in enumerate(self.declarations[seat]) if subset >> i & 1)
         self.declared[seat] = True
 
@@ -484,8 +498,9 @@ class Deal:
         self.phase = _PLAY
         self.leader = self.to_act = self.ruleset.first_leader(self)
         for seat in range(4):
-            found = self.ruleset.find_declarations(self, seat)
+            found, subsets = self.ruleset.declaration_choices(self, seat)
             self.declarations[seat] = found
+            self.declare_subsets[seat] = subsets
             self.declaration_codes[seat] = tuple(d.code for d in found)
             # A seat with nothing to declare has no choice to make: it is not asked.
             self.declared[seat] = not found

@@ -41,7 +41,9 @@ class Declaration:
 
     @property
     def code(self) -> str:
-        """Readable and unique within a hand: the cards joined by '-', e.g. ``7H-8H-9H``."""
+        """Readable and unique within a hand: the cards joined by '-' in the canonical order, a run from its
+        lowest card up in the run order in force (``7H-8H-9H``; ``9H-JH-QH`` in Pilotta's plain order), four
+        of a kind by suit, clubs, diamonds, hearts, spades (``JC-JD-JH-JS``). Parsing accepts any order."""
         return "-".join(card_name(c) for c in self.cards)
 
     @property
@@ -121,7 +123,24 @@ def _run_table(scale: DeclarationScale) -> list[tuple[Declaration, ...]]:
 
 
 def find_declarations(hand: CardMask, scale: DeclarationScale) -> tuple[Declaration, ...]:
-    """The disjoint declarations of a hand worth the most points, the best first."""
+    """The disjoint declarations of a hand worth the most points, the best first (the first of the choices
+    when several sets are worth as much: see ``declaration_choices``)."""
+    return declaration_choices(hand, scale)[0]
+
+
+def declaration_choices(
+    hand: CardMask, scale: DeclarationScale
+) -> tuple[tuple[Declaration, ...], tuple[int, ...] | None]:
+    """The declarations a hand may announce, the best first, and which of them it may announce together.
+
+    A card serves in one declaration only, so a hand chooses a set of disjoint declarations. The engine
+    offers each set worth the most points; where two such sets overlap (four queens, or the quinte 10-J-Q-K-A
+    of hearts that shares the queen of hearts: 100 either way) the hand may announce either, and which is
+    better depends on the ruleset (four of a kind beats an equal run in Coinche and French Belote; in
+    Bulgarian Belote runs and fours are compared apart). The second value is None when any subset of the
+    declarations may be announced together (one best set, the usual case), else the subsets (as bitmasks
+    over the declarations) that lie within one best set.
+    """
     runs = _run_table(scale)
     # The ranks held in all four suits; most hands hold none, and then the declarations are the runs of
     # each suit, read from the table.
@@ -130,10 +149,11 @@ def find_declarations(hand: CardMask, scale: DeclarationScale) -> tuple[Declarat
         clubs, diamonds = runs[hand & 0xFF], runs[256 + (hand >> 8 & 0xFF)]
         hearts, spades = runs[512 + (hand >> 16 & 0xFF)], runs[768 + (hand >> 24 & 0xFF)]
         if not (clubs or diamonds or hearts or spades):
-            return ()
-        return tuple(sorted((*clubs, *diamonds, *hearts, *spades), key=_declaration_order))
+            return (), None
+        return tuple(sorted((*clubs, *diamonds, *hearts, *spades), key=_declaration_order)), None
     quads = [Rank(r) for r in range(8) if all_four >> r & 1 and scale.quad_points(Rank(r))]
-    best: tuple[int, list[Declaration]] = (-1, [])
+    best_total = -1
+    best: list[list[Declaration]] = []
     # At most two quads fit in eight cards: try every subset of them, then the runs of what remains.
     for n in range(len(quads) + 1):
         for chosen in combinations(quads, n):
@@ -148,9 +168,24 @@ def find_declarations(hand: CardMask, scale: DeclarationScale) -> tuple[Declarat
             for suit in range(4):
                 found.extend(runs[256 * suit + (rest >> (8 * suit) & 0xFF)])
             total = sum(d.points for d in found)
-            if total > best[0]:
-                best = (total, found)
-    return tuple(sorted(best[1], key=_declaration_order))
+            if total > best_total:
+                best_total, best = total, [found]
+            elif total == best_total:
+                best.append(found)
+    if len(best) == 1:
+        return tuple(sorted(best[0], key=_declaration_order)), None
+    # Several sets worth as much: the declarations of all of them, and the subsets within one set.
+    union = sorted({d for found in best for d in found}, key=_declaration_order)
+    subsets: set[int] = set()
+    for found in best:
+        whole = sum(1 << union.index(d) for d in found)
+        sub = whole
+        while True:  # every subset of ``whole``
+            subsets.add(sub)
+            if sub == 0:
+                break
+            sub = (sub - 1) & whole
+    return tuple(union), tuple(sorted(subsets))
 
 
 def _declaration_order(d: Declaration) -> tuple[int, str, int, int]:

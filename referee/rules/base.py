@@ -31,7 +31,7 @@ from referee.actions import (
 )
 from referee.cards import CARD_BITS, Card, CardMask, Rank, make_card
 from referee.deal import BeloteCall, Contract, Deal, DealScore, side_of
-from referee.declarations import Declaration, DeclarationScale, find_declarations
+from referee.declarations import Declaration, DeclarationScale, declaration_choices
 from referee.errors import IllegalActionError, RulesetError
 
 if TYPE_CHECKING:
@@ -131,6 +131,8 @@ class RulesetOf(Generic[OptionsT]):
         self.play_rules: CardPlayRules = self.card_play_rules()
         # Whether contra and surcontra are calls inside the auction (rather than a window after it).
         self.contra_in_auction: bool = self.doubling
+        # Whether a belote card counts only when it leads, follows or trumps (``belote_cards_in_line``).
+        self.belote_in_line: bool = self.belote_cards_in_line
 
     @classmethod
     def known_versions(cls) -> tuple[int, ...]:
@@ -371,7 +373,7 @@ class RulesetOf(Generic[OptionsT]):
 
     def may_announce_belote(self, deal: Deal, seat: int, card: Card) -> bool:
         """Extra conditions on announcing belote with the first card of the pair."""
-        return not self.belote_cards_in_line or self.belote_card_in_line(deal, card)
+        return not self.belote_in_line or self.belote_card_in_line(deal, card)
 
     def on_card_played(self, deal: Deal, seat: int, card: Card, belote: bool) -> None:
         """Belote bookkeeping: the announcing card opens a call, the other card of the pair completes it."""
@@ -389,7 +391,7 @@ class RulesetOf(Generic[OptionsT]):
 
     def belote_second_counts(self, deal: Deal, seat: int, card: Card) -> bool:
         """Whether the second card of an announced pair completes it."""
-        return not self.belote_cards_in_line or self.belote_card_in_line(deal, card)
+        return not self.belote_in_line or self.belote_card_in_line(deal, card)
 
     def on_card_between_belote(self, deal: Deal, index: int, card: Card) -> None:
         """A card of the belote suit played by the caller between the two cards of the pair."""
@@ -407,12 +409,14 @@ class RulesetOf(Generic[OptionsT]):
         """What declarations are worth under this contract; None: no declarations."""
         return None
 
-    def find_declarations(self, deal: Deal, seat: int) -> tuple[Declaration, ...]:
+    def declaration_choices(self, deal: Deal, seat: int) -> tuple[tuple[Declaration, ...], tuple[int, ...] | None]:
+        """A seat's declarations and the subsets it may announce together (None: any); see
+        ``referee.declarations.declaration_choices``."""
         assert deal.contract is not None
         scale = self.declaration_scale(deal.contract)
         if scale is None:
-            return ()
-        return find_declarations(deal.dealt[seat], scale)
+            return (), None
+        return declaration_choices(deal.dealt[seat], scale)
 
     def credit_declarations(self, deal: Deal) -> list[list[Declaration]]:
         """After the first trick: which announced declarations count, per side."""

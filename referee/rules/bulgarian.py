@@ -44,7 +44,14 @@ POINTS_TABLES: tuple[tuple[int, ...], ...] = tuple(_points_table(s) for s in Str
 
 @dataclass(frozen=True)
 class BulgarianOptions(RulesetOptions):
-    target: int = 0  # 0: 002's "gespielt wird bis 151 Punkte"
+    target: int = 151  # 002: "gespielt wird bis 151 Punkte"
+
+
+@dataclass(frozen=True)
+class BulgarianOptionsV1(BulgarianOptions):
+    """Version 1's options: its records state ``"target": 0`` for the default game to 151."""
+
+    target: int = 0
 
     def validate(self) -> None:
         if self.target < 0:
@@ -99,7 +106,10 @@ def deal_winner(score: DealScore) -> int | None:
 class Bulgarian(RulesetOf[BulgarianOptions]):
     name = "bulgarian"
     title = "Bulgarian Belote"
-    current_version = 1
+    # 2: records state the real target (151) and target 0 is refused; version 1 wrote 0 for the default
+    # game to 151, and plays so for its records. The rules of play are the same.
+    current_version = 2
+    past_versions = (1,)
     Options = BulgarianOptions
     partner_may_win = True  # 002: "Liegt dein Partner vorn, darfst du jede Karte spielen."
     must_undertrump = False  # 002: "höher stechen, wenn du kannst, sonst darfst du jede Karte spielen"
@@ -122,9 +132,13 @@ class Bulgarian(RulesetOf[BulgarianOptions]):
     )
 
     # --- Dealing ------------------------------------------------------------------------------------
+    @classmethod
+    def options_class(cls, version: int) -> type[RulesetOptions]:
+        return BulgarianOptionsV1 if version == 1 else BulgarianOptions
+
     @property
     def target(self) -> int:
-        return self.options.target or 151
+        return self.options.target or 151  # version 1's 0: 002's 151 (a current options' target is >= 1)
 
     def deal_cards(self, deal: Deal) -> None:
         """3 then 2 to each seat from the player after the dealer; the other 12 wait for the auction."""

@@ -71,7 +71,10 @@ class CoincheOptions(RulesetOptions):
 class Coinche(RulesetOf[CoincheOptions]):
     name = "coinche"
     title = "Coinche (belote coinchée)"
-    current_version = 2  # 2: at all trump (option) a king or queen thrown on another suit makes no belote (002)
+    # 2: at all trump (option) a king or queen thrown on another suit makes no belote (002); version 1 let it
+    # announce or complete a belote, and plays so for its records.
+    current_version = 2
+    past_versions = (1,)
     Options = CoincheOptions
 
     pass_is_final = False  # standard: a player who passed may bid later in the same auction
@@ -81,6 +84,8 @@ class Coinche(RulesetOf[CoincheOptions]):
 
     def __init__(self, options: Mapping[str, object] | None = None, version: int | None = None) -> None:
         super().__init__(options, version)
+        if self.version == 1:
+            self.belote_in_line = False
         strains = list(SUIT_STRAINS)
         if self.options.no_trump_bids:
             strains.append(Strain.NO_TRUMP)

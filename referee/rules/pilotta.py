@@ -7,7 +7,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from referee.actions import NO_TRUMP_STRAIN, Action, Strain, action_code, bid_strain, bid_value
+from referee.actions import (
+    CONTRA,
+    NO_TRUMP_STRAIN,
+    PASS,
+    SURCONTRA,
+    Action,
+    ActionKind,
+    Strain,
+    action_code,
+    action_kind,
+    bid_strain,
+    bid_value,
+)
 from referee.cards import Card
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import NATURAL_RUN_ORDER, PLAIN_RUN_ORDER, Declaration, DeclarationScale
@@ -25,6 +37,7 @@ from referee.rules.belote_family import (
 )
 
 USUAL_TARGETS = (151, 251, 351, 401)
+CONTRA_RULES = ("after", "in_auction")
 
 
 @dataclass(frozen=True)
@@ -37,7 +50,14 @@ class PilottaOptions(RulesetOptions):
     failed_belote_penalty: bool = False  # 000's variant: a belote broken by another trump costs 20
     run_order: str = "natural"  # "natural" 7-8-9-10-J-Q-K-A (003, 002) or "plain" A-10-K-Q-J-9-8-7 (000/001)
     partner_exception: bool = False  # Bulgarian house rule: no duty to trump while partner wins the trick
-    choices: ClassVar[Mapping[str, tuple[object, ...]]] = {"capot_bonus": (90, 100), "run_order": ("natural", "plain")}
+    # "after": when the auction closes the defenders in turn may contra, then the bidders surcontra (000
+    # "before play begins", README); "in_auction": contra and surcontra are calls inside the auction (002).
+    contra: str = "after"
+    choices: ClassVar[Mapping[str, tuple[object, ...]]] = {
+        "capot_bonus": (90, 100),
+        "run_order": ("natural", "plain"),
+        "contra": CONTRA_RULES,
+    }
 
     def validate(self) -> None:
         super().validate()
@@ -48,7 +68,11 @@ class PilottaOptions(RulesetOptions):
 class Pilotta(RulesetOf[PilottaOptions]):
     name = "pilotta"
     title = "Pilotta (Cyprus)"
-    current_version = 1
+    # 2: contra and surcontra in a window after the auction closes (option ``contra``); version 1 had them
+    # only as calls inside the auction, and plays so for its records.
+    current_version = 2
+    past_versions = (1,)
+    options_since: ClassVar[Mapping[str, tuple[int, object]]] = {"contra": (2, "in_auction")}
     Options = PilottaOptions
 
     pass_is_final = True  # 000: "Wenn ein Spieler passt, scheidet er aus der Reizung aus."
@@ -65,6 +89,8 @@ class Pilotta(RulesetOf[PilottaOptions]):
         self.strains = tuple(strains)
         order = NATURAL_RUN_ORDER if self.options.run_order == "natural" else PLAIN_RUN_ORDER
         self.scale = DeclarationScale(order, run_points, whole_run, quad_points)
+        self.contra_in_auction = self.options.contra == "in_auction"
+        self.contra_after_auction = self.options.contra == "after"
 
     def card_play_rules(self) -> CardPlayRules:
         return CardPlayRules(self.options.partner_exception, self.must_undertrump, self.must_head_plain_suit)
@@ -72,6 +98,65 @@ class Pilotta(RulesetOf[PilottaOptions]):
     # --- Auction ------------------------------------------------------------------------------------
     def higher_bids(self, deal: Deal) -> list[Action]:
         return self.point_bid_ladder(deal, 80, self.options.max_bid, 10, self.strains)
+
+    # The contra window (option contra="after"): once three players have passed after the high bid, the
+    # auction is closed and no one bids again; the defenders, in turn from the bidder's right, may say
+    # contra; after a contra the bidders, in turn from the contra's right, may say surcontra; then play.
+    def _window_calls(self, deal: Deal) -> list[tuple[int, Action]] | None:
+        """The calls made since the auction closed, or None while the auction is still open."""
+        if not self.contra_after_auction or deal.high_bid is None or deal.passed.count(True) < 3:
+            return None
+        passers: set[int] = set()
+        bid = False
+        for i, (seat, action) in enumerate(deal.auction):
+            if action == PASS:
+                passers.add(seat)
+            else:
+                bid = True
+            if bid and len(passers) == 3:  # the three others are out: the auction closed here
+                return deal.auction[i + 1 :]
+        return None
+
+    def auction_actions(self, deal: Deal) -> list[Action]:
+        if self._window_calls(deal) is None:
+            return super().auction_actions(deal)
+        # A defender before any contra; a bidder after the contra.
+        return [PASS, CONTRA] if deal.multiplier == 1 else [PASS, SURCONTRA]
+
+    def auction_next(self, deal: Deal) -> int | Contract | None:
+        turn = super().auction_next(deal)
+        if not self.contra_after_auction or not isinstance(turn, Contract):
+            return turn
+        calls = self._window_calls(deal)
+        assert calls is not None
+        if not calls:
+            return (turn.bidder + 1) % 4  # the first defender in turn after the bidder
+        seat, last = calls[-1]
+        if last == SURCONTRA:
+            return turn
+        if deal.multiplier == 1:  # no contra: the other defender, or play at x1
+            return (turn.bidder + 3) % 4 if len(calls) == 1 else turn
+        if last == CONTRA:
+            return (seat + 1) % 4  # the bidder to the contra's right
+        return (seat + 2) % 4 if deal.passes_in_row == 1 else turn  # the other bidder, or play at x2
+
+    def auction_error(self, deal: Deal, action: Action) -> IllegalActionError:
+        try:
+            kind = action_kind(action)
+        except ValueError:
+            kind = None
+        window = self._window_calls(deal) is not None
+        if window and kind is ActionKind.BID:
+            return IllegalActionError(
+                "the auction is closed: only contra (defenders), surcontra (bidders after a contra) or pass",
+                "auction-closed",
+            )
+        if self.contra_after_auction and not window and kind in (ActionKind.CONTRA, ActionKind.SURCONTRA):
+            return IllegalActionError(
+                "contra and surcontra come once the auction is closed (three passes after the high bid)",
+                "contra-after-auction",
+            )
+        return super().auction_error(deal, action)
 
     def bid_error(self, deal: Deal, action: Action, current: str) -> IllegalActionError:
         value = bid_value(action)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from referee.actions import Action, ActionKind, action_kind, declare_action, parse_action
+from referee.actions import Action, ActionKind, action_kind, declare_action, declare_subset, parse_action
 from referee.cards import ALL_CARDS, Card, CardMask, card_name, cards_in, mask_of, parse_card
 from referee.deal import Deal, Phase
 from referee.errors import IllegalActionError
@@ -172,8 +172,10 @@ def auto_declare(deal: Deal, declare: str = "none") -> None:
     while (
         deal.phase is Phase.PLAY and deal.legal_actions() and action_kind(deal.legal_actions()[0]) is ActionKind.DECLARE
     ):
-        n = len(deal.declarations[deal.to_act])
-        deal.apply(declare_action((1 << n) - 1 if declare == "all" else 0))
+        if declare == "all":  # the legal subset with the most declarations (all of them, unless two overlap)
+            deal.apply(max(deal.legal_actions(), key=lambda a: bin(declare_subset(a)).count("1")))
+        else:
+            deal.apply(declare_action(0))
 
 
 def play_trick(deal: Deal, trick: str, declare: str = "none") -> Deal:

@@ -124,7 +124,7 @@ def test_a_bid_must_raise_the_number() -> None:
     # suit; the same number in a "higher" suit is not a raise (Pilotta has no suit ladder, unlike 002).
     deal = new_deal("pilotta", PLAIN, dealer=0)
     play(deal, "bid 100 S")
-    assert legal_codes(deal) == ["pass", *ladder(110), "contra"]
+    assert legal_codes(deal) == ["pass", *ladder(110)]  # contra comes after the auction (see below)
     err = expect_illegal(deal, "bid 100 H", "bid-not-higher")
     assert "100" in str(err)
     expect_illegal(deal, "bid 90 C", "bid-not-higher")
@@ -143,8 +143,8 @@ def test_bid_above_the_stated_maximum_is_refused_with_a_clear_error() -> None:
     err = expect_illegal(deal, "bid 260 H", "bid-above-maximum")
     assert "250" in str(err)
     play(deal, "bid 250 H")
-    # Nobody can go higher: the next seat (a defender) may pass or contra.
-    assert legal_codes(deal) == ["pass", "contra"]
+    # Nobody can go higher: the next seat may only pass (contra comes once the auction is closed).
+    assert legal_codes(deal) == ["pass"]
 
     lower = new_deal("pilotta", PLAIN, dealer=0, options={"max_bid": 160})
     assert legal_codes(lower)[-1] == "bid 160 S"
@@ -165,16 +165,20 @@ def test_a_pass_is_final_for_that_player() -> None:
     play(deal, "pass", "bid 80 H", "pass", "bid 90 S")
     assert deal.to_act == 2
     # 2 passes: after 0's bid come 1 (out, counts as a pass), 2 (pass), 3 (out): three passes, so the
-    # auction is over and 0 holds the contract at 90 spades.
+    # auction is over and 0 holds the contract at 90 spades; after the contra window (1 and 3 let it
+    # stand) play starts.
     play(deal, "pass")
+    assert deal.to_act == 1 and legal_codes(deal) == ["pass", "contra"]
+    play(deal, "pass", "pass")
     assert deal.phase is Phase.PLAY
     assert deal.contract is not None
     assert (deal.contract.bidder, deal.contract.value, deal.contract.strain) == (0, 90, Strain.SPADES)
-    # No seat that passed ever got the turn back.
+    # No seat that passed ever got the turn back in the bidding (the last two calls are the contra window).
+    bidding = deal.auction[:-2]
     acted_after_passing = [
         seat
-        for i, (seat, _) in enumerate(deal.auction)
-        if any(s == seat and deal.code(a, s) == "pass" for s, a in deal.auction[:i])
+        for i, (seat, _) in enumerate(bidding)
+        if any(s == seat and deal.code(a, s) == "pass" for s, a in bidding[:i])
     ]
     assert acted_after_passing == []
 
@@ -186,6 +190,9 @@ def test_three_passes_after_a_bid_end_the_auction() -> None:
     play(deal, "bid 80 H", "pass", "pass")
     assert deal.phase.value == "auction" and deal.to_act == 0
     play(deal, "pass")
+    # The auction is closed: the contra window (the defenders 2 then 0), then play.
+    assert deal.phase is Phase.AUCTION and deal.to_act == 2 and legal_codes(deal) == ["pass", "contra"]
+    play(deal, "pass", "pass")
     assert deal.phase is Phase.PLAY
     assert deal.contract is not None
     assert (deal.contract.bidder, deal.contract.value, deal.contract.strain) == (1, 80, Strain.HEARTS)
@@ -201,17 +208,21 @@ def test_last_seat_may_bid_after_three_passes_and_wins_at_once() -> None:
     play(deal, "pass", "pass", "pass")
     assert deal.phase.value == "auction" and deal.to_act == 0
     play(deal, "bid 80 D")
+    assert deal.phase is Phase.AUCTION and deal.to_act == 1  # closed: the contra window of seats 1 and 3
+    play(deal, "pass", "pass")
     assert deal.phase is Phase.PLAY
     assert deal.contract is not None and deal.contract.bidder == 0
 
 
-# --- Contra and sur-contra -------------------------------------------------------------------------------
+# --- Contra and sur-contra as calls inside the auction (option contra="in_auction", version 1's rule) -------
+# The default window after the auction is tested in test_pilotta_contra.py.
+IN_AUCTION = {"contra": "in_auction"}
 
 
 def test_contra_and_surcontra_multiply_by_2_and_4() -> None:
-    # 000 Reizen 5: the opponents may say contra (x2), the declarers answer sur-contra (x4). README: calls in
-    # the auction; a defender doubles on its turn, the declaring side redoubles.
-    deal = new_deal("pilotta", PLAIN, dealer=0)
+    # 000 Reizen 5: the opponents may say contra (x2), the declarers answer sur-contra (x4). As calls in the
+    # auction (002's way): a defender doubles on its turn, the declaring side redoubles.
+    deal = new_deal("pilotta", PLAIN, dealer=0, options=IN_AUCTION)
     play(deal, "bid 80 H")  # seat 1 (side 1) bids
     assert "contra" in legal_codes(deal)  # seat 2 is a defender
     play(deal, "contra")
@@ -227,7 +238,7 @@ def test_contra_and_surcontra_multiply_by_2_and_4() -> None:
 
 
 def test_contra_is_for_the_defenders_only() -> None:
-    deal = new_deal("pilotta", PLAIN, dealer=0)
+    deal = new_deal("pilotta", PLAIN, dealer=0, options=IN_AUCTION)
     expect_illegal(deal, "contra", "contra-without-bid")  # nothing to double yet
     play(deal, "bid 80 H", "pass")  # 1 bids, 2 passes
     err = expect_illegal(deal, "contra", "contra-by-bidders")  # seat 3 is seat 1's partner
@@ -239,15 +250,15 @@ def test_contra_is_for_the_defenders_only() -> None:
 
 
 def test_surcontra_is_for_the_bidders_only_and_contra_only_once() -> None:
-    deal = new_deal("pilotta", PLAIN, dealer=0)
+    deal = new_deal("pilotta", PLAIN, dealer=0, options=IN_AUCTION)
     play(deal, "bid 80 H", "contra", "pass")  # 1 bids, 2 doubles, 3 passes; seat 0 (a defender) to act
     expect_illegal(deal, "surcontra", "surcontra-by-defenders")
     expect_illegal(deal, "contra", "already-doubled")
 
 
 def test_a_higher_bid_cancels_contra_and_surcontra() -> None:
-    # README "Contra / sur-contra": a higher bid cancels both (as in 002).
-    deal = new_deal("pilotta", PLAIN, dealer=0)
+    # As in 002: a higher bid cancels both.
+    deal = new_deal("pilotta", PLAIN, dealer=0, options=IN_AUCTION)
     play(deal, "bid 80 H", "contra", "surcontra")  # 1 bids, 2 doubles, 3 redoubles: x4
     play(deal, "bid 90 S")  # seat 0 (side 0) overbids
     assert deal.multiplier == 1
@@ -258,14 +269,14 @@ def test_a_higher_bid_cancels_contra_and_surcontra() -> None:
     assert (deal.contract.bidder, deal.contract.value, deal.contract.multiplier) == (0, 90, 1)
 
     # A higher bid by the doubled side itself also cancels the contra.
-    again = new_deal("pilotta", PLAIN, dealer=0)
+    again = new_deal("pilotta", PLAIN, dealer=0, options=IN_AUCTION)
     play(again, "bid 80 H", "contra", "bid 90 H", "pass", "pass", "pass")
     assert again.contract is not None
     assert (again.contract.bidder, again.contract.value, again.contract.multiplier) == (3, 90, 1)
 
 
 def test_after_contra_three_passes_end_the_auction_at_x2() -> None:
-    deal = new_deal("pilotta", PLAIN, dealer=0)
+    deal = new_deal("pilotta", PLAIN, dealer=0, options=IN_AUCTION)
     play(deal, "bid 80 C", "contra", "pass", "pass")  # 1 bids, 2 doubles, 3 and 0 pass
     assert deal.phase is Phase.AUCTION and deal.to_act == 1  # the bidder may still redouble or raise
     play(deal, "pass")
@@ -291,13 +302,13 @@ def test_no_trump_and_all_trump_bids_are_options_off_by_default() -> None:
     # They are bids of the same ladder: 80 NT does not outbid 80 H, 90 anything does.
     play(both, "bid 80 H")
     expect_illegal(both, "bid 80 NT", "bid-not-higher")
-    play(both, "bid 90 AT", "pass", "pass", "pass")
+    play(both, "bid 90 AT", "pass", "pass", "pass", "pass", "pass")
     assert both.contract is not None and both.contract.strain is Strain.ALL_TRUMP
 
 
 def test_auction_codes_in_play_are_refused() -> None:
     deal = new_deal("pilotta", PLAIN, dealer=0)
     expect_illegal(deal, "play 8C", "auction-in-progress")
-    play(deal, "bid 80 H", "pass", "pass", "pass")
+    play(deal, "bid 80 H", "pass", "pass", "pass", "pass", "pass")
     expect_illegal(deal, "bid 90 H", "play-a-card")
     expect_illegal(deal, "pass", "play-a-card")

@@ -28,7 +28,7 @@ def with_hand(hand: str) -> dict[int, str]:
 def to_play(hands: dict[int, str], trump: str = "C", options: dict[str, object] | None = None) -> Deal:
     """Dealer 3; seat 0 buys the contract at 80 in ``trump``; the deal is ready for the first card."""
     deal = new_deal("pilotta", hands, dealer=3, options=options)
-    play(deal, f"bid 80 {trump}", "pass", "pass", "pass")
+    play(deal, f"bid 80 {trump}", "pass", "pass", "pass", "pass", "pass")  # both defenders let it stand
     assert deal.phase is Phase.PLAY
     return deal
 
@@ -301,7 +301,7 @@ ONE = {
 
 def one_hearts(declare: str = "none") -> Deal:
     deal = new_deal("pilotta", ONE, dealer=3)
-    play(deal, "pass", "pass", "bid 80 H", "pass")
+    play(deal, "pass", "pass", "bid 80 H", "pass", "pass", "pass")  # then the contra window: no contra
     play(deal, f"declare {'none' if declare == 'none' else deal.declaration_codes[0][0]}", "play 7C")
     return deal
 
@@ -348,7 +348,7 @@ def test_belote_counts_whatever_the_declaration_contest() -> None:
     # trick; side 0 announces both its runs of eight and wins the contest (side 1 announces nothing).
     # Side 1: 162 + 90 + belote 20 = 272; side 0: its declarations 100 + 100 = 200.
     deal = new_deal("pilotta", ONE, dealer=3)
-    play(deal, "pass", "pass", "pass", "bid 80 S")
+    play(deal, "pass", "pass", "pass", "bid 80 S", "pass", "pass")  # then the contra window: no contra
     assert deal.contract is not None and deal.contract.bidder == 3
     play(deal, f"declare {deal.declaration_codes[0][0]}", "play 7C", "declare none", "play 7D")
     play(deal, f"declare {deal.declaration_codes[2][0]}", "play 7H", "declare none", "play QS belote")
@@ -366,7 +366,7 @@ def test_no_belote_in_no_trump_nor_outside_trump() -> None:
     # trump, hence no belote (002: "Bei Kein Trumpf gibt es keinen Belot"). Announcing one must be refused,
     # or it would complete with the other card and score 20.
     deal = new_deal("pilotta", ONE, dealer=3, options={"no_trump_bids": True})
-    play(deal, "bid 80 NT", "pass", "pass", "pass", "play QC")
+    play(deal, "bid 80 NT", "pass", "pass", "pass", "pass", "pass", "play QC")
     expect_illegal(deal, "play KD belote", "belote-not-allowed")
     play(deal, "play KD", "play KH", "play KS")
     assert deal.belotes == []

@@ -58,6 +58,10 @@ TWO_HEARTS = (
 TWO_HEARTS_90 = ("AC 8C KC JC", "7C TC 9C QC", *TWO_HEARTS[2:])
 
 
+# The contra window after the auction closes (docs/rules/pilotta.md): both defenders pass, play at x1.
+NO_CONTRA = ("pass", "pass")
+
+
 def auction(hands: dict[int, str], dealer: int, *codes: str, **options: object) -> Deal:
     deal = new_deal("pilotta", hands, dealer=dealer, options=options or None)
     play(deal, *codes)
@@ -71,7 +75,7 @@ def written(deal: Deal) -> list[int]:
 
 
 def test_card_points_and_last_trick_in_a_suit_deal() -> None:
-    deal = auction(TWO, 3, "bid 80 H", "pass", "pass", "pass")
+    deal = auction(TWO, 3, "bid 80 H", "pass", "pass", "pass", *NO_CONTRA)
     play_tricks(deal, *TWO_HEARTS[:7])
     assert deal.card_points == [13 + 33 + 18, 17 + 25 + 5 + 29]
     play_tricks(deal, TWO_HEARTS[7])
@@ -85,7 +89,7 @@ def test_contract_made_each_side_writes_its_points() -> None:
     # 000 Punktewertung 7: bidders' cards + declarations + belote >= bid: each side writes what it took.
     # Seat 0 bid 80 H and took 86. Side 1 writes 76 and seat 3's belote 20 (000 Meldungen: always to the
     # holder's side).
-    deal = auction(TWO, 3, "bid 80 H", "pass", "pass", "pass")
+    deal = auction(TWO, 3, "bid 80 H", "pass", "pass", "pass", *NO_CONTRA)
     play_tricks(deal, *TWO_HEARTS)
     score = deal.score
     assert score is not None
@@ -99,7 +103,7 @@ def test_contract_made_each_side_writes_its_points() -> None:
 
 def test_contract_made_exactly() -> None:
     # 000 Punktewertung 7: "gleich oder höher": 90 bid, 90 taken is made. Side 1: 72 + belote 20.
-    deal = auction(TWO, 3, "bid 90 H", "pass", "pass", "pass")
+    deal = auction(TWO, 3, "bid 90 H", "pass", "pass", "pass", *NO_CONTRA)
     play_tricks(deal, *TWO_HEARTS_90)
     assert deal.card_points == [90, 72]
     assert written(deal) == [90, 92]
@@ -108,7 +112,7 @@ def test_contract_made_exactly() -> None:
 def test_contract_failed_defenders_take_162_and_the_belote() -> None:
     # 000 Punktewertung 8 / README "Failed contract": seat 0 bid 90 H and took 86 < 90: the bidders write 0,
     # the defenders 162 + their declarations (none) + any belote (seat 3's, 20) = 182.
-    deal = auction(TWO, 3, "bid 90 H", "pass", "pass", "pass")
+    deal = auction(TWO, 3, "bid 90 H", "pass", "pass", "pass", *NO_CONTRA)
     play_tricks(deal, *TWO_HEARTS)
     assert deal.score is not None and deal.score.contract_made is False
     assert written(deal) == [0, 182]
@@ -117,13 +121,13 @@ def test_contract_failed_defenders_take_162_and_the_belote() -> None:
 def test_failed_contract_the_bidders_belote_goes_to_the_defenders() -> None:
     # Seat 1 bids 100 H (dealer 3: seat 0 passes first). The same play: side 1 has 76 + its belote 20 = 96,
     # short of 100. README: defenders score 162 plus every belote, the declarers' included: 162 + 20 = 182.
-    deal = auction(TWO, 3, "pass", "bid 100 H", "pass", "pass")
+    deal = auction(TWO, 3, "pass", "bid 100 H", "pass", "pass", *NO_CONTRA)
     play_tricks(deal, *TWO_HEARTS)
     assert deal.score is not None and deal.score.contract_made is False
     assert written(deal) == [182, 0]
 
     # At 90 the same 96 makes it: both sides write their own.
-    made = auction(TWO, 3, "pass", "bid 90 H", "pass", "pass")
+    made = auction(TWO, 3, "pass", "bid 90 H", "pass", "pass", *NO_CONTRA)
     play_tricks(made, *TWO_HEARTS)
     assert written(made) == [86, 96]
 
@@ -131,8 +135,9 @@ def test_failed_contract_the_bidders_belote_goes_to_the_defenders() -> None:
 def test_contra_doubles_card_points_but_not_belote() -> None:
     # 000 Punktewertung 9: contra doubles the scoring. README asks which points: the referee doubles cards,
     # capot and declarations; belote is "always counted separately" (000 Meldungen) and is not doubled.
-    # Seat 0 bids 80 H, seat 1 doubles, then three passes. Side 0: 86 x 2 = 172; side 1: 76 x 2 + 20 = 172.
-    deal = auction(TWO, 3, "bid 80 H", "contra", "pass", "pass", "pass")
+    # Seat 0 bids 80 H, three passes close the auction; in the window seat 1 says contra, seats 2 and 0 (the
+    # bidders) pass. Side 0: 86 x 2 = 172; side 1: 76 x 2 + 20 = 172.
+    deal = auction(TWO, 3, "bid 80 H", "pass", "pass", "pass", "contra", "pass", "pass")
     assert deal.contract is not None and deal.contract.multiplier == 2
     play_tricks(deal, *TWO_HEARTS)
     assert written(deal) == [172, 172]
@@ -140,7 +145,7 @@ def test_contra_doubles_card_points_but_not_belote() -> None:
 
 def test_surcontra_quadruples_card_points_but_not_belote() -> None:
     # Side 0: 86 x 4 = 344; side 1: 76 x 4 + 20 = 324 (with the belote quadrupled it would be 384).
-    deal = auction(TWO, 3, "bid 80 H", "contra", "surcontra", "pass", "pass", "pass")
+    deal = auction(TWO, 3, "bid 80 H", "pass", "pass", "pass", "contra", "surcontra")
     assert deal.contract is not None and deal.contract.multiplier == 4
     play_tricks(deal, *TWO_HEARTS)
     assert deal.score is not None and deal.score.multiplier == 4
@@ -149,7 +154,7 @@ def test_surcontra_quadruples_card_points_but_not_belote() -> None:
 
 def test_contra_on_a_failed_contract() -> None:
     # Failed and doubled: defenders (162 + 0) x 2 + belote 20 = 344; bidders 0.
-    deal = auction(TWO, 3, "bid 90 H", "contra", "pass", "pass", "pass")
+    deal = auction(TWO, 3, "bid 90 H", "pass", "pass", "pass", "contra", "pass", "pass")
     play_tricks(deal, *TWO_HEARTS)
     assert written(deal) == [0, 344]
 
@@ -166,7 +171,7 @@ def test_no_trump_deal_aces_19_worth_162() -> None:
     #  3  AD TD KD 9D   S1 19+10+4+0 = 33       7  S2 AS S3 9S S0 QS S1 KS   S2 19+0+3+4 = 26
     #  4  7D JD QD 8D   S3 0+2+3+0 = 5          8  S2 8S S3 JS S0 TS S1 7S   S0 0+2+10+0 = 12, +10
     # Side 0: 21+22+16+26+22 = 107; side 1: 17+33+5 = 55; together 162.
-    deal = auction(TWO, 3, "bid 80 NT", "pass", "pass", "pass", no_trump_bids=True)
+    deal = auction(TWO, 3, "bid 80 NT", "pass", "pass", "pass", *NO_CONTRA, no_trump_bids=True)
     assert deal.declarations == [(), (), (), ()]
     play_tricks(deal, "AC 8C 9C JC", "7C TC KC QC", "AD TD KD 9D", "7D JD QD 8D")
     # Seat 3 leads holding KH QH: no "play QH belote" without trump.
@@ -192,7 +197,7 @@ def test_all_trump_deal_worth_258() -> None:
     #  7  S1 KS  S2 AS  S3 JS  S0 QS   S2 must AS; S3 may JS or 9S; jack wins: S3 4+11+20+3 = 38
     #  8  S3 9S  S0 TS  S1 7S  S2 8S   nine wins: S3 14+10+0+0 = 24, +10 last
     # Side 0: 49+13+35 = 97; side 1: 45+17+27+38+34 = 161; together 258. Made (97 >= 80): [97, 161+20].
-    deal = auction(TWO, 3, "bid 80 AT", "pass", "pass", "pass", all_trump_bids=True)
+    deal = auction(TWO, 3, "bid 80 AT", "pass", "pass", "pass", *NO_CONTRA, all_trump_bids=True)
     play(deal, "play AC")
     assert legal_codes(deal) == ["play 8C", "play TC"]
     play(deal, "play 8C")
@@ -252,7 +257,7 @@ def one_hearts_capot(deal: Deal, declare: str = "none", belote: bool = True) -> 
 def test_capot_bonus_90() -> None:
     # 000 Spielablauf 7 / Punktewertung 10, README "Capot": all tricks to one side: 162 + 90.
     # Seat 2 bids 80 H (seats 0 and 1 pass before it); declarations kept hidden; belote 20 to side 0.
-    deal = auction(ONE, 3, "pass", "pass", "bid 80 H", "pass")
+    deal = auction(ONE, 3, "pass", "pass", "bid 80 H", "pass", *NO_CONTRA)
     one_hearts_capot(deal)
     assert deal.score is not None and deal.score.capot == 0
     assert deal.tricks_won == [8, 0]
@@ -260,7 +265,7 @@ def test_capot_bonus_90() -> None:
 
 
 def test_capot_bonus_100_option() -> None:
-    deal = auction(ONE, 3, "pass", "pass", "bid 80 H", "pass", capot_bonus=100)
+    deal = auction(ONE, 3, "pass", "pass", "bid 80 H", "pass", *NO_CONTRA, capot_bonus=100)
     one_hearts_capot(deal)
     assert written(deal) == [162 + 100 + 20, 0]
     with pytest.raises(RulesetError, match="capot_bonus"):
@@ -271,17 +276,17 @@ def test_capot_with_declarations_and_contra() -> None:
     # All four announce their run of eight (100 each). Equal points, equal length, equal top card (the ace):
     # the run in trump (seat 2's hearts) wins (README tie-break), so side 0 scores both its runs: 200.
     # Made: (252 + 200) x multiplier + belote 20 (README: belote is not multiplied).
-    plain = auction(ONE, 3, "pass", "pass", "bid 80 H", "pass")
+    plain = auction(ONE, 3, "pass", "pass", "bid 80 H", "pass", *NO_CONTRA)
     one_hearts_capot(plain, declare="all")
     assert plain.score is not None and plain.score.declarations == [200, 0]
     assert written(plain) == [452 + 20, 0]
 
     # Seat 3 doubles; seats 0 and 1 passed for good; seat 2 passes: x2.
-    doubled = auction(ONE, 3, "pass", "pass", "bid 80 H", "contra", "pass")
+    doubled = auction(ONE, 3, "pass", "pass", "bid 80 H", "pass", "contra", "pass", "pass")
     one_hearts_capot(doubled, declare="all")
     assert written(doubled) == [452 * 2 + 20, 0]
 
-    redoubled = auction(ONE, 3, "pass", "pass", "bid 80 H", "contra", "surcontra", "pass")
+    redoubled = auction(ONE, 3, "pass", "pass", "bid 80 H", "pass", "contra", "surcontra")
     one_hearts_capot(redoubled, declare="all")
     assert written(redoubled) == [452 * 4 + 20, 0]
 
@@ -289,7 +294,7 @@ def test_capot_with_declarations_and_contra() -> None:
 def test_failed_contract_with_a_capot_by_the_defenders() -> None:
     # Seat 1 bids 80 H without a heart; seat 2 (a defender) takes every trick. Side 0 wins the declarations
     # (trump run). Defenders: 162 + capot 90 + their declarations 200 + belote 20 = 472; bidders 0.
-    deal = auction(ONE, 3, "pass", "bid 80 H", "pass", "pass")
+    deal = auction(ONE, 3, "pass", "bid 80 H", "pass", "pass", *NO_CONTRA)
     one_hearts_capot(deal, declare="all")
     assert deal.score is not None and deal.score.contract_made is False
     assert written(deal) == [472, 0]
@@ -300,7 +305,7 @@ def test_declarations_count_towards_the_bid_and_are_lost_on_failure() -> None:
     # 000 Punktewertung 7: the bidders' total includes declarations: 0 cards + 200 >= 80 made:
     # side 1 writes 200; side 0 writes its cards with the capot and its belote: 162 + 90 + 20 = 272.
     def run(bid: str) -> Deal:
-        deal = auction(ONE, 3, "pass", bid, "pass", "pass")
+        deal = auction(ONE, 3, "pass", bid, "pass", "pass", *NO_CONTRA)
         play(
             deal,
             "declare none",
@@ -337,7 +342,7 @@ def test_declarations_count_towards_the_bid_and_are_lost_on_failure() -> None:
 def test_no_trump_capot() -> None:
     # Seat 0 bids 80 NT and leads clubs eight times; nobody else holds a club: capot, 162 + 90. No
     # declarations in no trump, so nobody is asked.
-    deal = auction(ONE, 3, "bid 80 NT", "pass", "pass", "pass", no_trump_bids=True)
+    deal = auction(ONE, 3, "bid 80 NT", "pass", "pass", "pass", *NO_CONTRA, no_trump_bids=True)
     assert legal_codes(deal)[0] == "play 7C"
     # Unable to follow, without trump: any card (000 Spielablauf 4).
     play(deal, "play 7C")
@@ -367,7 +372,7 @@ def belote_broken(deal: Deal) -> None:
 def test_belote_broken_by_another_trump_still_counts_by_default() -> None:
     # 000 Meldungen: announce with the first card, play the second to score 20. Without the penalty option
     # nothing in 000/001 makes a trump played in between void the belote.
-    deal = auction(ONE, 3, "pass", "pass", "bid 80 H", "pass")
+    deal = auction(ONE, 3, "pass", "pass", "bid 80 H", "pass", *NO_CONTRA)
     belote_broken(deal)
     assert deal.score is not None and deal.score.belote == [20, 0]
     assert written(deal) == [252 + 20, 0]
@@ -376,12 +381,12 @@ def test_belote_broken_by_another_trump_still_counts_by_default() -> None:
 def test_failed_belote_penalty_option() -> None:
     # 000 Varianten "Strafe für missglücktes Belote": if a trump comes between the two cards, some rules
     # deduct 20. Side 0: 252 - 20 = 232.
-    deal = auction(ONE, 3, "pass", "pass", "bid 80 H", "pass", failed_belote_penalty=True)
+    deal = auction(ONE, 3, "pass", "pass", "bid 80 H", "pass", *NO_CONTRA, failed_belote_penalty=True)
     belote_broken(deal)
     assert deal.score is not None and deal.score.belote == [-20, 0]
     assert written(deal) == [232, 0]
     # Kept in order, the belote scores its 20 as usual under the option.
-    kept = auction(ONE, 3, "pass", "pass", "bid 80 H", "pass", failed_belote_penalty=True)
+    kept = auction(ONE, 3, "pass", "pass", "bid 80 H", "pass", *NO_CONTRA, failed_belote_penalty=True)
     one_hearts_capot(kept)
     assert written(kept) == [272, 0]
 
