@@ -32,6 +32,7 @@ class BelaOptions(RulesetOptions):
     fall_takes_belas: bool = True  # pad: the defenders take the taker's bela too
     declaration_tiebreak: str = "seat"  # equal points: "seat" (002) or "cards" (longer, higher, then seat)
     must_beat: bool = True  # following a plain suit: beat its best card when possible
+    capot_takes_all: bool = False  # a side with no trick gives its declarations to the capot side (belas: 002)
     choices: ClassVar[Mapping[str, tuple[object, ...]]] = {"tie": TIE_RULES, "declaration_tiebreak": TIEBREAKS}
 
 
@@ -133,7 +134,7 @@ class Bela(RulesetOf[BelaOptions]):
     # --- Scoring ------------------------------------------------------------------------------------
     def score_deal(self, deal: Deal) -> DealScore:
         # 002: every point kept, capot 90; the taker falls with not more than half (standard Bela).
-        return score_taker_game(deal, self.options.tie, self.options.fall_takes_belas, 90)
+        return score_taker_game(deal, self.options.tie, self.options.fall_takes_belas, 90, self.options.capot_takes_all)
 
     def write_score(self, game: Game, deal: Deal) -> None:
         write_with_hanging(game, deal)

@@ -120,14 +120,18 @@ def capot_side(deal: Deal) -> int | None:
 TIE_RULES = ("hang", "fail")
 
 
-def score_taker_game(deal: Deal, tie: str, fall_takes_belote: bool, capot_bonus: int) -> DealScore:
+def score_taker_game(
+    deal: Deal, tie: str, fall_takes_belote: bool, capot_bonus: int, capot_takes_all: bool = False
+) -> DealScore:
     """Score a deal whose taker must make more than half of the deal's points (French Belote and Bela).
 
     Each side's total is its card points (last trick included), its credited declarations, its belote and
-    the capot bonus. Made: each side writes its own total. Failed ("dedans" / "pad"): the defenders write
-    the whole deal, 162 card points plus every credited declaration (and the capot bonus if they took every
-    trick); a belote stays with its holder unless ``fall_takes_belote``. Tied: "fail" as failed, "hang" the
-    defenders write their own and the taker's total hangs for the winner of the next deal.
+    the capot bonus. A side that took no trick keeps its credited declarations and belote, unless
+    ``capot_takes_all``: then they go to the side that took every trick. Made: each side writes its own
+    total. Failed ("dedans" / "pad"): the defenders write the whole deal, 162 card points plus every credited
+    declaration (and the capot bonus if they took every trick); a belote stays with its holder unless
+    ``fall_takes_belote``. Tied: "fail" as failed, "hang" the defenders write their own and the taker's total
+    hangs for the winner of the next deal.
     """
     contract = deal.contract
     assert contract is not None
@@ -137,8 +141,16 @@ def score_taker_game(deal: Deal, tie: str, fall_takes_belote: bool, capot_bonus:
     decl = [sum(d.points for d in deal.credited[s]) for s in (0, 1)]
     belote = deal.ruleset.belote_points(deal)
     bonus = [capot_bonus if capot == s else 0 for s in (0, 1)]
+    notes: list[str] = []
+    if capot is not None and capot_takes_all and (decl[1 - capot] or belote[1 - capot]):
+        other = 1 - capot
+        notes.append(
+            f"capot: side {capot} also takes side {other}'s {decl[other]} declaration and {belote[other]} belote points"
+        )
+        decl[capot], decl[other] = decl[capot] + decl[other], 0
+        belote[capot], belote[other] = belote[capot] + belote[other], 0
     totals = [cards[s] + decl[s] + belote[s] + bonus[s] for s in (0, 1)]
-    notes = [f"taker's side {totals[taker]} against the defenders' {totals[defenders]}"]
+    notes.insert(0, f"taker's side {totals[taker]} against the defenders' {totals[defenders]}")
     written = [0, 0]
     hanging = 0
     made: bool

@@ -32,6 +32,7 @@ class FrenchOptions(RulesetOptions):
     dedans_takes_belote: bool = False  # dedans: the defenders take the taker's belote too
     partner_exception: bool = True  # unable to follow while partner wins the trick: any card
     must_undertrump: bool = True  # unable to overtrump an opponent's trump: still play a trump
+    capot_takes_all: bool = False  # a side with no trick gives its declarations and belote to the capot side
     choices: ClassVar[Mapping[str, tuple[object, ...]]] = {"tie": TIE_RULES}
 
 
@@ -124,7 +125,9 @@ class FrenchBelote(RulesetOf[FrenchOptions]):
     # --- Scoring ------------------------------------------------------------------------------------
     def score_deal(self, deal: Deal) -> DealScore:
         # 002: every point kept, capot 90; the taker must make more than half (standard French Belote).
-        return score_taker_game(deal, self.options.tie, self.options.dedans_takes_belote, 90)
+        return score_taker_game(
+            deal, self.options.tie, self.options.dedans_takes_belote, 90, self.options.capot_takes_all
+        )
 
     def write_score(self, game: Game, deal: Deal) -> None:
         write_with_hanging(game, deal)

@@ -59,7 +59,8 @@ EXTRA_OPTIONS: dict[str, list[Options]] = {
             "run_order": "plain",
             "failed_belote_penalty": True,
             "capot_bonus": 100,
-        }
+        },
+        {"contra": "in_auction", "all_trump_bids": True, "failed_belote_penalty": True},
     ],
     "coinche": [
         {
@@ -74,8 +75,24 @@ EXTRA_OPTIONS: dict[str, list[Options]] = {
             "max_bid": 180,
         }
     ],
-    "french": [{"tie": "fail", "dedans_takes_belote": True, "partner_exception": False, "must_undertrump": False}],
-    "bela": [{"tie": "hang", "fall_takes_belas": False, "declaration_tiebreak": "cards", "must_beat": False}],
+    "french": [
+        {
+            "tie": "fail",
+            "dedans_takes_belote": True,
+            "partner_exception": False,
+            "must_undertrump": False,
+            "capot_takes_all": True,
+        }
+    ],
+    "bela": [
+        {
+            "tie": "hang",
+            "fall_takes_belas": False,
+            "declaration_tiebreak": "cards",
+            "must_beat": False,
+            "capot_takes_all": True,
+        }
+    ],
 }
 
 # Rulesets whose game total is the plain sum of the deals' written points (Pilotta: 000 Punktewertung 7-8).
