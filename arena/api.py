@@ -54,7 +54,7 @@ from arena.model import (
 )
 from arena.ratings import Ratings
 from arena.registry import Registry
-from arena.retry import REDIS_DOWN
+from arena.retry import REDIS_DOWN, Backoff
 from arena.service import Arena, BotSource, LadderView, MatchSummary
 
 log = logging.getLogger(__name__)
@@ -361,12 +361,13 @@ class _RatingsUpdater(threading.Thread):
         self.stop_event = threading.Event()
 
     def run(self) -> None:
+        backoff = Backoff(1.0, 30.0)  # Redis being down is waited out inside Ratings.run; this is a bug
         while not self.stop_event.is_set():
             try:
                 self.ratings.run(self.consumer, self.stop_event, block_ms=500)
             except Exception:
-                log.exception("ratings updater failed; restarting it in 1 s")
-                self.stop_event.wait(1.0)
+                log.exception("ratings updater failed; restarting it in %.0f s", backoff.current)
+                backoff.wait(self.stop_event)
 
 
 # -------------------------------------------------------------------------- server

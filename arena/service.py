@@ -129,7 +129,7 @@ class Arena:
         self.queue = MatchQueue(r)
         self.ratings = Ratings(r)
         self.scheduler = Scheduler(r, self.registry, self.ratings, self.queue)
-        self.views = Views(r)
+        self.views = Views(r, self.registry, self.ratings, self.queue)
         self.counts = LadderCounts(r)
 
     # bots ------------------------------------------------------------------------------

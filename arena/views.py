@@ -179,34 +179,19 @@ class MatchPage:
 
 
 class Views:
-    def __init__(self, r: redis.Redis) -> None:
+    """Reads for the API and the pages; ``service.Arena`` builds it with its own registry, ratings, queue."""
+
+    def __init__(self, r: redis.Redis, registry: Registry, ratings: Ratings, queue: MatchQueue) -> None:
         # Any: redis-py's stubs type replies as bytes | str and cannot know the client was made with
         # decode_responses=True (see redis_server.connect).
         self.r: Any = r
-        self._ratings: Ratings | None = None
-        self._queue: MatchQueue | None = None
-        self._lazy = threading.Lock()
-        self.registry = Registry(r)
+        self.registry = registry
+        self.ratings = ratings
+        self.queue = queue
         self._summary = r.register_script(_SUMMARY_LUA)
         self._names: LRU[str, str] = LRU(10_000)
         self._summaries: LRU[str, Summary] = LRU(20_000)
         self._replays: LRU[str, Summary] = LRU(32)
-
-    # Built on first use, not at start: both create consumer groups, and the web server may start before
-    # Redis is up (``arena up`` starts them together).
-    @property
-    def ratings(self) -> Ratings:
-        with self._lazy:
-            if self._ratings is None:
-                self._ratings = Ratings(self.r)
-            return self._ratings
-
-    @property
-    def queue(self) -> MatchQueue:
-        with self._lazy:
-            if self._queue is None:
-                self._queue = MatchQueue(self.r)
-            return self._queue
 
     def ping(self) -> bool:
         return bool(self.r.ping())
