@@ -97,13 +97,10 @@ def plays(bot: Bot, config: LadderConfig) -> bool:
 
 
 def enrol(scheduler: Scheduler, ladder_id: str, config: LadderConfig) -> int:
-    """Every active bot that may join the ladder (``plays``) joins it; returns how many are members."""
-    members = 0
-    for bot in scheduler.registry.list_bots():
-        if plays(bot, config):
-            scheduler.join(ladder_id, bot.bot_id)
-            members += 1
-    return members
+    """Every active bot that may join the ladder (``plays``) joins it, in one write; returns how many."""
+    bots = [bot for bot in scheduler.registry.list_bots() if plays(bot, config)]
+    scheduler.join_all(ladder_id, bots)
+    return len(bots)
 
 
 def start_ladder(
@@ -137,35 +134,41 @@ def stop_ladder(scheduler: Scheduler, ladder_id: str) -> bool:
     return bool(r.hdel(keys.LADDER_RUNS, ladder_id))
 
 
+def scheduled_counts(scheduler: Scheduler) -> dict[str, int]:
+    """Ladder id -> matches scheduled on it since it was first started (started or not now); one read."""
+    return {lid: int(n) for lid, n in scheduler.r.hgetall(keys.LADDER_RUNS_SCHEDULED).items()}
+
+
 def scheduled_count(scheduler: Scheduler, ladder_id: str) -> int:
     """Matches scheduled on the ladder since it was first started (started or not now)."""
-    r = scheduler.r
-    return int(r.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0)
+    return int(scheduler.r.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0)
+
+
+def _run(ladder_id: str, config: LadderConfig, raw: str, scheduled: int) -> LadderRun:
+    d = json.loads(raw)
+    return LadderRun(ladder_id, config, float(d["started"]), d.get("budget"), scheduled, int(d["max_in_flight"]))
 
 
 def get_run(scheduler: Scheduler, ladder_id: str) -> LadderRun:
-    r = scheduler.r
-    raw = r.hget(keys.LADDER_RUNS, ladder_id)
+    raw = scheduler.r.hget(keys.LADDER_RUNS, ladder_id)
     if raw is None:
         raise UnknownLadderError(f"ladder {ladder_id!r} is not started")
-    d = json.loads(raw)
-    return LadderRun(
-        ladder_id,
-        scheduler.ladder(ladder_id),
-        float(d["started"]),
-        d.get("budget"),
-        int(r.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0),
-        int(d["max_in_flight"]),
-    )
+    return _run(ladder_id, scheduler.ladder(ladder_id), raw, scheduled_count(scheduler, ladder_id))
 
 
 def started_runs(scheduler: Scheduler) -> list[LadderRun]:
-    """Started ladders, most recently started first."""
-    r = scheduler.r
+    """Started ladders, most recently started first (one round trip, however many there are)."""
+    with scheduler.r.pipeline(transaction=False) as p:
+        p.hgetall(keys.LADDER_RUNS)
+        p.hgetall(keys.LADDER_RUNS_SCHEDULED)
+        p.hgetall(keys.LADDERS)
+        started, scheduled, configs = p.execute()
     runs = []
-    for ladder_id in r.hkeys(keys.LADDER_RUNS):
-        with contextlib.suppress(UnknownLadderError, ValueError, KeyError):
-            runs.append(get_run(scheduler, ladder_id))
+    for ladder_id, raw in started.items():
+        # A run without its ladder's settings, or written wrongly, is not fed (and not shown as started).
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            config = LadderConfig.from_json(configs[ladder_id])
+            runs.append(_run(ladder_id, config, raw, int(scheduled.get(ladder_id, 0))))
     return sorted(runs, key=lambda x: -x.started)
 
 

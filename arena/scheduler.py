@@ -40,9 +40,9 @@ import redis
 from arena import keys
 from arena.model import (
     ID_RE,
+    Bot,
     MatchSpec,
     RetiredBotError,
-    UnknownBotError,
     UnknownLadderError,
     ValidationError,
 )
@@ -193,6 +193,13 @@ class Scheduler:
             raise RetiredBotError(f"bot {bot_id!r} is retired")
         self.r.sadd(keys.ladder_members(ladder_id), bot_id)
 
+    def join_all(self, ladder_id: str, bots: Sequence[Bot]) -> None:
+        """Active ``bots`` (as just read from the registry) join the ladder, in one write."""
+        self.ladder(ladder_id)
+        active = [b.bot_id for b in bots if not b.retired]
+        if active:
+            self.r.sadd(keys.ladder_members(ladder_id), *active)
+
     def leave(self, ladder_id: str, bot_id: str) -> None:
         self.r.srem(keys.ladder_members(ladder_id), bot_id)
 
@@ -203,18 +210,20 @@ class Scheduler:
         return {b: int(n) for b, n in self.r.hgetall(keys.ladder_inflight(ladder_id)).items() if int(n) > 0}
 
     def candidates(self, ladder_id: str) -> list[Candidate]:
-        """Active members with their rating, games, last scheduled time, in-flight count."""
+        """Active members with their rating, games, last scheduled time, in-flight count (two round trips)."""
         members = sorted(self.r.smembers(keys.ladder_members(ladder_id)))
         inflight = self.in_flight(ladder_id)
-        last = self.r.hgetall(keys.ladder_last_scheduled(ladder_id))
+        with self.r.pipeline(transaction=False) as p:
+            p.hgetall(keys.ladder_last_scheduled(ladder_id))
+            for b in members:
+                p.hget(keys.bot(b), "retired")
+                p.hgetall(keys.rating(ladder_id, b))
+            last, *replies = p.execute()
         out = []
-        for b in members:
-            try:
-                if self.registry.get(b).retired:
-                    continue
-            except UnknownBotError:
+        for b, retired, rating in zip(members, replies[0::2], replies[1::2], strict=True):
+            if retired != "0":  # retired, or no such bot (None)
                 continue
-            row = self.ratings.get(ladder_id, b)
+            row = self.ratings.row(b, rating)
             out.append(
                 Candidate(
                     bot_id=b,

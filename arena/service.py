@@ -26,7 +26,7 @@ from arena.ladder import (
     LadderCounts,
     LadderRun,
     ladder_config,
-    scheduled_count,
+    scheduled_counts,
     start_ladder,
     started_runs,
     stop_ladder,
@@ -294,9 +294,9 @@ class Arena:
 
     def _ladder_views(self, configs: Mapping[str, LadderConfig], runs: Mapping[str, LadderRun]) -> list[LadderView]:
         members = self.views.members(list(configs))
+        scheduled = scheduled_counts(self.scheduler)
         return [
-            LadderView(lid, cfg, runs.get(lid), scheduled_count(self.scheduler, lid), members[lid])
-            for lid, cfg in configs.items()
+            LadderView(lid, cfg, runs.get(lid), scheduled.get(lid, 0), members[lid]) for lid, cfg in configs.items()
         ]
 
     def ladder_status(self, ladder: str = "") -> LadderStatus:

@@ -30,6 +30,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 # Runnable as a plain script from anywhere: make the repo importable; ``--code DIR`` measures the arena
 # code of another checkout instead (what ``--baseline`` runs).
@@ -51,6 +52,11 @@ def spec(i: int) -> MatchSpec:
 
 def trivial(s: MatchSpec) -> MatchResult:
     """The no-op runner the worker processes use (loaded as bench_queue.py:trivial)."""
+    # Where results store their ruleset (as the real runner does), give it, so that the worker has
+    # nothing to add; arenas from before that field get the same result without it.
+    stored: dict[str, Any] = (
+        {"ruleset": getattr(s, "ruleset", None)} if "ruleset" in MatchResult.__dataclass_fields__ else {}
+    )
     return MatchResult(
         match_id=s.match_id,
         ladder=s.ladder,
@@ -59,6 +65,7 @@ def trivial(s: MatchSpec) -> MatchResult:
         points=(100, 62),
         deals_played=8,
         duplicate=s.duplicate,
+        **stored,
     )
 
 
