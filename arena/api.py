@@ -53,7 +53,6 @@ from arena.model import (
     ValidationError,
 )
 from arena.ratings import Ratings
-from arena.registry import Registry
 from arena.retry import REDIS_DOWN, Backoff
 from arena.service import Arena, BotSource, LadderView, MatchSummary
 
@@ -436,17 +435,3 @@ class ApiServer:
             if t.is_alive():
                 t.join(timeout=5.0)  # each loop wakes at least every 2 s
         self.server.stop(grace_s).wait(grace_s + 1)
-
-
-def ensure_admin_token(r: redis.Redis, token: str | None = None) -> str | None:
-    """Set the admin token if none is set yet; returns the new token, or None if one was already set.
-
-    With ``token`` given (e.g. from $ARENA_ADMIN_TOKEN), that one is used; an existing different token is
-    kept and reported (rotating it is a deliberate act, not a side effect of a restart)."""
-    registry = Registry(r)
-    try:
-        return registry.set_admin_token(token)
-    except AuthError:
-        if token and not registry.is_admin(token):
-            log.warning("an admin token is already set and differs from the one given; keeping the stored one")
-        return None

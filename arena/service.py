@@ -32,6 +32,7 @@ from arena.ladder import (
     stop_ladder,
 )
 from arena.model import (
+    AuthError,
     Bot,
     ManifestError,
     MatchSpec,
@@ -414,8 +415,9 @@ class Arena:
 
     def requeue_dead_letters(self, token: str, dead_ids: Sequence[str] = (), every: bool = False) -> list[Requeued]:
         """Put dead-lettered matches back in the queue (admin token): the ones named, or ``every`` one (at
-        most ``DEAD_LETTERS_MAX`` per call).  Named ones that cannot be requeued are refused (NotFoundError,
-        NotRequeueable) before any is requeued; with ``every``, those are reported and skipped."""
+        most ``DEAD_LETTERS_MAX`` per call).  An id that is malformed or unknown is refused before any is
+        requeued; one that cannot be played again is reported in the answer and skipped (NotRequeueable
+        raised instead when it is the only one asked for)."""
         self.registry.require_admin(token)
         if every == bool(dead_ids):
             raise ValidationError("name the dead letters to requeue, or ask for all of them (not both)")
@@ -463,3 +465,17 @@ class Arena:
             retired = [row.bot_id for row in rated if row.bot_id not in active]
             for name in self.views.names(retired).values():
                 metrics.remove_rating(name, ladder)
+
+
+def ensure_admin_token(r: redis.Redis, token: str | None = None) -> str | None:
+    """Set the admin token if none is set yet; returns the new token, or None if one was already set.
+
+    With ``token`` given (e.g. from $ARENA_ADMIN_TOKEN), that one is used; an existing different token is
+    kept and reported (rotating it is a deliberate act, not a side effect of a restart)."""
+    registry = Registry(r)
+    try:
+        return registry.set_admin_token(token)
+    except AuthError:
+        if token and not registry.is_admin(token):
+            log.warning("an admin token is already set and differs from the one given; keeping the stored one")
+        return None

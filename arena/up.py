@@ -36,11 +36,12 @@ import redis
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from arena import metrics
-from arena.api import ApiServer, ensure_admin_token
+from arena.api import ApiServer
 from arena.redis_server import EmbeddedRedis, connect
 from arena.registry import Registry
 from arena.retry import REDIS_DOWN, Backoff, patiently
 from arena.runner import ArenaRunner, with_parent_death
+from arena.service import ensure_admin_token
 from arena.trust import open_registration, set_registration_key
 from arena.web import WebServer, serve_web
 from arena.worker import Worker
