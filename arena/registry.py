@@ -1,6 +1,6 @@
 """Bot registry: register, update (new version), retire; tokens; validation.
 
-Registration returns an owner token (``secrets.token_urlsafe``) exactly once;
+Registration returns an owner token (``new_token``: ``secrets.token_urlsafe``) exactly once;
 Redis keeps only its sha256, so a leaked dump does not leak tokens.  Updates
 and retirement need the owner token or the admin token.  Every version is
 kept (a list per bot) so old results stay attributable to the code that
@@ -50,6 +50,15 @@ NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]{1,31}$")
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
 HOST_RE = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
 _WATCH_RETRIES = 20
+
+
+def new_token(nbytes: int) -> str:
+    """A random URL-safe token that does not start with "-", which a command line would take for an option
+    (``arena bot retire NAME --token -x...`` fails to parse)."""
+    while True:
+        token = secrets.token_urlsafe(nbytes)
+        if not token.startswith("-"):
+            return token
 
 
 def sha256_hex(token: str) -> str:
@@ -194,7 +203,7 @@ class Registry:
         Without ``replace`` an existing admin token is kept and AuthError raised,
         so a second deploy cannot silently lock out the first admin.
         """
-        token = token or secrets.token_urlsafe(32)
+        token = token or new_token(32)
         if len(token) < 16:
             raise ValidationError("admin token must be at least 16 characters")
         if replace:
@@ -296,7 +305,7 @@ class Registry:
         validate_owner(owner)
         ep, man, mdir, gms = _target(endpoint, manifest, manifest_dir, games)
         bot_id = "b-" + secrets.token_hex(5)
-        token = secrets.token_urlsafe(24)
+        token = new_token(24)
         now = time.time()
         version = BotVersion(bot_id, 1, now, endpoint=ep, manifest=man, manifest_dir=mdir, games=gms)
         # HSETNX on the name index and the bot writes run in one Lua script,

@@ -16,7 +16,6 @@ The registration key is stored as its sha256 only, like the tokens.
 from __future__ import annotations
 
 import hmac
-import secrets
 from collections.abc import Sequence
 
 import grpc
@@ -24,7 +23,7 @@ from pilotta.arena.v1 import bot_pb2_grpc
 
 from arena import keys
 from arena.model import AuthError, EndpointRefused, Unauthenticated, ValidationError
-from arena.registry import Registry, sha256_hex
+from arena.registry import Registry, new_token, sha256_hex
 from referee import wire
 
 HANDSHAKE_DEADLINE_S = 5.0
@@ -33,7 +32,7 @@ REFEREE_NAME = "pilotta-arena registration check"
 
 def set_registration_key(registry: Registry, key: str | None = None) -> str:
     """Require this registration key (generated if None) from now on; returns it."""
-    key = key or secrets.token_urlsafe(18)
+    key = key or new_token(18)
     if len(key) < 12:
         raise ValidationError("a registration key must be at least 12 characters")
     registry.r.set(keys.REGISTRATION_KEY_HASH, sha256_hex(key))

@@ -195,3 +195,12 @@ def test_endpoint_bot_without_games_is_undeclared(reg):
     bot, token = reg.register("juliet", "jo", endpoint="localhost:7000")
     assert bot.current.games == ()
     assert reg.update(bot.bot_id, token, endpoint="localhost:7001", games=["pilotta"]).games == ("pilotta",)
+
+
+def test_tokens_never_start_with_a_dash(r, reg):
+    # "--token -abc" would not parse on the command line. A token_urlsafe starts with "-" one time in 64:
+    # 300 registrations all without one were nearly impossible before (1 - (63/64)^300 > 99 %).
+    tokens = [reg.register(f"dash{i:03d}", "d", endpoint="localhost:5000", games=["pilotta"])[1] for i in range(300)]
+    tokens.append(reg.set_admin_token())
+    assert not [t for t in tokens if t.startswith("-")]
+    assert len(set(tokens)) == len(tokens)
