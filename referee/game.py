@@ -43,6 +43,11 @@ class Game:
     shuffle with given decks (a record that states its hands, or given boards), indexed by deal number;
     ``dealers`` gives deals their dealers (boards) where it answers a seat. ``seed`` None: no seed at all,
     so ``decks`` and ``first_dealer`` must be given.
+
+    ``to_target`` False plays boards, not a game: no target ends it (only ``max_deals`` or
+    ``max_total_deals``), and each board stands alone, so points a deal leaves hanging are dropped instead
+    of going to the next deal's winner (in a duplicate match the next board at the other table may be
+    thrown in or won by the other side: carried points would make the tables' boards differ).
     """
 
     def __init__(
@@ -55,6 +60,7 @@ class Game:
         decks: DeckSource | None = None,
         dealers: DealerSource | None = None,
         max_total_deals: int = 1000,
+        to_target: bool = True,
     ) -> None:
         if seed is None and (decks is None or first_dealer is None):
             raise ValueError("a game without a seed needs its decks and its first dealer")
@@ -63,6 +69,7 @@ class Game:
         self.chance = Chance(0 if seed is None else seed)
         self.max_deals = max_deals
         self.max_total_deals = max_total_deals  # a bound on thrown-in deals: a game always ends
+        self.to_target = to_target
         self._decks = decks
         self._dealers = dealers
         self.first_dealer = self.chance.first_dealer if first_dealer is None else first_dealer
@@ -106,25 +113,29 @@ class Game:
         deal = self.deal
         if not deal.thrown_in:
             self.ruleset.write_score(self, deal)
+        if not self.to_target:
+            self.hanging, self.hanging_extra = 0, {}
         self.totals_history.append(list(self.scores))
         self.hanging_history.append(self.hanging)
         if not deal.thrown_in:
-            winner = self.ruleset.game_winner(self, deal)
+            winner = self.ruleset.game_winner(self, deal) if self.to_target else None
             if winner is not None:
                 self.winner, self.over, self.end_reason = winner, True, "target reached"
                 return
             if self.max_deals is not None and self.played_deals >= self.max_deals:
-                a, b = self.scores
-                self.winner = None if a == b else (0 if a > b else 1)
-                self.over, self.end_reason = True, f"{self.max_deals} deals played"
+                self._stop(f"{self.max_deals} deals played")
                 return
         if len(self.deals) >= self.max_total_deals:
-            a, b = self.scores
-            self.winner = None if a == b else (0 if a > b else 1)
-            self.over, self.end_reason = True, f"deal limit of {self.max_total_deals} reached"
+            played = f"{self.max_total_deals} boards played"
+            self._stop(played if not self.to_target else f"deal limit of {self.max_total_deals} reached")
             return
         given = self._dealers(len(self.deals)) if self._dealers is not None else None
         self.deal = self._start_deal(self.ruleset.next_dealer(deal) if given is None else given)
+
+    def _stop(self, reason: str) -> None:
+        a, b = self.scores
+        self.winner = None if a == b else (0 if a > b else 1)
+        self.over, self.end_reason = True, reason
 
     def deal_scores(self) -> list[DealScore]:
         return [d.score for d in self.deals if d.score is not None and not d.thrown_in]

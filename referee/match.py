@@ -8,6 +8,14 @@ second seats 1 and 3. A *team* is the bots of side 0 (team 0) or side 1 (team 1)
 duplicate match the second leg replays the same decks with every bot shifted one seat, so each team holds
 the cards the other team held, and the result adds both legs' points per team.
 
+A duplicate match is a fixed number of *boards* (``deals``, or the given ``boards``): each board, a pack and
+its dealer fixed before the match (drawn from the seed unless given), is played once at each table whatever
+happens at the other: a board thrown in at one table is that board's result there and shifts nothing. No
+target ends a leg and no points hang from one board to the next (``Game(to_target=False)``). Each board's
+result (what each team wrote at each table, its score on ``settings.scale``: ``referee.scales``) is in
+``MatchOutcome.boards`` and the match record. A single-table match plays a game to the target, or ``deals``
+played deals.
+
 Every decision carries a deadline: the per-decision limit plus what is left of the bot's time bank for
 the match (time beyond the limit spends the bank). A bot speaks protocol version 1 (a unary call per
 decision and notice) or 2 (one stream per seat per leg), as its handshake says; ``referee.transport``
@@ -36,12 +44,13 @@ from referee.boards import Board
 from referee.bots import BotProcess, Manifest, bot_label, launch_bots
 from referee.cputime import CpuMeter, ProcessTreeCpu
 from referee.deal import Deal
-from referee.game import Game
+from referee.game import Chance, Game
 from referee.observation import ObservationCache, observe
 from referee.record import ActionNote, Forfeit, RecordExtras, game_to_record, match_record
 from referee.record_format import OUTCOMES
 from referee.rules import get_ruleset
 from referee.rules.base import Ruleset
+from referee.scales import DEFAULT_SCALE, BoardResult, board_result, check_scale
 from referee.transport import (
     Answer,
     BotLink,
@@ -64,6 +73,7 @@ __all__ = [
     "run_match",
 ]
 REFEREE_NAME = "pilotta-referee/0.1"
+DUPLICATE_BOARDS = 16  # the boards of a duplicate match that gives neither deals nor boards
 # Outcomes after which the referee no longer knows a bot's state: its next match shakes hands again.
 _UNKNOWN_AFTER = ("timeout", "crashed", "unreachable")
 
@@ -73,9 +83,13 @@ class MatchSettings:
     ruleset: str = "pilotta"
     options: Mapping[str, Any] = field(default_factory=dict)
     seed: int = 0
-    deals: int | None = None  # a fixed number of played deals (thrown-in ones do not count); None: to the target
+    # Single table: a fixed number of played deals (thrown-in ones do not count); None: to the target.
+    # Duplicate: the number of boards (thrown-in ones count: each board is played once at each table); None:
+    # DUPLICATE_BOARDS.
+    deals: int | None = None
     duplicate: bool = False
     boards: tuple[Board, ...] | None = None  # given boards, one per deal (thrown-in ones too), instead of the seed
+    scale: str = DEFAULT_SCALE  # the board scale of a duplicate match's board scores (referee.scales)
     deadline_ms: int = 1000  # per decision
     time_bank_ms: int = 10_000  # per bot per match, spent beyond each decision's deadline
     max_strikes: int = 3  # strikes a bot may commit; one more and its team forfeits
@@ -103,6 +117,19 @@ class MatchSettings:
             raise ValueError(f"MatchSettings.deals must be at least 1 (or None for a whole game), not {self.deals}")
         if self.boards is not None and not self.boards:
             raise ValueError("MatchSettings.boards must hold at least one board (or be None to deal from the seed)")
+        check_scale(self.scale)
+
+    def match_boards(self) -> tuple[Board, ...] | None:
+        """The boards a match plays: the given ones (the first ``deals`` of them in a duplicate match), or in
+        a duplicate match ``deals`` (default ``DUPLICATE_BOARDS``) boards drawn from the seed (its packs in turn,
+        the dealer moving one seat a board from the seed's first dealer); None for a single table from the seed."""
+        if not self.duplicate:
+            return self.boards
+        if self.boards is not None:
+            return self.boards[: self.deals] if self.deals is not None else self.boards
+        chance = Chance(self.seed)
+        count = DUPLICATE_BOARDS if self.deals is None else self.deals
+        return tuple(Board(chance.deck(i), (chance.first_dealer + i) % 4) for i in range(count))
 
 
 class Decision(NamedTuple):
@@ -212,6 +239,7 @@ class MatchOutcome:
     bots: list[BotStats]
     record: dict[str, Any]  # the match record: the same for the same seed and answers but for its ms (without_timing)
     elapsed_s: float = 0.0
+    boards: list[BoardResult] = field(default_factory=list)  # a duplicate match's boards played at both tables
 
     @property
     def forfeit_reason(self) -> str:
@@ -285,6 +313,7 @@ class MatchRunner:
         self.streams: dict[int, SeatStream] = {}  # by seat: the version 2 bots' streams of the current leg
         self.cache = ObservationCache()  # what this match's observations share
         self.ruleset = get_ruleset(settings.ruleset, dict(settings.options))
+        self.boards = settings.match_boards()
         # The CPU time of the bots this match started (by endpoint); other bots' cannot be read.
         self.cpu = {p.endpoint: ProcessTreeCpu(p.process.pid) for p in procs if p.error is None}
         self.cpu_given: Mapping[str, CpuMeter] = cpu_meters or {}  # the caller's, by endpoint (not closed here)
@@ -483,7 +512,7 @@ class MatchRunner:
     ) -> None:
         s = self.s
         self.leg = leg
-        game = new_game(s, self.ruleset)
+        game = new_game(s, self.ruleset, self.boards)
         games.append(game)
         names = [self.bots[b].name for b in seats]
         self.notify(
@@ -561,21 +590,45 @@ class MatchRunner:
         return (deal_number, deal) if deal.is_over else None
 
 
-def new_game(settings: MatchSettings, ruleset: Ruleset) -> Game:
-    """A leg's game: dealt from the seed, or from the given boards (each board's pack and dealer, one
-    board per deal, thrown-in deals included; the leg ends after the last board at the latest)."""
-    boards = settings.boards
+def new_game(settings: MatchSettings, ruleset: Ruleset, boards: tuple[Board, ...] | None = None) -> Game:
+    """A leg's game: dealt from the seed, or from ``boards`` (``settings.match_boards()``: each board's pack
+    and dealer, one board per deal, thrown-in deals included; the leg ends after the last board at the
+    latest). A duplicate leg plays every board once, to no target."""
     if boards is None:
         return Game(ruleset, settings.seed, max_deals=settings.deals, max_total_deals=settings.max_total_deals)
+    duplicate = settings.duplicate
     return Game(
         ruleset,
         None,
-        max_deals=settings.deals,
+        max_deals=None if duplicate else settings.deals,
         first_dealer=boards[0].dealer,
         decks=lambda i: boards[i].pack,
         dealers=lambda i: boards[i].dealer,
-        max_total_deals=min(len(boards), settings.max_total_deals),
+        max_total_deals=len(boards) if duplicate else min(len(boards), settings.max_total_deals),
+        to_target=not duplicate,
     )
+
+
+def board_results(
+    games: Sequence[Game], team_of_side: Sequence[tuple[int, int]], scale: str, ruleset: str
+) -> list[BoardResult]:
+    """Each board finished at both tables: what each team wrote for it at each table, and its score.
+    ``team_of_side[leg]``: the team sitting on side 0 and side 1 at that table."""
+    if len(games) != 2:
+        return []
+    results = []
+    for number, pair in enumerate(zip(games[0].deals, games[1].deals, strict=False)):
+        if not all(deal.is_over for deal in pair):
+            break
+        points: list[tuple[int, int]] = []
+        for deal, sides in zip(pair, team_of_side, strict=True):
+            written = deal.score.written if deal.score is not None else [0, 0]
+            by_team = [0, 0]
+            for side in (0, 1):
+                by_team[sides[side]] += written[side]
+            points.append((by_team[0], by_team[1]))
+        results.append(board_result(scale, ruleset, number, points, [d.thrown_in for d in pair]))
+    return results
 
 
 def _leg_seats(first: Sequence[int], leg: int) -> tuple[int, int, int, int]:
@@ -703,13 +756,17 @@ def _finish(
     side_winner = None if winner is None else next(x & 1 for x in range(4) if r.bots[seats[x]].team == winner)
     notice = wire.match_end_notice(r.match_id, side_winner, scores, reason)
     r.notify("MatchEnded", [seats[x] for x in reachable], [notice] * len(reachable), reachable)
+    boards: list[BoardResult] = []
+    if s.duplicate:
+        sides = [(r.bots[seats[0]].team, r.bots[seats[1]].team) for seats in legs_seats]
+        boards = board_results(games, sides, s.scale, s.ruleset)
     record = match_record(
         match_id=r.match_id,
         ruleset=r.ruleset,
-        seed=None if s.boards is not None else s.seed,
-        deals=s.deals,
+        seed=None if r.boards is not None else s.seed,
+        deals=None if s.duplicate else s.deals,
         duplicate=s.duplicate,
-        boards=None if s.boards is None else len(s.boards),
+        boards=None if r.boards is None else len(r.boards),
         limits={"deadline_ms": s.deadline_ms, "time_bank_ms": s.time_bank_ms, "max_strikes": s.max_strikes},
         bots=[(b.name, b.team) for b in r.bots],
         legs=records,
@@ -718,6 +775,8 @@ def _finish(
         reason=reason,
         forfeit=forfeit,
     )
-    return MatchOutcome(
-        r.match_id, winner, final, forfeit, reason, sum(lg.deals_played for lg in legs), legs, r.bots, record, elapsed
-    )
+    if s.duplicate:
+        record["scale"] = s.scale
+        record["board_results"] = [b.to_json() for b in boards]
+    deals_played = sum(lg.deals_played for lg in legs)
+    return MatchOutcome(r.match_id, winner, final, forfeit, reason, deals_played, legs, r.bots, record, elapsed, boards)

@@ -161,6 +161,8 @@ def game_to_record(game: Game, extras: RecordExtras | None = None) -> dict[str, 
         "deals": [deal_to_json(game, number, extras) for number in range(len(game.deals))],
         "result": {"winner": game.winner, "scores": list(game.scores), "over": game.over, "reason": game.end_reason},
     }
+    if not game.to_target:
+        record["to_target"] = False  # boards: no target ends the game and no points hang between deals
     if extras is not None:
         if extras.players:
             record["players"] = list(extras.players)

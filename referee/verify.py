@@ -38,6 +38,7 @@ TOP_FIELDS = frozenset(
         "first_dealer",
         "max_deals",
         "max_total_deals",
+        "to_target",
         "players",
         "match_id",
         "deals",
@@ -243,6 +244,9 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
     max_total_deals = record.get("max_total_deals", 1000)
     if type(max_total_deals) is not int or max_total_deals < 1:
         raise RecordError(f"record: max_total_deals must be a whole number from 1 up, not {_show(max_total_deals)}")
+    to_target = record.get("to_target", True)
+    if type(to_target) is not bool:
+        raise RecordError(f"record: to_target must be true or false, not {_show(to_target)}")
     _check_players(record)
     deals_json = _require(record, "deals", list, "record")
     result = _require(record, "result", dict, "record")
@@ -272,6 +276,7 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
         decks=deck_source,
         dealers=dealer_source,
         max_total_deals=max_total_deals,
+        to_target=to_target,
     )
     forfeit = _forfeit_of(result)
     verified: list[VerifiedDeal] = []

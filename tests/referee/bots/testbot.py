@@ -96,6 +96,12 @@ class Behaviour:
             return b"\xff\xff\xff\xff garbage, not a protobuf message"
         if mode == "oversized":
             return bot_pb2.DecideReply(action=legal[0], comment="x" * (3 << 20))
+        if mode == "bid_with_jh":  # bids only holding the jack of hearts (thrown-in boards on demand)
+            bids = [a for a in legal if a.startswith("bid")]
+            if bids and "pass" in legal:
+                return bot_pb2.DecideReply(action=bids[0] if "JH" in request.observation.hand else "pass")
+        if mode == "pass" and "pass" in legal:  # never bids: with "bid_with_jh" opposite, boards thrown in
+            return bot_pb2.DecideReply(action="pass")
         if mode == "random":
             with self.lock:
                 return bot_pb2.DecideReply(index=self.rng.randrange(len(legal)))
