@@ -37,6 +37,7 @@ from arena.retry import REDIS_DOWN, Backoff
 from arena.scheduler import DEFAULT_ENDPOINT_POLICY, LadderConfig, Scheduler
 from arena.worker import live_workers
 from referee.errors import RulesetError
+from referee.match import DUPLICATE_BOARDS
 from referee.rules import get_ruleset
 
 log = logging.getLogger(__name__)
@@ -68,11 +69,16 @@ def ladder_config(
 ) -> LadderConfig:
     """A ladder's settings, checked against the ruleset (ValidationError naming what is wrong).
 
-    Give ``deals`` (per leg; a leg also ends at the ruleset's target) or ``target`` (play each leg to it);
-    with neither, each leg is a whole game to the ruleset's usual target."""
+    A duplicate ladder plays ``deals`` boards a match (``DUPLICATE_BOARDS`` if not given; a target makes no
+    sense there). A single-table ladder gives ``deals`` (played deals; the game also ends at the ruleset's
+    target) or ``target`` (play to it); with neither, a whole game to the ruleset's usual target."""
     options = dict(options or {})
     if deals is not None and target is not None:
         raise ValidationError("give deals or target, not both")
+    if duplicate and target is not None:
+        raise ValidationError("a duplicate ladder plays a fixed number of boards (deals), not to a target")
+    if duplicate and deals is None:
+        deals = DUPLICATE_BOARDS
     if deals is not None and not 1 <= deals <= 10_000:
         raise ValidationError(f"deals must be 1..10000, not {deals}")
     if target is not None and not 1 <= target <= 1_000_000:

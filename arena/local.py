@@ -69,7 +69,10 @@ def add_match_parser(sub: Any) -> None:
         "one board per deal, thrown-in deals included; a leg ends after the last board at the latest",
     )
     p.add_argument(
-        "--duplicate", action="store_true", help="replay the same deals with the partnerships swapped; add both legs"
+        "--duplicate",
+        action="store_true",
+        help="a match of boards: each board (--deals N of the seed's, default 16, or --boards) played once at "
+        "each table with the partnerships swapped, to no target; add both tables",
     )
     p.add_argument("--out", help="where to write the match record (default: match-<id>.json)")
     p.add_argument("--match-id", default=None)

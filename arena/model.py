@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from arena.latency import LATENCY_BOUNDS_MS, LatencySummary, histogram_quantile, latency_bucket
 from arena.serial import Record, check_bool, check_float, check_int, check_json_value, check_str, fail
+from referee.scales import SCALES
 
 # Ids end up inside Redis key names; keep them to a safe, bounded alphabet.
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
@@ -260,6 +261,26 @@ STAT_COUNTERS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(BotSta
 
 
 @dataclass(frozen=True)
+class BoardEntry(Record):
+    """One board of a duplicate match as stored with its result: what each team wrote for it at each table
+    (team 0 is side 0 of the spec's first table) and team 0's score on the match's scale, from -1 to 1
+    (``referee.scales``; team 1's is its negation)."""
+
+    points: tuple[int, int, int, int]  # table 1: team 0, team 1; table 2: team 0, team 1
+    score: float
+
+    def __post_init__(self) -> None:
+        c = "BoardEntry"
+        if not isinstance(self.points, tuple) or len(self.points) != 4:
+            raise fail(c, "points", f"expected [t1 team 0, t1 team 1, t2 team 0, t2 team 1], got {self.points!r}")
+        for i, p in enumerate(self.points):
+            check_int(c, f"points[{i}]", p)
+        check_float(c, "score", self.score)
+        if not -1.0 <= self.score <= 1.0:
+            raise fail(c, "score", f"a board score is from -1 to 1, got {self.score}")
+
+
+@dataclass(frozen=True)
 class MatchResult(Record):
     """The outcome of one match, written once to Redis by the worker.
 
@@ -271,6 +292,9 @@ class MatchResult(Record):
     full game record as a JSON string, stored verbatim for replays.
     ``ruleset`` is the spec's, stored with the result so that lists of matches
     need not look the ladder up (None in results from before it was stored).
+    A duplicate match also stores each board played at both tables (``boards``)
+    and the board ``scale`` their scores are on (empty and None in results from
+    before boards, and in single-table matches).
     """
 
     match_id: str
@@ -287,6 +311,8 @@ class MatchResult(Record):
     ruleset: str | None = None
     # False: recorded and shown, never rated (the spec said so, or the match was void).
     rated: bool = True
+    scale: str | None = None
+    boards: tuple[BoardEntry, ...] = ()
 
     def __post_init__(self) -> None:
         c = "MatchResult"
@@ -325,6 +351,12 @@ class MatchResult(Record):
         if self.ruleset is not None:
             check_str(c, "ruleset", self.ruleset, ID_RE)
         check_bool(c, "rated", self.rated)
+        if self.scale is not None and self.scale not in SCALES:
+            raise fail(c, "scale", f"expected one of {', '.join(SCALES)}, got {self.scale!r}")
+        if not isinstance(self.boards, tuple) or not all(isinstance(b, BoardEntry) for b in self.boards):
+            raise fail(c, "boards", "expected a list of BoardEntry")
+        if self.boards and self.scale is None:
+            raise fail(c, "scale", "boards need the scale their scores are on")
 
     def teams(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return teams_of(self.seats)
@@ -336,6 +368,7 @@ __all__ = [
     "STAT_COUNTERS",
     "ArenaError",
     "AuthError",
+    "BoardEntry",
     "Bot",
     "BotStats",
     "BotVersion",

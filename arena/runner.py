@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from arena import metrics
-from arena.model import BotStats, LatencySummary, MatchResult, MatchSpec
+from arena.model import BoardEntry, BotStats, LatencySummary, MatchResult, MatchSpec
 from arena.pool import InstancePool, launch
 from arena.registry import Registry, launch_manifest, manifest_dict
 from referee.bots import Manifest, free_port
@@ -377,6 +377,8 @@ def to_result(spec: MatchSpec, outcome: MatchOutcome) -> MatchResult:
         finished=time.time(),
         ruleset=spec.ruleset,
         rated=spec.rated,
+        scale=outcome.record.get("scale"),
+        boards=tuple(BoardEntry((*b.points[0], *b.points[1]), b.score) for b in outcome.boards),
     )
 
 

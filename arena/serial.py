@@ -2,9 +2,10 @@
 
 ``Record`` gives a dataclass ``to_dict``/``to_json``/``from_dict``/``from_json``.  Which keys are required
 and which optional comes from the fields' defaults; how a JSON value becomes the field's value comes from
-the field's type (a list becomes a tuple, an object of records becomes a mapping of records, a histogram's
-string keys become ints).  Everything else about a value is checked where the value is built, in the
-class's ``__post_init__``, so a bad value is refused the same way from code and from JSON.
+the field's type (a list becomes a tuple, of records where the field holds records, an object of records
+becomes a mapping of records, a histogram's string keys become ints).  Everything else about a value is
+checked where the value is built, in the class's ``__post_init__``, so a bad value is refused the same way
+from code and from JSON.
 
 Errors are ``ValueError`` naming the class and the field, e.g. ``MatchSpec.seed: missing field``.
 
@@ -203,11 +204,23 @@ def _loader(cls: str, name: str, tp: Any) -> Loader | None:
         fn = _loader(cls, name, inner[0]) if len(inner) == 1 else None
         return None if fn is None else (lambda v: None if v is None else fn(v))
     if origin is tuple:
+        item = args[0] if len(args) == 2 and args[1] is Ellipsis else None
+        item_record = item if isinstance(item, type) and issubclass(item, Record) else None
 
         def to_tuple(v: object) -> object:
             if not isinstance(v, list):
                 raise fail(cls, name, "expected a list")
-            return tuple(v)
+            if item_record is None:
+                return tuple(v)
+            out = []
+            for i, x in enumerate(v):
+                if not isinstance(x, dict):
+                    raise fail(cls, f"{name}[{i}]", "expected an object")
+                try:
+                    out.append(item_record.from_dict(x))
+                except ValueError as e:
+                    raise fail(cls, f"{name}[{i}]", str(e)) from None
+            return tuple(out)
 
         return to_tuple
     if isinstance(tp, type) and issubclass(tp, Record):

@@ -50,7 +50,7 @@ from referee.record import ActionNote, Forfeit, RecordExtras, game_to_record, ma
 from referee.record_format import OUTCOMES
 from referee.rules import get_ruleset
 from referee.rules.base import Ruleset
-from referee.scales import DEFAULT_SCALE, BoardResult, board_result, check_scale
+from referee.scales import DEFAULT_SCALE, BoardResult, board_results, check_scale
 from referee.transport import (
     Answer,
     BotLink,
@@ -607,28 +607,6 @@ def new_game(settings: MatchSettings, ruleset: Ruleset, boards: tuple[Board, ...
         max_total_deals=len(boards) if duplicate else min(len(boards), settings.max_total_deals),
         to_target=not duplicate,
     )
-
-
-def board_results(
-    games: Sequence[Game], team_of_side: Sequence[tuple[int, int]], scale: str, ruleset: str
-) -> list[BoardResult]:
-    """Each board finished at both tables: what each team wrote for it at each table, and its score.
-    ``team_of_side[leg]``: the team sitting on side 0 and side 1 at that table."""
-    if len(games) != 2:
-        return []
-    results = []
-    for number, pair in enumerate(zip(games[0].deals, games[1].deals, strict=False)):
-        if not all(deal.is_over for deal in pair):
-            break
-        points: list[tuple[int, int]] = []
-        for deal, sides in zip(pair, team_of_side, strict=True):
-            written = deal.score.written if deal.score is not None else [0, 0]
-            by_team = [0, 0]
-            for side in (0, 1):
-                by_team[sides[side]] += written[side]
-            points.append((by_team[0], by_team[1]))
-        results.append(board_result(scale, ruleset, number, points, [d.thrown_in for d in pair]))
-    return results
 
 
 def _leg_seats(first: Sequence[int], leg: int) -> tuple[int, int, int, int]:

@@ -25,6 +25,10 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from referee.game import Game
 
 SCALES = ("winloss", "clipped", "imp")
 DEFAULT_SCALE = "imp"
@@ -130,3 +134,25 @@ def board_result(
     (a0, b0), (a1, b1) = points
     score = board_score(scale, ruleset, a0 - b0 + a1 - b1)
     return BoardResult(board, ((a0, b0), (a1, b1)), (bool(thrown_in[0]), bool(thrown_in[1])), score)
+
+
+def board_results(
+    games: Sequence[Game], team_of_side: Sequence[tuple[int, int]], scale: str, ruleset: str
+) -> list[BoardResult]:
+    """Each board finished at both tables: what each team wrote for it at each table, and its score.
+    ``team_of_side[leg]``: the team sitting on side 0 and side 1 at that table."""
+    if len(games) != 2:
+        return []
+    results = []
+    for number, pair in enumerate(zip(games[0].deals, games[1].deals, strict=False)):
+        if not all(deal.is_over for deal in pair):
+            break
+        points: list[tuple[int, int]] = []
+        for deal, sides in zip(pair, team_of_side, strict=True):
+            written = deal.score.written if deal.score is not None else [0, 0]
+            by_team = [0, 0]
+            for side in (0, 1):
+                by_team[sides[side]] += written[side]
+            points.append((by_team[0], by_team[1]))
+        results.append(board_result(scale, ruleset, number, points, [d.thrown_in for d in pair]))
+    return results

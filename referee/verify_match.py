@@ -12,6 +12,7 @@ from typing import Any
 
 from referee.errors import RecordError
 from referee.record_format import MATCH_RECORD_FORMAT
+from referee.scales import SCALES, board_results
 from referee.verify import Verification, verify_record
 
 MATCH_FORMAT_VERSIONS = (1, 2)
@@ -74,6 +75,8 @@ def verify_match_record(record: Mapping[str, Any]) -> MatchVerification:
             scores[teams.pop()] += verified.game.scores[side]
     if record.get("duplicate") is True:
         _check_duplicate(legs_json, team_of, forfeit is not None, checked)
+    if "board_results" in record or "scale" in record:
+        _check_boards(record, legs_json, legs, team_of, checked)
     if forfeit is None:
         winner = None if scores[0] == scores[1] else int(scores[1] > scores[0])
         reason = "; ".join(f"leg {i}: {v.game.end_reason or 'stopped'}" for i, v in enumerate(legs, 1))
@@ -87,6 +90,23 @@ def verify_match_record(record: Mapping[str, Any]) -> MatchVerification:
     _same("match", "result.winner", result.get("winner"), winner, checked)
     _same("match", "result.reason", result.get("reason"), reason, checked)
     return MatchVerification(legs, winner, scores, reason, checked)
+
+
+def _check_boards(
+    record: Mapping[str, Any],
+    legs_json: list[Any],
+    legs: list[Verification],
+    team_of: Mapping[str, int],
+    checked: Counter[str],
+) -> None:
+    """Each board's points at both tables and its score on the stated scale, from the replayed legs."""
+    scale = record.get("scale")
+    if scale not in SCALES:
+        raise RecordError(f"match: scale must be one of {', '.join(SCALES)}, not {_show(scale)}")
+    sides = [(team_of[leg["players"][0]], team_of[leg["players"][1]]) for leg in legs_json]
+    ruleset = legs[0].game.ruleset.name if legs else ""
+    replayed = [b.to_json() for b in board_results([v.game for v in legs], sides, scale, ruleset)]
+    _same("match", "board_results", record.get("board_results"), replayed, checked)
 
 
 def _teams(record: Mapping[str, Any]) -> dict[str, int]:

@@ -16,6 +16,7 @@ import pytest
 
 from referee.boards import Board, parse_pack
 from referee.cards import card_name
+from referee.errors import RecordError
 from referee.game import Chance
 from referee.match import DUPLICATE_BOARDS, MatchSettings, run_match
 from referee.verify_match import verify_match_record
@@ -105,3 +106,17 @@ def test_a_duplicate_match_is_a_number_of_boards() -> None:
     assert settings(duplicate=False, deals=5).match_boards() is None
     with pytest.raises(ValueError, match="unknown board scale 'elo'"):
         settings(deals=2, scale="elo").validate()
+
+
+@pytest.mark.timeout(60)
+def test_verify_refuses_a_board_result_made_wrong(start_bot: StartBot) -> None:
+    a, _ = start_bot("random", seed=3)
+    b, _ = start_bot("random", seed=4)
+    out = run_match([a, b], settings(seed=5, deals=2), "boards-verify")
+    verify_match_record(out.record)
+    out.record["board_results"][1]["score"] = 0.25 if out.record["board_results"][1]["score"] != 0.25 else 0.5
+    with pytest.raises(RecordError, match="board_results"):
+        verify_match_record(out.record)
+    out.record["scale"] = "elo"
+    with pytest.raises(RecordError, match="scale must be one of winloss, clipped, imp"):
+        verify_match_record(out.record)

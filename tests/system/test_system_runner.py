@@ -9,7 +9,7 @@ import pytest
 from prometheus_client import REGISTRY
 from system_helpers import SAMPLES
 
-from arena.model import MatchSpec
+from arena.model import MatchResult, MatchSpec
 from arena.registry import Registry
 from arena.runner import ArenaRunner
 from referee.bots import free_port
@@ -59,6 +59,12 @@ def test_real_match_stats_and_metrics(r, tmp_path):
         assert st.latency.count > 0 and 0 < st.latency.p50_ms <= st.latency.p99_ms <= st.latency.max_ms
         assert st.points == result.points[0 if bot == h else 1]
     assert len(legs) == 2
+    # Each board's result is stored with the match: the points each team wrote at each table, and its score.
+    assert result.scale == record["scale"] and len(result.boards) == 3
+    for entry, board in zip(result.boards, record["board_results"], strict=True):
+        assert list(entry.points) == board["points"][0] + board["points"][1] and entry.score == board["score"]
+    assert sum(e.points[0] + e.points[2] for e in result.boards) == result.points[0]
+    assert MatchResult.from_json(result.to_json()) == result
     # Same seed, same bots (warm, reused): the same deals are dealt.
     assert [d["deck"] for d in json.loads(again.record)["legs"][0]["deals"]] == [
         d["deck"] for d in record["legs"][0]["deals"]
