@@ -45,6 +45,7 @@ from arena.model import BoardEntry, BotStats, LatencySummary, MatchResult, Match
 from arena.pool import InstancePool, launch
 from arena.registry import Registry, launch_manifest, manifest_dict
 from referee.bots import Manifest, free_port
+from referee.cputime import ProcessTreeCpu
 from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
 from referee.transport import BotLinks
 
@@ -180,14 +181,21 @@ class ArenaRunner:
                 max_strikes=int(self.limits["max_strikes"]),
             )
             endpoints: list[str | Manifest] = list(identity)
-            outcome = run_match(
-                endpoints,
-                settings,
-                spec.match_id,
-                _metrics_reporter(spec, names),
-                links=self.links,
-                seat_endpoints=seat_endpoints,
-            )
+            # The processes started here: each decision's CPU time goes in the record (referee.cputime).
+            meters = {i.endpoint: ProcessTreeCpu(i.bot.process.pid) for insts in instances.values() for i in insts}
+            try:
+                outcome = run_match(
+                    endpoints,
+                    settings,
+                    spec.match_id,
+                    _metrics_reporter(spec, names),
+                    links=self.links,
+                    seat_endpoints=seat_endpoints,
+                    cpu_meters=meters,
+                )
+            finally:
+                for meter in meters.values():
+                    meter.close()
         finally:
             self.pool.release([i for insts in instances.values() for i in insts], spec.seed)
         by_endpoint = {

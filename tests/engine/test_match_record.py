@@ -16,7 +16,7 @@ from typing import Any
 import grpc
 import pytest
 from pilotta.arena.v1 import bot_pb2
-from record_samples import PACK
+from record_samples import PACK, PILOTTA_OPTIONS
 
 REFEREE_BOTS = Path(__file__).resolve().parents[1] / "referee" / "bots"
 sys.path.insert(0, str(REFEREE_BOTS))

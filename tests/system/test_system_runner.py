@@ -59,6 +59,9 @@ def test_real_match_stats_and_metrics(r, tmp_path):
         assert st.latency.count > 0 and 0 < st.latency.p50_ms <= st.latency.p99_ms <= st.latency.max_ms
         assert st.points == result.points[0 if bot == h else 1]
     assert len(legs) == 2
+    # The worker started the bots: every action has its latency and the bot's CPU time (referee.cputime).
+    actions = [a for leg in record["legs"] for d in leg["deals"] for a in d["actions"]]
+    assert actions and all(a["ms"] >= 0 and a["cpu_ms"] >= 0 for a in actions)
     # Each board's result is stored with the match: the points each team wrote at each table, and its score.
     assert result.scale == record["scale"] and len(result.boards) == 3
     for entry, board in zip(result.boards, record["board_results"], strict=True):
