@@ -39,7 +39,11 @@ CALL_TIMEOUT_S = 10.0
 
 def sample_bots(with_node: bool | None = None) -> list[tuple[str, Path]]:
     """(name, directory) of the sample bots to register; the Node bot only where it can run."""
-    bots = [("random", REPO_ROOT / "sample_bots" / "random"), ("heuristic", REPO_ROOT / "sample_bots" / "heuristic")]
+    bots = [
+        ("random", REPO_ROOT / "sample_bots" / "random"),
+        ("heuristic", REPO_ROOT / "sample_bots" / "heuristic"),
+        ("pimc", REPO_ROOT / "sample_bots" / "pimc" / "demo"),  # a small budget per decision, for the demo
+    ]
     node_dir = REPO_ROOT / "sample_bots" / "node"
     if with_node is None:
         with_node = shutil.which("node") is not None and (node_dir / "node_modules").is_dir()

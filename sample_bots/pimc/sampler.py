@@ -206,15 +206,9 @@ class Sampler:
         self._counts: dict[tuple[int, tuple[int, ...]], int] = {}
         if self.count(0, self.need) == 0:
             raise ValueError("the observation is inconsistent: no deal of the unseen cards fits it")
-        self.checks = (
-            any(
-                seen.announced[s]
-                and s != seen.seat
-                and (not seen.settled or any(not a.cards for a in seen.announced[s]))
-                for s in range(4)
-            )
-            or not seen.settled
-        )
+        # Announced declarations are checked on each drawn deal (shown ones too: a shown tierce also says
+        # the hand had no card making it a quarte); before the first trick is over they decide the credit.
+        self.checks = not seen.settled or any(seen.announced[s] for s in range(4) if s != seen.seat)
 
     def count(self, g: int, room: tuple[int, ...]) -> int:
         """How many deals of groups ``g..`` fill exactly ``room`` (cards still wanted by each seat)."""
@@ -265,9 +259,10 @@ class Sampler:
             room = after
         return (hands[0], hands[1], hands[2], hands[3])
 
-    def world_of(self, hands: Sequence[int], my_announce: tuple[Declaration, ...] | None = None) -> World | None:
+    def world_of(self, hands: Sequence[int], my_announce: frozenset[str] | None = None) -> World | None:
         """The world with these hands, or None when they contradict the announced declarations.
-        ``my_announce``: what the observing seat announces, when it is still to choose (default: all)."""
+        ``my_announce``: the codes of the declarations the observing seat announces, when it is still to
+        choose (default: all)."""
         seen = self.seen
         credited = self.credited(hands, my_announce)
         if credited is None:
@@ -294,7 +289,7 @@ class Sampler:
             belote_points=seen.belote_points,
         )
 
-    def credited(self, hands: Sequence[int], my_announce: tuple[Declaration, ...] | None) -> Credited | None:
+    def credited(self, hands: Sequence[int], my_announce: frozenset[str] | None) -> Credited | None:
         """The declarations that count in this world (None: the hands contradict an announcement). Once the
         first trick is over they are the observation's; before, each seat announces what it announced, a
         seat still to choose announces all it holds, and the engine's ruleset settles the contest."""
@@ -311,7 +306,7 @@ class Sampler:
                 if seen.declared[s] or seen.settled:
                     announced[s] = _match(found, seen.announced[s]) or ()
                 else:
-                    announced[s] = found if my_announce is None else my_announce
+                    announced[s] = found if my_announce is None else tuple(d for d in found if d.code in my_announce)
                 continue
             if seen.declared[s] or seen.settled:
                 matched = _match(found, seen.announced[s])
@@ -326,7 +321,7 @@ class Sampler:
         credited = rs.credit_declarations(deal)
         return (tuple(credited[0]), tuple(credited[1]))
 
-    def worlds(self, n: int, rng: random.Random, my_announce: tuple[Declaration, ...] | None = None) -> Iterator[World]:
+    def worlds(self, n: int, rng: random.Random, my_announce: frozenset[str] | None = None) -> Iterator[World]:
         """Up to ``n`` worlds (fewer only if ``max_tries`` draws in a row contradict the declarations)."""
         made = 0
         while made < n:

@@ -231,6 +231,25 @@ class Search:
                 values[c] = values[self.equivalent_of(c, moves)]
         return values
 
+    def points_root(self, seat: int, trick: list[int], leader: int) -> int:
+        """Side 0's card points at the end of the deal (those taken so far included), both sides playing
+        for card points, ``seat`` to play to ``trick``. Raises SearchTimeout past the deadline."""
+        rules = self.rules
+        k = len(trick)
+        led = trick[0] >> 3 if k else 0
+        best = trick[0] if k else 0
+        best_seat = leader
+        tpts = 0
+        mask = 0
+        for i in range(k):
+            c = trick[i]
+            mask |= 1 << c
+            tpts += rules.points[c]
+            if i and rules.beats(c, best):
+                best, best_seat = c, (leader + i) & 3
+        self.trick_mask = mask
+        return self.cp0 + self.pplay(seat, k, led, best, best_seat, tpts, -INF, INF)
+
     def equivalent_of(self, card: int, moves: int) -> int:
         """The card kept by ``ordered`` in place of ``card``: the next higher of the same run."""
         rules = self.rules

@@ -21,7 +21,7 @@ from referee.declarations import Declaration
 from referee.rules.base import Ruleset
 from sample_bots.pimc.fast import Rules, Search, SearchTimeout, search_module_name
 
-__all__ = ["Solution", "World", "rules_for", "solve", "template_deal"]
+__all__ = ["Scorer", "Solution", "World", "rules_for", "solve", "solve_points", "template_deal", "total_points"]
 
 Credited = tuple[tuple[Declaration, ...], tuple[Declaration, ...]]
 Leaf = Callable[[int, int, int, int], int]  # (cp0, won, belote0, belote1) -> side 0's score
@@ -104,25 +104,68 @@ def rules_for(ruleset: Ruleset, contract: Contract, dealer: int = 0) -> Rules:
     )
 
 
-def score_leaf(
-    ruleset: Ruleset, dealer: int, contract: Contract, credited: Credited
-) -> Callable[[int, int, int, int], int]:
-    """The search's leaf: the engine's score of the finished deal, side 0's written points minus side 1's.
-    Points left hanging (a tie in some rulesets) go to the next deal's winner and count for neither."""
-    deal = template_deal(ruleset, dealer, contract)
-    deal.credited = [list(credited[0]), list(credited[1])]
-    total = sum(ruleset.card_points_table(contract)) + ruleset.last_trick_bonus(deal)
+class Scorer:
+    """The engine's score of finished deals of one dealer: side 0's written points minus side 1's, from the
+    card points, the sides that took a trick, the belotes and the credited declarations. Points left
+    hanging (a tie in some rulesets) go to the next deal's winner and count for neither side here."""
 
-    def leaf(cp0: int, won: int, bel0: int, bel1: int) -> int:
-        deal.card_points = [cp0, total - cp0]
+    def __init__(self, ruleset: Ruleset, dealer: int) -> None:
+        self.ruleset = ruleset
+        self.deal = ruleset.new_deal(dealer, ALL_CARDS)
+        self._totals: dict[Contract, int] = {}
+        # Scores asked before: only the declarations' points per side matter to the scoring hooks.
+        self._memo: dict[tuple[Contract, int, int, int, int, int, int], int] = {}
+
+    def total(self, contract: Contract) -> int:
+        """The card points of a whole deal under ``contract``, the last trick included."""
+        total = self._totals.get(contract)
+        if total is None:
+            self.deal.contract = contract
+            total = sum(self.ruleset.card_points_table(contract)) + self.ruleset.last_trick_bonus(self.deal)
+            self._totals[contract] = total
+        return total
+
+    def value(self, contract: Contract, credited: Credited, cp0: int, won: int, bel0: int, bel1: int) -> int:
+        key = (
+            contract,
+            sum(d.points for d in credited[0]),
+            sum(d.points for d in credited[1]),
+            cp0,
+            won,
+            bel0,
+            bel1,
+        )
+        known = self._memo.get(key)
+        if known is not None:
+            return known
+        deal = self.deal
+        deal.contract = contract
+        deal.credited = [list(credited[0]), list(credited[1])]
+        deal.card_points = [cp0, self.total(contract) - cp0]
         deal.tricks_won = [8, 0] if won == 1 else [0, 8] if won == 2 else [4, 4]
         deal.belotes = [BeloteCall(0, 0, completed=True)] * (bel0 // 20) + [BeloteCall(1, 0, completed=True)] * (
             bel1 // 20
         )
-        written = ruleset.score_deal(deal).written
-        return written[0] - written[1]
+        written = self.ruleset.score_deal(deal).written
+        value = self._memo[key] = written[0] - written[1]
+        return value
+
+
+def score_leaf(
+    ruleset: Ruleset, dealer: int, contract: Contract, credited: Credited, scorer: Scorer | None = None
+) -> Leaf:
+    """The search's leaf for the deal's score (see ``Scorer``; pass one to share its scores between worlds)."""
+    scorer = scorer or Scorer(ruleset, dealer)
+
+    def leaf(cp0: int, won: int, bel0: int, bel1: int) -> int:
+        return scorer.value(contract, credited, cp0, won, bel0, bel1)
 
     return leaf
+
+
+def total_points(ruleset: Ruleset, contract: Contract, dealer: int = 0) -> int:
+    """The card points of a whole deal under ``contract``, the last trick's bonus included."""
+    return Scorer(ruleset, dealer).total(contract)
 
 
 def points_leaf(cp0: int, won: int, bel0: int, bel1: int) -> int:
@@ -130,10 +173,10 @@ def points_leaf(cp0: int, won: int, bel0: int, bel1: int) -> int:
     return cp0
 
 
-def make_search(world: World, objective: str = "score", deadline: float = 0.0) -> Search:
+def make_search(world: World, objective: str = "score", deadline: float = 0.0, scorer: Scorer | None = None) -> Search:
     rules = rules_for(world.ruleset, world.contract, world.dealer)
     if objective == "score":
-        leaf = score_leaf(world.ruleset, world.dealer, world.contract, world.credited)
+        leaf = score_leaf(world.ruleset, world.dealer, world.contract, world.credited, scorer)
     elif objective == "points":
         leaf = points_leaf
     else:
@@ -152,16 +195,27 @@ def make_search(world: World, objective: str = "score", deadline: float = 0.0) -
     return search
 
 
-def solve(world: World, *, objective: str = "score", deadline: float | None = None) -> Solution:
+def solve(
+    world: World, *, objective: str = "score", deadline: float | None = None, scorer: Scorer | None = None
+) -> Solution:
     """Solve ``world`` double dummy: each legal card of the seat to act and its value for that seat's side.
 
     ``objective`` "score" (the default) values the deal as the ruleset scores it; "points" by the side's
     card points alone. ``deadline`` (a ``time.perf_counter()`` instant) stops the search with
-    ``SearchTimeout``."""
-    search = make_search(world, objective, deadline or 0.0)
+    ``SearchTimeout``. ``scorer`` (a ``Scorer`` of the world's ruleset and dealer) shares the engine's
+    scores between the worlds of one decision."""
+    search = make_search(world, objective, deadline or 0.0, scorer)
     values = search.root_values(world.to_act, list(world.trick), world.leader)
     sign = 1 if world.to_act & 1 == 0 else -1
     return Solution({c: sign * v for c, v in values.items()}, search.nodes)
+
+
+def solve_points(world: World, *, deadline: float | None = None) -> int:
+    """Side 0's card points at the end of the deal (last trick included) when both sides play for card
+    points alone: one search, whatever the declarations (the auction values contracts from it)."""
+    search = make_search(world, "points", deadline or 0.0)
+    points: int = search.points_root(world.to_act, list(world.trick), world.leader)
+    return points
 
 
 def timed_solve(world: World, budget_s: float, objective: str = "score") -> Solution | None:

@@ -1,0 +1,315 @@
+"""The PIMC bot: every decision is evaluated over worlds drawn from what the seat has seen.
+
+* **Card play**: draw a world (``Sampler``), solve it double dummy for the deal's score (``solve``), add
+  each legal card's value, and repeat while the budget lasts; play the card with the best total.
+* **Declarations**: for each world, one card-point search of the rest of the deal; each choice of
+  declarations is scored by the engine at that outcome; announce the choice with the best mean, preferring
+  to announce everything unless another choice is better by more than the risk margin.
+* **Auction**: for each world (the unseen cards dealt uniformly) and each strain in question, one
+  card-point search of the whole deal; each legal call (a bid, pass letting the current contract stand,
+  contra, surcontra) is scored by the engine's scoring of the contract it leaves at that outcome; a call
+  other than pass must beat pass by the risk margin (``risk`` standard errors of the difference, and at
+  least ``min_margin`` points).
+* **Time**: each decision gets ``budget_ms`` (never more than the request's ``deadline_ms`` less a safety
+  margin); worlds are added while time remains (anytime) and a search that runs out of time is dropped.
+  With no world solved in time the heuristic bot's answer is played: always a sound, legal answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import time
+from dataclasses import dataclass
+
+import pilotta_bot
+
+from referee.actions import Strain
+from referee.cards import ALL_CARDS, parse_card
+from referee.deal import Contract
+from referee.rules import get_ruleset
+from referee.rules.base import Ruleset
+from sample_bots.heuristic.bot import HeuristicBot, parse_bid
+from sample_bots.pimc.fast import SearchTimeout
+from sample_bots.pimc.sampler import Sampler, Seen
+from sample_bots.pimc.world import Credited, Scorer, World, solve, solve_points, template_deal
+
+GAMES = ("pilotta", "bulgarian", "coinche", "french", "bela")
+_STRAINS = {s.code: s for s in Strain}
+DEFAULT_BUDGET_MS = 300  # per decision; the arena's decision deadline is 1000 ms
+SAFETY_MS = 150  # kept free below a request's deadline_ms (transport, the SDK, a search's last step)
+
+
+@dataclass
+class Settings:
+    budget_ms: int = DEFAULT_BUDGET_MS
+    max_worlds: int = 64
+    risk: float = 1.0  # standard errors a call must win by over pass
+    min_margin: float = 5.0  # points
+    seed: int | None = None
+
+
+class PimcBot:
+    name = "pimc"
+    version = "1.0.0"
+    author = "pilotta-arena"
+    games = GAMES
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or Settings()
+        self.rng = random.Random(self.settings.seed)
+        self.options: dict[str, object] = {}
+        self.fallback = HeuristicBot()
+        self._ruleset: tuple[str, Ruleset] | None = None
+        self.last_worlds = 0  # how many worlds the last decision used (for the benchmark)
+
+    def on_match_start(self, info: pilotta_bot.MatchInfo) -> None:
+        self.options = dict(info.options)
+        self._ruleset = None
+
+    def ruleset(self, game: str) -> Ruleset:
+        if self._ruleset is None or self._ruleset[0] != game:
+            self._ruleset = (game, get_ruleset(game, self.options))
+        return self._ruleset[1]
+
+    def deadline(self, obs: pilotta_bot.Observation) -> float:
+        budget = self.settings.budget_ms
+        if obs.deadline_ms:
+            budget = min(budget, obs.deadline_ms - SAFETY_MS)
+        return time.perf_counter() + max(budget, 0) / 1000
+
+    # --- Deciding ----------------------------------------------------------------------------------------
+    def decide(self, obs: pilotta_bot.Observation, legal: list[str]) -> str:
+        deadline = self.deadline(obs)
+        self.last_worlds = 0
+        if len(legal) == 1:
+            return legal[0]
+        choice: str | None = None
+        try:
+            if obs.phase == "auction":
+                choice = self.auction(obs, legal, deadline)
+            elif any(code.startswith("declare ") for code in legal):
+                choice = self.declare(obs, legal, deadline)
+            else:
+                choice = self.play(obs, legal, deadline)
+        except SearchTimeout:
+            choice = None
+        if choice is None or choice not in legal:
+            choice = self.fallback.decide(obs, legal)
+        return choice if choice in legal else legal[0]
+
+    # --- Card play ---------------------------------------------------------------------------------------
+    def play(self, obs: pilotta_bot.Observation, legal: list[str], deadline: float) -> str | None:
+        codes: dict[int, str] = {}
+        for code in legal:
+            words = code.split()
+            card = int(parse_card(words[1]))
+            if card not in codes or len(words) == 3:
+                codes[card] = code  # the belote form when offered (the solver assumes belote is announced)
+        if len(codes) == 1:
+            return next(iter(codes.values()))
+        sampler = Sampler(Seen.from_observation(obs, ruleset=self.ruleset(obs.game)))
+        totals: dict[int, int] = dict.fromkeys(codes, 0)
+        scorer = Scorer(sampler.seen.ruleset, sampler.seen.dealer)
+        for world in sampler.worlds(self.settings.max_worlds, self.rng):
+            if time.perf_counter() >= deadline:
+                break
+            try:
+                solution = solve(world, deadline=deadline, scorer=scorer)
+            except SearchTimeout:
+                break
+            for card, value in solution.values.items():
+                totals[card] += value
+            self.last_worlds += 1
+        if not self.last_worlds:
+            return None
+        best = max(totals, key=lambda c: (totals[c], -c))
+        return codes[best]
+
+    # --- Declarations ------------------------------------------------------------------------------------
+    def declare(self, obs: pilotta_bot.Observation, legal: list[str], deadline: float) -> str | None:
+        choices = {code: frozenset(code.split()[1:]) - {"none"} for code in legal if code.startswith("declare ")}
+        everything = max(choices, key=lambda c: len(choices[c]))
+        seen = Seen.from_observation(obs, ruleset=self.ruleset(obs.game))
+        sampler = Sampler(seen)
+        samples: dict[str, list[int]] = {code: [] for code in choices}
+        sign = 1 if obs.seat & 1 == 0 else -1
+        scorer = Scorer(seen.ruleset, seen.dealer)
+        for world in sampler.worlds(self.settings.max_worlds, self.rng, choices[everything]):
+            if time.perf_counter() >= deadline:
+                break
+            try:
+                cp0 = solve_points(world, deadline=deadline)
+            except SearchTimeout:
+                break
+            won = _won(cp0, scorer.total(world.contract))
+            for code, announce in choices.items():
+                credited = sampler.credited(world.hands, announce)
+                if credited is None:
+                    continue
+                samples[code].append(sign * scorer.value(world.contract, credited, cp0, won, *_sure_belote(world)))
+            self.last_worlds += 1
+        if not self.last_worlds:
+            return None
+        return self.pick(samples, everything)
+
+    # --- Auction -----------------------------------------------------------------------------------------
+    def auction(self, obs: pilotta_bot.Observation, legal: list[str], deadline: float) -> str | None:
+        ruleset = self.ruleset(obs.game)
+        me, my_side = obs.seat, obs.seat & 1
+        current = self.current_contract(obs)
+        candidates: dict[str, Contract] = {}
+        for code in legal:
+            bid = parse_bid(code)
+            if bid is not None:
+                candidates[code] = Contract(me, bid.value, _STRAINS[bid.strain], 1)
+            elif code in ("contra", "surcontra") and current is not None:
+                candidates[code] = Contract(current.bidder, current.value, current.strain, current.multiplier * 2)
+        if current is not None and "pass" in legal:
+            candidates["pass"] = current
+        strains = {c.strain for c in candidates.values()}
+        turned = parse_card(obs.turned_card) if obs.turned_card else None
+        known = sum(1 << parse_card(n) for n in obs.hand)
+        samples: dict[str, list[int]] = {code: [] for code in candidates}
+        scorer = Scorer(ruleset, obs.dealer)
+        if "pass" not in candidates and "pass" in legal:
+            samples["pass"] = []
+        while self.last_worlds < self.settings.max_worlds and time.perf_counter() < deadline:
+            hands = self.deal_rest(known, turned, me)
+            outcome: dict[Strain, tuple[int, World, Credited]] = {}
+            try:
+                for strain in strains:
+                    contract = Contract(me, 0, strain, 1)
+                    world = self.auction_world(obs, ruleset, hands, contract)
+                    credited = _all_declared_credited(ruleset, obs.dealer, contract, world.hands)
+                    outcome[strain] = (solve_points(world, deadline=deadline), world, credited)
+            except SearchTimeout:
+                break
+            for code, contract in candidates.items():
+                cp0, world, credited = outcome[contract.strain]
+                won = _won(cp0, scorer.total(contract))
+                value = scorer.value(contract, credited, cp0, won, *_sure_belote(world))
+                samples[code].append(value if my_side == 0 else -value)
+            if "pass" in samples and "pass" not in candidates:
+                samples["pass"].append(0)  # nobody has bid: passing scores nothing by itself
+            self.last_worlds += 1
+        if not self.last_worlds:
+            return None
+        if "pass" not in samples:  # a call is forced (Bela's dealer): the best one
+            return max(samples, key=lambda c: _mean(samples[c]))
+        return self.pick(samples, "pass")
+
+    @staticmethod
+    def current_contract(obs: pilotta_bot.Observation) -> Contract | None:
+        """The contract that would stand if the auction ended now."""
+        last = obs.last_bid()
+        if last is None:
+            return None
+        bid = parse_bid(last.action)
+        if bid is None:
+            return None
+        multiplier = 1
+        for call in obs.auction[obs.auction.index(last) + 1 :]:
+            if call.action in ("contra", "surcontra"):
+                multiplier *= 2
+        return Contract(last.seat, bid.value, _STRAINS[bid.strain], multiplier)
+
+    def deal_rest(self, known: int, turned: int | None, me: int) -> list[int]:
+        """The unseen cards dealt uniformly: this seat's hand completed to eight (with the turned card,
+        as a taker gets it), the others' eight each."""
+        hands = [0, 0, 0, 0]
+        hands[me] = known | (1 << turned if turned is not None else 0)
+        rest = [c for c in ALL_CARDS if not hands[me] >> c & 1]
+        self.rng.shuffle(rest)
+        i = 0
+        for seat in range(4):
+            want = 8 - bin(hands[seat]).count("1")
+            for c in rest[i : i + want]:
+                hands[seat] |= 1 << c
+            i += want
+        return hands
+
+    @staticmethod
+    def auction_world(obs: pilotta_bot.Observation, ruleset: Ruleset, hands: list[int], contract: Contract) -> World:
+        pending = 0
+        for s in ruleset.belote_suits(contract):
+            pair = 3 << (8 * s + 5)
+            for h in hands:
+                if h & pair == pair:
+                    pending |= pair
+        return World(
+            ruleset=ruleset,
+            contract=contract,
+            dealer=obs.dealer,
+            hands=(hands[0], hands[1], hands[2], hands[3]),
+            leader=(obs.dealer + 1) % 4,
+            trick=(),
+            card_points=(0, 0),
+            won=0,
+            credited=((), ()),
+            belote_pending=pending,
+        )
+
+    # --- Choosing with a risk margin ---------------------------------------------------------------------
+    def pick(self, samples: dict[str, list[int]], default: str) -> str:
+        """The choice with the best mean, unless it beats ``default`` by less than the risk margin."""
+        best = max(samples, key=lambda c: _mean(samples[c]))
+        if best == default or not samples[best]:
+            return default
+        base = samples[default]
+        diffs = [a - b for a, b in zip(samples[best], base, strict=False)]
+        if not diffs:
+            return best
+        mean = _mean(diffs)
+        sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / max(len(diffs) - 1, 1))
+        margin = max(self.settings.min_margin, self.settings.risk * sd / math.sqrt(len(diffs)))
+        return best if mean > margin else default
+
+
+def _mean(values: list[int]) -> float:
+    return sum(values) / len(values) if values else -math.inf
+
+
+def _won(cp0: int, total: int) -> int:
+    """Which sides took a trick, as far as the card points tell (all the points: a capot)."""
+    if cp0 >= total:
+        return 1
+    if cp0 <= 0:
+        return 2
+    return 3
+
+
+def _sure_belote(world: World) -> tuple[int, int]:
+    """Belote points per side at the end, every pair whole in a hand announced and completed."""
+    points = [world.belote_points[0], world.belote_points[1]]
+    for seat in range(4):
+        for s in range(4):
+            pair = 3 << (8 * s + 5)
+            if world.belote_pending & pair == pair and world.hands[seat] & pair == pair:
+                points[seat & 1] += 20
+        points[seat & 1] += 20 * bin(world.hands[seat] & world.belote_second).count("1")
+    return points[0], points[1]
+
+
+def _all_declared_credited(
+    ruleset: Ruleset, dealer: int, contract: Contract, hands: tuple[int, int, int, int]
+) -> Credited:
+    """The declarations that count when every seat announces all it holds (the engine settles it)."""
+    deal = template_deal(ruleset, dealer, contract)
+    announced = []
+    for s in range(4):
+        deal.dealt[s] = hands[s]
+        announced.append(ruleset.find_declarations(deal, s))
+    deal.announced = announced
+    credited = ruleset.credit_declarations(deal)
+    return (tuple(credited[0]), tuple(credited[1]))
+
+
+def build(args: argparse.Namespace) -> PimcBot:
+    return PimcBot(Settings(budget_ms=args.budget_ms, max_worlds=args.max_worlds, seed=args.seed))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--budget-ms", type=int, default=DEFAULT_BUDGET_MS, help="time per decision (ms)")
+    parser.add_argument("--max-worlds", type=int, default=64, help="worlds per decision at most")

@@ -1,0 +1,82 @@
+"""The PIMC bot answers only legal actions, in every phase of every ruleset, and keeps to its budget
+(never more than SLACK_MS over it, nor past the request's deadline less the bot's safety margin).
+
+The time of a decision is measured as the deciding thread's CPU time: the bot stops on the wall clock,
+so its CPU time can only exceed the budget by the work it does after its deadline, which is what the slack
+bounds; the wall time on this shared machine also holds other processes' turns and would make the test
+depend on the load (the benchmark reports wall-clock decision times)."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pilotta_bot
+import pytest
+
+from referee.rules import get_ruleset
+from sample_bots.heuristic.bot import HeuristicBot
+from sample_bots.pimc.bot import SAFETY_MS, PimcBot, Settings
+from sample_bots.pimc.local import RandomDecider, play_deal, random_deck
+from tests.pimc.positions import IDS, RULESETS
+
+SLACK_MS = 50  # what a decision may take beyond its budget (the docs state the same)
+
+
+class Timed:
+    """Wraps a bot; keeps each decision's wall time and phase."""
+
+    def __init__(self, bot: PimcBot) -> None:
+        self.bot = bot
+        self.times: list[tuple[float, str]] = []
+
+    def decide(self, obs: pilotta_bot.Observation, legal: list[str]) -> str:
+        t = time.thread_time()
+        code = self.bot.decide(obs, legal)
+        self.times.append((time.thread_time() - t, obs.phase))
+        return code
+
+
+@pytest.mark.parametrize(("name", "options"), RULESETS, ids=IDS)
+def test_legal_and_within_budget_in_every_ruleset(name: str, options: dict[str, object]) -> None:
+    ruleset = get_ruleset(name, options)
+    budget_ms = 60
+    bot = PimcBot(Settings(budget_ms=budget_ms, seed=7))
+    bot.on_match_start(pilotta_bot.MatchInfo("m", name, dict(options), 0, ("a",) * 4, 1000, 0))
+    timed = Timed(bot)
+    rng = random.Random(f"bot-{name}-{sorted(options)}")
+    for dealer in range(2):
+        others = [HeuristicBot(), RandomDecider(dealer)][dealer]
+        play_deal(ruleset, dealer, random_deck(rng), [timed, others, timed, others])  # raises on an illegal answer
+    phases = {phase for _, phase in timed.times}
+    assert "play" in phases
+    slowest = max(t for t, _ in timed.times)
+    assert slowest * 1000 <= budget_ms + SLACK_MS, slowest
+
+
+def test_never_past_the_requests_deadline() -> None:
+    """A request allowing 200 ms leaves the bot 50 ms (its safety margin kept free), whatever its budget."""
+    ruleset = get_ruleset("pilotta")
+    bot = PimcBot(Settings(budget_ms=5000, seed=3))
+    timed = Timed(bot)
+    play_deal(
+        ruleset, 0, random_deck(random.Random(3)), [timed, HeuristicBot(), timed, HeuristicBot()], deadline_ms=200
+    )
+    assert max(t for t, _ in timed.times) * 1000 <= 200 - SAFETY_MS + SLACK_MS
+
+
+def test_no_time_at_all_still_gives_a_legal_answer() -> None:
+    """With no budget the bot answers at once with the heuristic's choice: still legal."""
+    ruleset = get_ruleset("coinche")
+    bot = PimcBot(Settings(budget_ms=0, seed=1))
+    run = play_deal(ruleset, 1, random_deck(random.Random(9)), [bot, bot, bot, bot])
+    assert run.deal.is_over
+    assert bot.last_worlds == 0
+
+
+def test_the_documented_example_bot_plays_legally() -> None:
+    from sample_bots.pimc.example import TinyPimc
+
+    ruleset = get_ruleset("pilotta")
+    run = play_deal(ruleset, 2, random_deck(random.Random(4)), [TinyPimc(), HeuristicBot(), TinyPimc(), HeuristicBot()])
+    assert run.deal.is_over
