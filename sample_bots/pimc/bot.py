@@ -46,7 +46,7 @@ class Settings:
     budget_ms: int = DEFAULT_BUDGET_MS
     max_worlds: int = 64
     risk: float = 1.0  # standard errors a call must win by over pass
-    min_margin: float = 5.0  # points
+    min_margin: float = 5.0  # card points, converted to the ruleset's written points (see ``point_unit``)
     seed: int | None = None
 
 
@@ -152,7 +152,7 @@ class PimcBot:
             self.last_worlds += 1
         if not self.last_worlds:
             return None
-        return self.pick(samples, everything)
+        return self.pick(samples, everything, point_unit(scorer, seen.contract))
 
     # --- Auction -----------------------------------------------------------------------------------------
     def auction(self, obs: pilotta_bot.Observation, legal: list[str], deadline: float) -> str | None:
@@ -198,7 +198,7 @@ class PimcBot:
             return None
         if "pass" not in samples:  # a call is forced (Bela's dealer): the best one
             return max(samples, key=lambda c: _mean(samples[c]))
-        return self.pick(samples, "pass")
+        return self.pick(samples, "pass", point_unit(scorer, next(iter(candidates.values()))))
 
     @staticmethod
     def current_contract(obs: pilotta_bot.Observation) -> Contract | None:
@@ -252,8 +252,10 @@ class PimcBot:
         )
 
     # --- Choosing with a risk margin ---------------------------------------------------------------------
-    def pick(self, samples: dict[str, list[int]], default: str) -> str:
-        """The choice with the best mean, unless it beats ``default`` by less than the risk margin."""
+    def pick(self, samples: dict[str, list[int]], default: str, unit: float = 1.0) -> str:
+        """The choice with the best mean, unless it beats ``default`` by less than the risk margin
+        (``risk`` standard errors of the difference, and at least ``min_margin`` card points of ``unit``
+        written points each)."""
         best = max(samples, key=lambda c: _mean(samples[c]))
         if best == default or not samples[best]:
             return default
@@ -263,8 +265,17 @@ class PimcBot:
             return best
         mean = _mean(diffs)
         sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / max(len(diffs) - 1, 1))
-        margin = max(self.settings.min_margin, self.settings.risk * sd / math.sqrt(len(diffs)))
+        margin = max(self.settings.min_margin * unit, self.settings.risk * sd / math.sqrt(len(diffs)))
         return best if mean > margin else default
+
+
+def point_unit(scorer: Scorer, contract: Contract) -> float:
+    """Written points per card point in this ruleset, about (1 in most; a tenth in Bulgarian, which divides
+    by ten): from the scores of the two capots under ``contract``."""
+    total = scorer.total(contract)
+    best = scorer.value(contract, ((), ()), total, 1, 0, 0)
+    worst = scorer.value(contract, ((), ()), 0, 2, 0, 0)
+    return max(abs(best - worst) / (2 * total), 0.05)
 
 
 def _mean(values: list[int]) -> float:

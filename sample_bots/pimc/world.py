@@ -87,6 +87,7 @@ def rules_for(ruleset: Ruleset, contract: Contract, dealer: int = 0) -> Rules:
         mode, trump = 2, -1
     else:
         mode, trump = 0, int(contract.strain)
+    play = ruleset.card_play_rules()  # the switches in force with the ruleset's options
     belote_mask = 0
     for s in ruleset.belote_suits(contract):
         belote_mask |= 1 << make_card(s, Rank.KING) | 1 << make_card(s, Rank.QUEEN)
@@ -96,9 +97,9 @@ def rules_for(ruleset: Ruleset, contract: Contract, dealer: int = 0) -> Rules:
         _power(int(contract.strain), trump),
         list(ruleset.card_points_table(contract)),
         ruleset.last_trick_bonus(template_deal(ruleset, dealer, contract)),
-        bool(ruleset.partner_may_win),
-        bool(ruleset.must_undertrump),
-        bool(ruleset.must_head_plain_suit),
+        bool(play.partner_may_win),
+        bool(play.must_undertrump),
+        bool(play.must_head_plain_suit),
         belote_mask,
         bool(ruleset.belote_cards_in_line),
     )
