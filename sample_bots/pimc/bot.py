@@ -39,6 +39,7 @@ GAMES = ("pilotta", "bulgarian", "coinche", "french", "bela")
 _STRAINS = {s.code: s for s in Strain}
 DEFAULT_BUDGET_MS = 300  # per decision; the arena's decision deadline is 1000 ms
 SAFETY_MS = 150  # kept free below a request's deadline_ms (transport, the SDK, a search's last step)
+POINTS_RESOLUTION = 5  # card points: the auction's and declarations' searches stop that close to the value
 
 
 @dataclass
@@ -140,7 +141,7 @@ class PimcBot:
             if time.perf_counter() >= deadline:
                 break
             try:
-                cp0 = solve_points(world, deadline=deadline)
+                cp0 = solve_points(world, deadline=deadline, resolution=POINTS_RESOLUTION)
             except SearchTimeout:
                 break
             won = _won(cp0, scorer.total(world.contract))
@@ -183,7 +184,11 @@ class PimcBot:
                     contract = Contract(me, 0, strain, 1)
                     world = self.auction_world(obs, ruleset, hands, contract)
                     credited = _all_declared_credited(ruleset, obs.dealer, contract, world.hands)
-                    outcome[strain] = (solve_points(world, deadline=deadline), world, credited)
+                    outcome[strain] = (
+                        solve_points(world, deadline=deadline, resolution=POINTS_RESOLUTION),
+                        world,
+                        credited,
+                    )
             except SearchTimeout:
                 break
             for code, contract in candidates.items():

@@ -74,6 +74,14 @@ class Rules:
             cards.sort(key=lambda x: -power[x])
             self.by_power.append(cards)
         self.total_points = sum(points) + last_bonus
+        # The card points of each suit's byte of cards: a hand's points in four lookups.
+        self.byte_points: list[list[int]] = [
+            [sum(points[8 * s + r] for r in range(8) if b >> r & 1) for b in range(256)] for s in range(4)
+        ]
+
+    def points_of(self, mask: int) -> int:
+        bp = self.byte_points
+        return bp[0][mask & 255] + bp[1][mask >> 8 & 255] + bp[2][mask >> 16 & 255] + bp[3][mask >> 24 & 255]
 
     def legal(self, hand: int, seat: int, k: int, led: int, best: int, best_seat: int) -> int:
         """The cards ``seat`` may play from ``hand``; ``k`` cards are in the trick, ``led`` is its suit,
@@ -178,7 +186,8 @@ class Search:
         # non-decreasing function of side 0's final card points (checked per belote outcome, see
         # ``points_table``); then the rest of the deal is searched for its card points alone, whose values
         # add up trick by trick and share one transposition table whatever was taken before.
-        self.ptt: dict[tuple[int, int, int, int, int], tuple[int, int]] = {}
+        self.ptt: dict[tuple[int, int, int, int, int], tuple[int, int, int]] = {}
+        self.best_lead = -1  # set by ``pplay`` at a trick's start: the card that gave its value
         self.tables: dict[int, list[int]] = {}  # by belote outcome: the score for each final cp0, or []
         self.use_points = True
 
@@ -231,9 +240,10 @@ class Search:
                 values[c] = values[self.equivalent_of(c, moves)]
         return values
 
-    def points_root(self, seat: int, trick: list[int], leader: int) -> int:
+    def points_root(self, seat: int, trick: list[int], leader: int, resolution: int = 0) -> int:
         """Side 0's card points at the end of the deal (those taken so far included), both sides playing
-        for card points, ``seat`` to play to ``trick``. Raises SearchTimeout past the deadline."""
+        for card points, ``seat`` to play to ``trick``: exactly, or at most ``resolution`` points below the
+        exact value. Raises SearchTimeout past the deadline."""
         rules = self.rules
         k = len(trick)
         led = trick[0] >> 3 if k else 0
@@ -248,7 +258,18 @@ class Search:
             if i and rules.beats(c, best):
                 best, best_seat = c, (leader + i) & 3
         self.trick_mask = mask
-        return self.cp0 + self.pplay(seat, k, led, best, best_seat, tpts, -INF, INF)
+        # Bisection by zero-window searches (each only asks "at least t?", cheap with the table's bounds),
+        # down to ``resolution`` points: much faster than one search with the whole window.
+        h = self.hands
+        lo, hi = 0, rules.points_of(h[0] | h[1] | h[2] | h[3]) + rules.last_bonus + tpts
+        while hi - lo > resolution:
+            t = (lo + hi + 1) >> 1
+            g = self.pplay(seat, k, led, best, best_seat, tpts, t - 1, t)
+            if g >= t:
+                lo = g  # a lower bound (fail-soft: possibly above t)
+            else:
+                hi = g  # an upper bound
+        return self.cp0 + lo
 
     def equivalent_of(self, card: int, moves: int) -> int:
         """The card kept by ``ordered`` in place of ``card``: the next higher of the same run."""
@@ -491,33 +512,41 @@ class Search:
     def pprobe(self, leader: int, alpha: int, beta: int) -> int:
         """Side 0's card points from a trick led by ``leader`` to the end, last trick included."""
         h = self.hands
+        left = self.rules.points_of(h[0] | h[1] | h[2] | h[3]) + self.rules.last_bonus
+        if left <= alpha:
+            return left  # side 0 cannot get more than what is left
+        if beta <= 0:
+            return 0
         key = (h[0], h[1], h[2], h[3], leader)
         entry = self.ptt.get(key)
-        lo, hi = -INF, INF
+        lo, hi, first = 0, left, -1
         if entry is not None:
-            lo, hi = entry
+            lo, hi, first = entry
             if lo >= beta:
                 return lo
             if hi <= alpha:
                 return hi
             if lo == hi:
                 return lo
-            if lo > alpha:
-                alpha = lo
-            if hi < beta:
-                beta = hi
-        v = self.pplay(leader, 0, 0, 0, 0, 0, alpha, beta)
+        if lo > alpha:
+            alpha = lo
+        if hi < beta:
+            beta = hi
+        v = self.pplay(leader, 0, 0, 0, 0, 0, alpha, beta, first)
         if v <= alpha:
             hi = v if v < hi else hi
         elif v >= beta:
             lo = v if v > lo else lo
         else:
             lo = hi = v
-        self.ptt[key] = (lo, hi)
+        self.ptt[key] = (lo, hi, self.best_lead)
         return v
 
-    def pplay(self, seat: int, k: int, led: int, best: int, best_seat: int, tpts: int, alpha: int, beta: int) -> int:
-        """``play`` for card points: the value is side 0's points from this trick's start to the end."""
+    def pplay(
+        self, seat: int, k: int, led: int, best: int, best_seat: int, tpts: int, alpha: int, beta: int, first: int = -1
+    ) -> int:
+        """``play`` for card points: the value is side 0's points from this trick's start to the end.
+        ``first``: a card to try first (the best lead found before in this position)."""
         self.nodes += 1
         if self.nodes & CLOCK_MASK == 0 and self.deadline and time.perf_counter() > self.deadline:
             raise SearchTimeout()
@@ -526,7 +555,12 @@ class Search:
         moves = hand if k == 0 else rules.legal(hand, seat, k, led, best, best_seat)
         maximize = (seat & 1) == 0
         value = -INF if maximize else INF
-        for c in self.ordered(moves, seat, k, best, best_seat):
+        order = self.ordered(moves, seat, k, best, best_seat)
+        if first >= 0 and first in order:
+            order.remove(first)
+            order.insert(0, first)
+        best_card = order[0]
+        for c in order:
             bit = 1 << c
             self.hands[seat] = hand ^ bit
             if k == 0:
@@ -554,15 +588,17 @@ class Search:
             self.hands[seat] = hand
             if maximize:
                 if v > value:
-                    value = v
+                    value, best_card = v, c
                     if v > alpha:
                         alpha = v
                         if alpha >= beta:
                             break
             elif v < value:
-                value = v
+                value, best_card = v, c
                 if v < beta:
                     beta = v
                     if alpha >= beta:
                         break
+        if k == 0:
+            self.best_lead = best_card
         return value

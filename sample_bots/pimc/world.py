@@ -211,11 +211,12 @@ def solve(
     return Solution({c: sign * v for c, v in values.items()}, search.nodes)
 
 
-def solve_points(world: World, *, deadline: float | None = None) -> int:
+def solve_points(world: World, *, deadline: float | None = None, resolution: int = 0) -> int:
     """Side 0's card points at the end of the deal (last trick included) when both sides play for card
-    points alone: one search, whatever the declarations (the auction values contracts from it)."""
+    points alone: one search, whatever the declarations (the auction values contracts from it). With a
+    ``resolution`` the answer may be up to that many points below the exact value, and comes sooner."""
     search = make_search(world, "points", deadline or 0.0)
-    points: int = search.points_root(world.to_act, list(world.trick), world.leader)
+    points: int = search.points_root(world.to_act, list(world.trick), world.leader, resolution)
     return points
 
 

@@ -12,7 +12,7 @@ from referee.actions import BELOTE_FLAG, Action
 from referee.deal import Deal
 from sample_bots.pimc.local import sdk_observation
 from sample_bots.pimc.sampler import Sampler, Seen
-from sample_bots.pimc.world import World, rules_for, solve
+from sample_bots.pimc.world import World, rules_for, solve, solve_points
 from tests.pimc.positions import IDS, RULESETS, advance, announcing, play_phase_deal, position_with_cards_left
 
 
@@ -142,3 +142,17 @@ def test_solver_value_is_the_engine_minimax(name: str, options: dict[str, object
             actions = child.legal_actions()
             child.apply(Action(card | BELOTE_FLAG) if Action(card | BELOTE_FLAG) in actions else Action(card))
             assert sign * value == engine_value(child), card
+
+
+@pytest.mark.parametrize(("name", "options"), RULESETS, ids=IDS)
+def test_card_point_search_agrees_with_the_card_point_solver(name: str, options: dict[str, object]) -> None:
+    """``solve_points`` (one search by bisection) gives the card points of the best card of
+    ``solve(objective="points")``, exactly, or at most ``resolution`` points below."""
+    rng = random.Random(f"points-{name}-{sorted(options)}")
+    for left in (8, 12, 16):
+        deal = position_with_cards_left(name, options, rng, left)
+        world = world_of_deal(deal)
+        values = solve(world, objective="points").values.values()
+        exact = max(values) if deal.to_act & 1 == 0 else -max(values)
+        assert solve_points(world) == exact
+        assert exact - 5 <= solve_points(world, resolution=5) <= exact
