@@ -32,7 +32,7 @@ from referee.rules import get_ruleset
 from referee.rules.base import Ruleset
 from sample_bots.heuristic.bot import HeuristicBot, parse_bid
 from sample_bots.pimc.fast import SearchTimeout
-from sample_bots.pimc.sampler import Sampler, Seen
+from sample_bots.pimc.sampler import Sampler, Seen, declarations_of
 from sample_bots.pimc.world import Credited, Scorer, World, solve, solve_points, template_deal
 
 GAMES = ("pilotta", "bulgarian", "coinche", "french", "bela")
@@ -316,7 +316,7 @@ def _all_declared_credited(
     announced = []
     for s in range(4):
         deal.dealt[s] = hands[s]
-        announced.append(ruleset.find_declarations(deal, s))
+        announced.append(declarations_of(ruleset, deal, s)[1])
     deal.announced = announced
     credited = ruleset.credit_declarations(deal)
     return (tuple(credited[0]), tuple(credited[1]))

@@ -10,7 +10,7 @@ hands:
   none of the cards that would have come first (the led suit when it did not follow, trumps when it did not
   trump, higher trumps when it did not overtrump, ...; ``Rules.exclusion``);
 * announced declarations whose cards are not shown: the hand as dealt has declarations of that kind,
-  length and value (the engine's ``find_declarations``).
+  length and value (the engine's ``declaration_choices``).
 
 Sampling is exact and uniform over the worlds consistent with all of this. Each unseen card has a set of
 seats that may hold it (from the first two kinds of facts); the cards are grouped by that set, the number
@@ -32,7 +32,7 @@ import pilotta_bot
 
 from referee.actions import Strain
 from referee.cards import FULL_DECK_MASK, SUIT_MASKS, Card, Rank, cards_in, make_card, parse_card
-from referee.deal import Contract
+from referee.deal import Contract, Deal
 from referee.declarations import Declaration, DeclarationKind
 from referee.rules import get_ruleset
 from referee.rules.base import Ruleset
@@ -301,12 +301,12 @@ class Sampler:
         announced: list[tuple[Declaration, ...]] = [(), (), (), ()]
         for s in range(4):
             deal.dealt[s] = hands[s] | seen.played[s]
-            found = rs.find_declarations(deal, s)
+            found, whole = declarations_of(rs, deal, s)
             if s == seen.seat:
                 if seen.declared[s] or seen.settled:
                     announced[s] = _match(found, seen.announced[s]) or ()
                 else:
-                    announced[s] = found if my_announce is None else tuple(d for d in found if d.code in my_announce)
+                    announced[s] = whole if my_announce is None else tuple(d for d in found if d.code in my_announce)
                 continue
             if seen.declared[s] or seen.settled:
                 matched = _match(found, seen.announced[s])
@@ -314,7 +314,7 @@ class Sampler:
                     return None
                 announced[s] = matched
             else:
-                announced[s] = found
+                announced[s] = whole
         if seen.settled:
             return _credited_from_views(seen)
         deal.announced = announced
@@ -333,6 +333,16 @@ class Sampler:
                 return
             made += 1
             yield world
+
+
+def declarations_of(ruleset: Ruleset, deal: Deal, seat: int) -> tuple[tuple[Declaration, ...], tuple[Declaration, ...]]:
+    """A seat's declarations (every one it may announce) and the most it may announce together: all of
+    them, or, where two best sets overlap (four queens or a quinte sharing a queen), the first such set."""
+    found, subsets = ruleset.declaration_choices(deal, seat)
+    if subsets is None:
+        return found, found
+    whole = max(subsets, key=lambda m: (bin(m).count("1"), -m))
+    return found, tuple(d for i, d in enumerate(found) if whole >> i & 1)
 
 
 def rules_belote_mask(seen: Seen) -> int:

@@ -43,7 +43,7 @@ def world_contradiction(deal: Deal, history: History, me: int, hands: tuple[int,
             continue
         probe = deal.clone()
         probe.dealt[s] = hands[s] | later[s]
-        found = list(probe.ruleset.find_declarations(probe, s))
+        found = list(probe.ruleset.declaration_choices(probe, s)[0])
         for d in deal.announced[s]:
             shown = deal.declarations_settled and any(d is c for side in deal.credited for c in side)
             match = next(
