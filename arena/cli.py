@@ -13,11 +13,13 @@ from collections.abc import Callable, Sequence
 from arena.client import add_bot_parser, add_deadletters_parser, add_ladder_parser, add_view_parsers
 from arena.demo import add_demo_parser
 from arena.local import add_check_bot_parser, add_match_parser
+from arena.series import add_series_parser
 from arena.up import add_server_parsers
 
 # Subcommand groups, in help order. Add yours here: up, worker, api, bot, ladder, leaderboard, replay...
 PARSERS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
     add_match_parser,
+    add_series_parser,
     add_check_bot_parser,
     add_server_parsers,  # up, api, worker, web
     add_bot_parser,
