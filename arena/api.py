@@ -37,6 +37,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
+from arena.batch import DEFAULT_ANCHOR
+from arena.bradley_terry import PROVISIONAL_BOARDS, PROVISIONAL_WIDTH_ELO
 from arena.ladder import LadderFeeder
 from arena.model import (
     AuthError,
@@ -241,6 +243,19 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                 )
                 for s in standings
             ],
+        )
+
+    @_rpc
+    def BatchRatings(self, request: arena_pb2.BatchRatingsRequest) -> arena_pb2.BatchRatingsReply:
+        table = self.arena.batch_ratings(request.ladder, request.anchor or DEFAULT_ANCHOR)
+        return arena_pb2.BatchRatingsReply(
+            ladder=table["ladder"],
+            anchor=table["anchor"],
+            boards=table["boards"],
+            ratings=[arena_pb2.BatchRating(**row) for row in table["ratings"]],
+            head_to_head=[arena_pb2.HeadToHead(**row) for row in table["head_to_head"]],
+            provisional_width_elo=PROVISIONAL_WIDTH_ELO,
+            provisional_boards=PROVISIONAL_BOARDS,
         )
 
     @_rpc

@@ -15,6 +15,12 @@ Ratings are reported on the Elo scale (400 / ln 10 per logit), each with a boots
 resampled with replacement ``rounds`` times, the model refitted, and the 2.5th and 97.5th percentiles taken.
 Seat and dealer effects are not fitted: a duplicate board is played at both tables with the partnerships swapped,
 which cancels them by construction.
+
+The likelihood depends on the boards only through each pair's number of boards and total score, so the fit
+works on those sums (a bootstrap round costs its resampling, not a pass over every board per Newton step).
+
+A rating is *provisional* (shown, not ranked) until its interval is narrower than ``PROVISIONAL_WIDTH_ELO``
+and the bot has played ``PROVISIONAL_BOARDS`` boards.
 """
 
 from __future__ import annotations
@@ -24,7 +30,11 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from arena.sprt import SprtState, mean_interval
+
 ELO_PER_LOGIT = 400 / math.log(10)
+PROVISIONAL_WIDTH_ELO = 200.0  # the bootstrap interval's width (high - low) below which a rating is ranked
+PROVISIONAL_BOARDS = 100  # ... once the bot has played this many boards
 
 
 @dataclass(frozen=True)
@@ -48,10 +58,30 @@ class BatchRating:
     high: float
     boards: int
 
+    def provisional(self, width: float = PROVISIONAL_WIDTH_ELO, boards: int = PROVISIONAL_BOARDS) -> bool:
+        """Not ranked yet: its interval is ``width`` Elo or wider, or it has played fewer than ``boards``."""
+        return self.high - self.low >= width or self.boards < boards
+
+
+def _pair_sums(boards: Sequence[BoardScore]) -> dict[tuple[str, str], tuple[int, float]]:
+    """(a, b) -> (boards, a's total score); each pair once, in the order a < b."""
+    sums: dict[tuple[str, str], tuple[int, float]] = {}
+    for board in boards:
+        a, b, score = (board.a, board.b, board.score) if board.a < board.b else (board.b, board.a, 1.0 - board.score)
+        n, total = sums.get((a, b), (0, 0.0))
+        sums[(a, b)] = (n + 1, total + score)
+    return sums
+
 
 def fit(boards: Sequence[BoardScore], anchor: str, prior_sd: float = 4.0, iterations: int = 50) -> dict[str, float]:
     """Maximum a posteriori ratings in logits, ``anchor`` at 0."""
-    bots = sorted({b.a for b in boards} | {b.b for b in boards})
+    return _fit_sums(_pair_sums(boards), anchor, prior_sd, iterations)
+
+
+def _fit_sums(
+    sums: dict[tuple[str, str], tuple[int, float]], anchor: str, prior_sd: float, iterations: int
+) -> dict[str, float]:
+    bots = sorted({a for a, _ in sums} | {b for _, b in sums})
     if anchor not in bots:
         raise ValueError(f"the anchor {anchor!r} played none of the boards")
     free = [bot for bot in bots if bot != anchor]
@@ -63,12 +93,12 @@ def fit(boards: Sequence[BoardScore], anchor: str, prior_sd: float = 4.0, iterat
         hess = [[0.0] * len(free) for _ in free]
         for i in range(len(free)):
             hess[i][i] = precision
-        for board in boards:
-            ia, ib = index.get(board.a), index.get(board.b)
+        for (a, b), (n, total) in sums.items():
+            ia, ib = index.get(a), index.get(b)
             ra = r[ia] if ia is not None else 0.0
             rb = r[ib] if ib is not None else 0.0
             p = 1.0 / (1.0 + math.exp(rb - ra))
-            g, w = board.score - p, p * (1.0 - p)
+            g, w = total - n * p, n * p * (1.0 - p)
             if ia is not None:
                 grad[ia] += g
                 hess[ia][ia] += w
@@ -134,3 +164,28 @@ def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
     for row in range(n - 1, -1, -1):
         x[row] = (m[row][n] - sum(m[row][k] * x[k] for k in range(row + 1, n))) / m[row][row]
     return x
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """One pair's boards: A's mean board score against B (from -1 to 1) with its ~95% interval."""
+
+    a: str
+    b: str
+    boards: int
+    mean: float
+    low: float
+    high: float
+
+
+def head_to_head(boards: Sequence[BoardScore]) -> list[HeadToHead]:
+    """Each pair of bots that met, A before B by name, its boards' mean score for A on the [-1, 1] scale."""
+    states: dict[tuple[str, str], SprtState] = {}
+    for board in boards:
+        a, b, score = (board.a, board.b, board.score) if board.a < board.b else (board.b, board.a, 1.0 - board.score)
+        states[(a, b)] = states.get((a, b), SprtState()).add(2.0 * score - 1.0)
+    rows = []
+    for (a, b), state in sorted(states.items()):
+        low, high = mean_interval(state)
+        rows.append(HeadToHead(a, b, state.n, state.mean, low, high))
+    return rows

@@ -375,8 +375,40 @@ def format_leaderboard(reply: arena_pb2.LeaderboardReply) -> str:
     return "\n".join(lines)
 
 
+def format_batch(reply: arena_pb2.BatchRatingsReply) -> str:
+    """The batch rating (Elo scale, the anchor at 0) and the head-to-head table."""
+    lines = [
+        f"Batch rating of ladder {reply.ladder}: Bradley-Terry over {reply.boards} boards, {reply.anchor} = 0, "
+        f"~95% bootstrap intervals; provisional (not ranked) until the interval is under "
+        f"{reply.provisional_width_elo:.0f} Elo and {reply.provisional_boards} boards",
+        f" #  {'bot':<16} {'elo':>7}  {'~95% interval':<17} {'boards':>6}",
+    ]
+    for row in reply.ratings:
+        rank = f"{row.rank:>2}" if row.HasField("rank") else " -"
+        note = "  provisional" if row.provisional else ""
+        lines.append(f"{rank}  {row.bot:<16} {row.elo:7.1f}  [{row.low:6.1f}, {row.high:6.1f}] {row.boards:>6}{note}")
+    if not reply.ratings:
+        lines.append("  (no boards yet)")
+    if reply.head_to_head:
+        lines += ["", "Head to head (mean board score of the first against the second, from -1 to 1):"]
+        for h in reply.head_to_head:
+            interval = f"[{h.low:+.3f}, {h.high:+.3f}]" if h.HasField("low") else "(one board)"
+            lines.append(f"  {h.a:<16} vs {h.b:<16} {h.mean:+.3f} {interval}  {h.boards} boards")
+    return "\n".join(lines)
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     print(format_leaderboard(call(args, "Leaderboard", arena_pb2.LeaderboardRequest(ladder=args.ladder or ""))))
+    return 0
+
+
+def cmd_ratings(args: argparse.Namespace) -> int:
+    ladder = args.ladder or ""
+    if not args.batch:
+        print(format_leaderboard(call(args, "Leaderboard", arena_pb2.LeaderboardRequest(ladder=ladder))))
+        return 0
+    request = arena_pb2.BatchRatingsRequest(ladder=ladder, anchor=args.anchor)
+    print(format_batch(call(args, "BatchRatings", request)))
     return 0
 
 
@@ -440,6 +472,12 @@ def add_view_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     lb.add_argument("--ladder", default=None, help="ladder id or ruleset (default: the latest started)")
     _common(lb)
     lb.set_defaults(func=_run(cmd_leaderboard))
+    ra = sub.add_parser("ratings", help="the live rating, or with --batch the batch rating from every board")
+    ra.add_argument("--ladder", default=None, help="ladder id or ruleset (default: the latest started)")
+    ra.add_argument("--batch", action="store_true", help="Bradley-Terry over every stored board, with intervals")
+    ra.add_argument("--anchor", default="random", help="the bot held at 0 in the batch rating (default random)")
+    _common(ra)
+    ra.set_defaults(func=_run(cmd_ratings))
     ma = sub.add_parser("matches", help="the latest recorded matches")
     ma.add_argument("--ladder", default=None)
     ma.add_argument("--bot", default=None, help="only this bot's matches")

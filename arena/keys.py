@@ -122,8 +122,13 @@ def leaderboard(ladder: str) -> str:
     return f"{PREFIX}ladder:{ladder}:leaderboard"
 
 
+def ladder_boards(ladder: str) -> str:
+    """List of JSON entries, one per rated match of two bots: its board scores (``arena.batch``)."""
+    return f"{PREFIX}ladder:{ladder}:boards"
+
+
 def rating(ladder: str, bot_id: str) -> str:
-    """Hash: mu, sigma, games, wins, losses, draws, last_played."""
+    """Hash: mu, sigma, games, wins, losses, draws, last_played, boards."""
     return f"{PREFIX}ladder:{ladder}:rating:{bot_id}"
 
 

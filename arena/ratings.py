@@ -5,9 +5,17 @@ two teams: the distinct bots of seats 0/2 and of seats 1/3.  A bot partnered
 with itself (the default 2-bot duplicate match) is a team of ONE, not a team
 of two copies: rating it as two players would move its rating twice per match
 and treat one program's play as two independent pieces of evidence.  A
-duplicate pair (same deals, sides swapped) is rated as ONE match with the
-aggregate winner: the pairing is there to cancel card luck, not to double
-the evidence.
+duplicate pair (same deals, sides swapped) is rated by its BOARDS: each board
+(one pack played at both tables) is one game of the rating, won, tied or lost
+by the sign of its board score (``MatchResult.boards``), in order; the pairing
+is there to cancel card luck, so a board is one piece of evidence, not two.
+A result without boards (a single-table match, or one stored before boards)
+is rated as one game with the match's winner.  ``games``/``wins``/``losses``/
+``draws`` count matches; ``boards`` counts the boards rated.
+
+The ladder's boards are also kept for the batch rating (``arena.batch``):
+each rated match between two bots that each hold a side alone appends its
+board scores to ``pa:ladder:<id>:boards`` in the same transaction.
 
 Exactly-once: results arrive on ``pa:results``; updaters read it through the
 ``ratings`` consumer group, so each entry goes to one updater.  Crashes can
@@ -53,6 +61,7 @@ class RatingRow:
     losses: int
     draws: int
     last_played: float
+    boards: int = 0
 
     @property
     def conservative(self) -> float:
@@ -94,6 +103,7 @@ class Ratings:
             losses=int(h.get("losses", 0)),
             draws=int(h.get("draws", 0)),
             last_played=float(h.get("last_played", 0.0)),
+            boards=int(h.get("boards", 0)),
         )
 
     def get(self, ladder: str, bot_id: str) -> RatingRow:
@@ -150,7 +160,7 @@ class Ratings:
                     rows = {b: self.row(b, pipe.hgetall(k)) for b, k in zip(bots, rkeys, strict=True)}
                     # Stored max latency per bot: "max" is not an increment (stats.accumulate).
                     maxes = {b: float(pipe.hget(sk, stats.LAT_MAX) or 0) for b, sk in zip(bots, skeys)}  # noqa: B905
-                    new = self._rate(side0, side1, rows, result.winner)
+                    new = self._rate(side0, side1, rows, result)
                     pipe.multi()
                     self._write(pipe, result, rows, new, side0)
                     stats.accumulate(pipe, result, maxes)
@@ -164,20 +174,23 @@ class Ratings:
         raise redis.WatchError(f"rating {result.match_id}: still contended after {_WATCH_RETRIES} tries")
 
     def _rate(
-        self, side0: tuple[str, ...], side1: tuple[str, ...], rows: dict[str, RatingRow], winner: int | None
+        self, side0: tuple[str, ...], side1: tuple[str, ...], rows: dict[str, RatingRow], result: MatchResult
     ) -> dict[str, tuple[float, float]]:
-        teams = [
-            [self.model.create_rating([rows[b].mu, rows[b].sigma], name=b) for b in side0],
-            [self.model.create_rating([rows[b].mu, rows[b].sigma], name=b) for b in side1],
-        ]
-        # openskill ranks: lower is better; equal ranks are a draw.
-        ranks = [1.0, 1.0] if winner is None else ([1.0, 2.0] if winner == 0 else [2.0, 1.0])
-        rated = self.model.rate(teams, ranks=ranks)
-        out: dict[str, tuple[float, float]] = {}
-        for team_bots, team in zip((side0, side1), rated, strict=True):
-            for b, rt in zip(team_bots, team, strict=True):
-                out[b] = (float(rt.mu), float(rt.sigma))
-        return out
+        """One game per board (won by the side its score favours), or one for a match without boards."""
+        games: list[int | None] = [None if b.score == 0 else int(b.score < 0) for b in result.boards]
+        current = {b: (rows[b].mu, rows[b].sigma) for b in side0 + side1}
+        for winner in games or [result.winner]:
+            teams = [
+                [self.model.create_rating(list(current[b]), name=b) for b in side0],
+                [self.model.create_rating(list(current[b]), name=b) for b in side1],
+            ]
+            # openskill ranks: lower is better; equal ranks are a draw.
+            ranks = [1.0, 1.0] if winner is None else ([1.0, 2.0] if winner == 0 else [2.0, 1.0])
+            rated = self.model.rate(teams, ranks=ranks)
+            for team_bots, team in zip((side0, side1), rated, strict=True):
+                for b, rt in zip(team_bots, team, strict=True):
+                    current[b] = (float(rt.mu), float(rt.sigma))
+        return current
 
     def _write(
         self,
@@ -199,6 +212,7 @@ class Ratings:
                     "sigma": repr(sigma),
                     "games": old.games + 1,
                     outcome: getattr(old, outcome) + 1,
+                    "boards": old.boards + len(result.boards),
                     "last_played": repr(max(ts, old.last_played)),
                 },
             )
@@ -206,6 +220,11 @@ class Ratings:
             hkey = keys.rating_history(result.ladder, b)
             pipe.rpush(hkey, json.dumps({"ts": ts, "match_id": result.match_id, "mu": mu, "sigma": sigma}))
             pipe.ltrim(hkey, -self.history_cap, -1)
+        side1 = tuple(b for b in new if b not in side0)
+        if result.boards and len(side0) == 1 and len(side1) == 1:
+            scores = [b.score for b in result.boards]
+            entry = {"match_id": result.match_id, "a": side0[0], "b": side1[0], "scores": scores}
+            pipe.rpush(keys.ladder_boards(result.ladder), json.dumps(entry, separators=(",", ":")))
 
     # the updater loop ----------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from typing import Any
 import redis
 
 from arena import metrics, trust
+from arena.batch import DEFAULT_ANCHOR, batch_table, named
 from arena.ladder import (
     LadderCounts,
     LadderRun,
@@ -333,6 +334,18 @@ class Arena:
     def leaderboard(self, ladder: str = "") -> tuple[str, list[Standing]]:
         lid = self.resolve_ladder(ladder)
         return lid, self.views.leaderboard(lid, limit=LEADERBOARD_MAX)
+
+    def batch_ratings(self, ladder: str = "", anchor: str = DEFAULT_ANCHOR) -> dict[str, Any]:
+        """The ladder's batch rating from every stored board (``arena.batch``), anchored on bot ``anchor``
+        (by name; held at 0), with the head-to-head table; JSON with bot names."""
+        lid = self.resolve_ladder(ladder)
+        anchor_id = self.views.bot_id_by_name(anchor or DEFAULT_ANCHOR)
+        try:
+            table = batch_table(self.r, lid, anchor_id)
+        except ValueError as e:  # the anchor played none of the ladder's boards
+            raise ValidationError(f"ladder {lid}: {e} (give another anchor)") from None
+        names = self.views.names([anchor_id, *(row.bot for row in table.ratings)])
+        return named(table, names)
 
     def match_history(self, ladder: str = "", bot: str = "", limit: int = 50) -> list[MatchSummary]:
         lid = self.resolve_ladder(ladder) if ladder else None

@@ -4,9 +4,10 @@
 picks a free one: ``server.server_address``); ``server.shutdown()`` then ``server.server_close()`` stops it.
 ``run_web(redis_url, host, port)`` is the blocking entry of ``arena web``; it returns on SIGINT/SIGTERM.
 
-Pages: ``/`` leaderboard per ladder with rating plots, ``/matches``, ``/bots/NAME``, ``/replay/MATCH_ID``.
-API: ``/api/leaderboard?ladder=``, ``/api/matches?ladder=&bot=&before=&limit=``, ``/api/bots/NAME``,
-``/api/replay/MATCH_ID``, ``/api/rating-history/NAME?ladder=``; ``/healthz`` pings Redis.
+Pages: ``/`` leaderboard per ladder with rating plots, ``/batch?ladder=&anchor=`` the batch rating and the
+head-to-head table, ``/matches``, ``/bots/NAME``, ``/replay/MATCH_ID``.
+API: ``/api/leaderboard?ladder=``, ``/api/batch?ladder=&anchor=``, ``/api/matches?ladder=&bot=&before=&limit=``,
+``/api/bots/NAME``, ``/api/replay/MATCH_ID``, ``/api/rating-history/NAME?ladder=``; ``/healthz`` pings Redis.
 
 A handler parses the request, calls one ``Arena`` method, and renders its answer: as JSON, or as HTML
 through the templates (``render``).  The arena's typed errors become statuses: unknown bot, ladder or
@@ -36,6 +37,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import redis
 
+from arena.batch import DEFAULT_ANCHOR
+from arena.bradley_terry import PROVISIONAL_BOARDS, PROVISIONAL_WIDTH_ELO
 from arena.model import NotFoundError, UnknownBotError, UnknownLadderError, ValidationError
 from arena.redis_server import connect
 from arena.service import Arena
@@ -177,6 +180,8 @@ class Handler(BaseHTTPRequestHandler):
                 return lambda q: _json(self._api_leaderboard(q.get("ladder")))
             if p == ["matches"]:
                 return lambda q: _json(self._match_page(q).to_dict())
+            if p == ["batch"]:
+                return lambda q: _json(self._batch(q))
             if one and p[0] == "bots":
                 return lambda q: _json(self._bot(p[1]).to_dict())
             if one and p[0] == "replay":
@@ -188,6 +193,15 @@ class Handler(BaseHTTPRequestHandler):
             return lambda q: self._page("leaderboard.html", "Leaderboard", "leaderboard", boards=self._boards(q))
         if p == ["matches"]:
             return lambda q: self._page("matches.html", "Matches", "matches", **vars_of(self._match_page(q)))
+        if p == ["batch"]:
+            return lambda q: self._page(
+                "batch.html",
+                "Batch rating",
+                "leaderboard",
+                table=self._batch(q),
+                width=PROVISIONAL_WIDTH_ELO,
+                min_boards=PROVISIONAL_BOARDS,
+            )
         if one and p[0] == "bots":
             return lambda q: self._page("bot.html", f"Bot {p[1]}", "", **vars_of(self._bot(p[1])))
         if one and p[0] == "replay":
@@ -235,6 +249,16 @@ class Handler(BaseHTTPRequestHandler):
         except UnknownLadderError:
             raise NotFound(f"There is no ladder named “{ladder}”.") from None
         return boards[0] if ladder else {"ladders": boards}
+
+    def _batch(self, q: dict[str, str]) -> dict[str, Any]:
+        try:
+            return self.server.arena.batch_ratings(q.get("ladder") or "", q.get("anchor") or DEFAULT_ANCHOR)
+        except UnknownLadderError:
+            raise NotFound(f"There is no ladder named “{q.get('ladder')}”.") from None
+        except UnknownBotError:
+            raise NotFound(f"There is no bot named “{q.get('anchor') or DEFAULT_ANCHOR}” to anchor on.") from None
+        except ValidationError as e:
+            raise BadRequest(str(e)) from None
 
     def _match_page(self, q: dict[str, str]) -> MatchPage:
         try:

@@ -381,6 +381,156 @@ class LeaderboardReply(_message.Message):
 Global___LeaderboardReply: _TypeAlias = LeaderboardReply  # noqa: Y015
 
 @_typing.final
+class BatchRatingsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LADDER_FIELD_NUMBER: _builtins.int
+    ANCHOR_FIELD_NUMBER: _builtins.int
+    ladder: _builtins.str
+    """ladder id; empty: the default ladder"""
+    anchor: _builtins.str
+    """the bot held at 0; empty: "random" """
+    def __init__(
+        self,
+        *,
+        ladder: _builtins.str = ...,
+        anchor: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "ladder", b"ladder"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchRatingsRequest: _TypeAlias = BatchRatingsRequest  # noqa: Y015
+
+@_typing.final
+class BatchRating(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RANK_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    ELO_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    BOARDS_FIELD_NUMBER: _builtins.int
+    PROVISIONAL_FIELD_NUMBER: _builtins.int
+    rank: _builtins.int
+    """absent while provisional (the interval too wide or too few boards)"""
+    bot: _builtins.str
+    elo: _builtins.float
+    """Elo scale, the anchor at 0"""
+    low: _builtins.float
+    """the ~95% bootstrap interval"""
+    high: _builtins.float
+    boards: _builtins.int
+    provisional: _builtins.bool
+    def __init__(
+        self,
+        *,
+        rank: _builtins.int | None = ...,
+        bot: _builtins.str = ...,
+        elo: _builtins.float = ...,
+        low: _builtins.float = ...,
+        high: _builtins.float = ...,
+        boards: _builtins.int = ...,
+        provisional: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_rank", b"_rank", "rank", b"rank"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_rank", b"_rank", "boards", b"boards", "bot", b"bot", "elo", b"elo", "high", b"high", "low", b"low", "provisional", b"provisional", "rank", b"rank"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__rank: _TypeAlias = _typing.Literal["rank"]  # noqa: Y015
+    _WhichOneofArgType__rank: _TypeAlias = _typing.Literal["_rank", b"_rank"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__rank) -> _WhichOneofReturnType__rank | None: ...
+
+Global___BatchRating: _TypeAlias = BatchRating  # noqa: Y015
+
+@_typing.final
+class HeadToHead(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    A_FIELD_NUMBER: _builtins.int
+    B_FIELD_NUMBER: _builtins.int
+    BOARDS_FIELD_NUMBER: _builtins.int
+    MEAN_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    a: _builtins.str
+    b: _builtins.str
+    boards: _builtins.int
+    mean: _builtins.float
+    """a's mean board score against b, from -1 to 1"""
+    low: _builtins.float
+    """its ~95% interval (absent for a single board)"""
+    high: _builtins.float
+    def __init__(
+        self,
+        *,
+        a: _builtins.str = ...,
+        b: _builtins.str = ...,
+        boards: _builtins.int = ...,
+        mean: _builtins.float = ...,
+        low: _builtins.float | None = ...,
+        high: _builtins.float | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_low", b"_low", "high", b"high", "low", b"low"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_low", b"_low", "a", b"a", "b", b"b", "boards", b"boards", "high", b"high", "low", b"low", "mean", b"mean"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__high: _TypeAlias = _typing.Literal["high"]  # noqa: Y015
+    _WhichOneofArgType__high: _TypeAlias = _typing.Literal["_high", b"_high"]  # noqa: Y015
+    _WhichOneofReturnType__low: _TypeAlias = _typing.Literal["low"]  # noqa: Y015
+    _WhichOneofArgType__low: _TypeAlias = _typing.Literal["_low", b"_low"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__high) -> _WhichOneofReturnType__high | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__low) -> _WhichOneofReturnType__low | None: ...
+
+Global___HeadToHead: _TypeAlias = HeadToHead  # noqa: Y015
+
+@_typing.final
+class BatchRatingsReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LADDER_FIELD_NUMBER: _builtins.int
+    ANCHOR_FIELD_NUMBER: _builtins.int
+    BOARDS_FIELD_NUMBER: _builtins.int
+    RATINGS_FIELD_NUMBER: _builtins.int
+    HEAD_TO_HEAD_FIELD_NUMBER: _builtins.int
+    PROVISIONAL_WIDTH_ELO_FIELD_NUMBER: _builtins.int
+    PROVISIONAL_BOARDS_FIELD_NUMBER: _builtins.int
+    ladder: _builtins.str
+    anchor: _builtins.str
+    boards: _builtins.int
+    provisional_width_elo: _builtins.float
+    """a rating is ranked once its interval is narrower than this ..."""
+    provisional_boards: _builtins.int
+    """... and its bot has played this many boards"""
+    @_builtins.property
+    def ratings(self) -> _containers.RepeatedCompositeFieldContainer[Global___BatchRating]: ...
+    @_builtins.property
+    def head_to_head(self) -> _containers.RepeatedCompositeFieldContainer[Global___HeadToHead]: ...
+    def __init__(
+        self,
+        *,
+        ladder: _builtins.str = ...,
+        anchor: _builtins.str = ...,
+        boards: _builtins.int = ...,
+        ratings: _abc.Iterable[Global___BatchRating] | None = ...,
+        head_to_head: _abc.Iterable[Global___HeadToHead] | None = ...,
+        provisional_width_elo: _builtins.float = ...,
+        provisional_boards: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "boards", b"boards", "head_to_head", b"head_to_head", "ladder", b"ladder", "provisional_boards", b"provisional_boards", "provisional_width_elo", b"provisional_width_elo", "ratings", b"ratings"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BatchRatingsReply: _TypeAlias = BatchRatingsReply  # noqa: Y015
+
+@_typing.final
 class MatchHistoryRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

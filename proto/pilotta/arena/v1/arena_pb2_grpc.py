@@ -59,6 +59,11 @@ class ArenaStub:
                 request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LeaderboardRequest.SerializeToString,
                 response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LeaderboardReply.FromString,
                 _registered_method=True)
+        self.BatchRatings = channel.unary_unary(
+                '/pilotta.arena.v1.Arena/BatchRatings',
+                request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BatchRatingsRequest.SerializeToString,
+                response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BatchRatingsReply.FromString,
+                _registered_method=True)
         self.MatchHistory = channel.unary_unary(
                 '/pilotta.arena.v1.Arena/MatchHistory',
                 request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.MatchHistoryRequest.SerializeToString,
@@ -135,6 +140,14 @@ class ArenaServicer:
 
     def Leaderboard(self, request, context):
         """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BatchRatings(self, request, context):
+        """The batch rating: a Bradley-Terry fit of every stored board with bootstrap intervals, anchored on one
+        bot (random = 0 by default), beside the live rating; and the ladder's head-to-head table.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -227,6 +240,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.Leaderboard,
                     request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LeaderboardRequest.FromString,
                     response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LeaderboardReply.SerializeToString,
+            ),
+            'BatchRatings': grpc.unary_unary_rpc_method_handler(
+                    servicer.BatchRatings,
+                    request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BatchRatingsRequest.FromString,
+                    response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BatchRatingsReply.SerializeToString,
             ),
             'MatchHistory': grpc.unary_unary_rpc_method_handler(
                     servicer.MatchHistory,
@@ -409,6 +427,33 @@ class Arena:
             '/pilotta.arena.v1.Arena/Leaderboard',
             pilotta_dot_arena_dot_v1_dot_arena__pb2.LeaderboardRequest.SerializeToString,
             pilotta_dot_arena_dot_v1_dot_arena__pb2.LeaderboardReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BatchRatings(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pilotta.arena.v1.Arena/BatchRatings',
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.BatchRatingsRequest.SerializeToString,
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.BatchRatingsReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -48,6 +48,10 @@ class ArenaStub:
     RetireBot: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RetireBotRequest, _arena_pb2.BotInfo]
     ListBots: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListBotsRequest, _arena_pb2.ListBotsReply]
     Leaderboard: _grpc.UnaryUnaryMultiCallable[_arena_pb2.LeaderboardRequest, _arena_pb2.LeaderboardReply]
+    BatchRatings: _grpc.UnaryUnaryMultiCallable[_arena_pb2.BatchRatingsRequest, _arena_pb2.BatchRatingsReply]
+    """The batch rating: a Bradley-Terry fit of every stored board with bootstrap intervals, anchored on one
+    bot (random = 0 by default), beside the live rating; and the ladder's head-to-head table.
+    """
     MatchHistory: _grpc.UnaryUnaryMultiCallable[_arena_pb2.MatchHistoryRequest, _arena_pb2.MatchHistoryReply]
     GetReplay: _grpc.UnaryUnaryMultiCallable[_arena_pb2.GetReplayRequest, _arena_pb2.GetReplayReply]
     Challenge: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ChallengeRequest, _arena_pb2.ChallengeReply]
@@ -74,6 +78,10 @@ class ArenaAsyncStub(ArenaStub):
     RetireBot: _aio.UnaryUnaryMultiCallable[_arena_pb2.RetireBotRequest, _arena_pb2.BotInfo]  # type: ignore[assignment]
     ListBots: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListBotsRequest, _arena_pb2.ListBotsReply]  # type: ignore[assignment]
     Leaderboard: _aio.UnaryUnaryMultiCallable[_arena_pb2.LeaderboardRequest, _arena_pb2.LeaderboardReply]  # type: ignore[assignment]
+    BatchRatings: _aio.UnaryUnaryMultiCallable[_arena_pb2.BatchRatingsRequest, _arena_pb2.BatchRatingsReply]  # type: ignore[assignment]
+    """The batch rating: a Bradley-Terry fit of every stored board with bootstrap intervals, anchored on one
+    bot (random = 0 by default), beside the live rating; and the ladder's head-to-head table.
+    """
     MatchHistory: _aio.UnaryUnaryMultiCallable[_arena_pb2.MatchHistoryRequest, _arena_pb2.MatchHistoryReply]  # type: ignore[assignment]
     GetReplay: _aio.UnaryUnaryMultiCallable[_arena_pb2.GetReplayRequest, _arena_pb2.GetReplayReply]  # type: ignore[assignment]
     Challenge: _aio.UnaryUnaryMultiCallable[_arena_pb2.ChallengeRequest, _arena_pb2.ChallengeReply]  # type: ignore[assignment]
@@ -127,6 +135,16 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         request: _arena_pb2.LeaderboardRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.LeaderboardReply, _abc.Awaitable[_arena_pb2.LeaderboardReply]]: ...
+
+    @_abc_1.abstractmethod
+    def BatchRatings(
+        self,
+        request: _arena_pb2.BatchRatingsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.BatchRatingsReply, _abc.Awaitable[_arena_pb2.BatchRatingsReply]]:
+        """The batch rating: a Bradley-Terry fit of every stored board with bootstrap intervals, anchored on one
+        bot (random = 0 by default), beside the live rating; and the ladder's head-to-head table.
+        """
 
     @_abc_1.abstractmethod
     def MatchHistory(

@@ -1,0 +1,88 @@
+"""The batch rating of a ladder: every stored board refitted at once (``arena.bradley_terry``), beside the
+live OpenSkill rating, and the head-to-head table of the ladder's pairs.
+
+The boards are those ``arena.ratings`` appends per ladder as it rates each match (matches between two
+bots that each hold a side alone). The fit is anchored on one bot, ``random`` by default, held at 0; a
+rating is provisional (listed, not ranked) until its bootstrap interval is narrower than
+``PROVISIONAL_WIDTH_ELO`` and the bot has played ``PROVISIONAL_BOARDS`` boards.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from arena import keys
+from arena.bradley_terry import BatchRating, BoardScore, HeadToHead, batch_ratings, head_to_head
+from referee.scales import as_fraction
+
+DEFAULT_ANCHOR = "random"
+BOOTSTRAP_ROUNDS = 200
+
+
+@dataclass(frozen=True)
+class BatchTable:
+    ladder: str
+    anchor: str  # bot id held at 0
+    boards: int
+    ratings: list[BatchRating]  # ranked ones first (best first), then the provisional ones
+    head_to_head: list[HeadToHead]
+
+    def ranked(self) -> list[BatchRating]:
+        return [row for row in self.ratings if not row.provisional()]
+
+
+def ladder_boards(r: Any, ladder: str) -> list[BoardScore]:
+    """Every board stored for ``ladder``, as Bradley–Terry takes them (A's score as a fraction)."""
+    out = []
+    for raw in r.lrange(keys.ladder_boards(ladder), 0, -1):
+        entry = json.loads(raw)
+        out += [BoardScore(entry["a"], entry["b"], as_fraction(float(s))) for s in entry["scores"]]
+    return out
+
+
+def batch_table(r: Any, ladder: str, anchor: str, rounds: int = BOOTSTRAP_ROUNDS, seed: int = 0) -> BatchTable:
+    """The ladder's batch rating anchored on bot id ``anchor`` (ValueError if it played no board)."""
+    boards = ladder_boards(r, ladder)
+    rows = batch_ratings(boards, anchor, rounds=rounds, seed=seed) if boards else []
+    ordered = [row for row in rows if not row.provisional()] + [row for row in rows if row.provisional()]
+    return BatchTable(ladder, anchor, len(boards), ordered, head_to_head(boards))
+
+
+def named(table: BatchTable, names: Mapping[str, str]) -> dict[str, Any]:
+    """The table as JSON, with bot names."""
+    rank = 0
+    ratings = []
+    for row in table.ratings:
+        provisional = row.provisional()
+        rank += not provisional
+        ratings.append(
+            {
+                "rank": None if provisional else rank,
+                "bot": names.get(row.bot, row.bot),
+                "elo": row.elo,
+                "low": row.low,
+                "high": row.high,
+                "boards": row.boards,
+                "provisional": provisional,
+            }
+        )
+    return {
+        "ladder": table.ladder,
+        "anchor": names.get(table.anchor, table.anchor),
+        "boards": table.boards,
+        "ratings": ratings,
+        "head_to_head": [
+            {
+                "a": names.get(h.a, h.a),
+                "b": names.get(h.b, h.b),
+                "boards": h.boards,
+                "mean": h.mean,
+                "low": h.low if h.boards >= 2 else None,  # one board has no interval
+                "high": h.high if h.boards >= 2 else None,
+            }
+            for h in table.head_to_head
+        ],
+    }
