@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from referee.game import Game
 
 SCALES = ("winloss", "clipped", "imp")
-DEFAULT_SCALE = "imp"
+DEFAULT_SCALE = "winloss"  # fewest boards to a decision, measured: docs/arena.md
 
 # What an ordinary deal writes between both sides, per ruleset (see the module docstring).
 POINT_UNITS: dict[str, float] = {

@@ -19,6 +19,7 @@ from referee.cards import card_name
 from referee.errors import RecordError
 from referee.game import Chance
 from referee.match import DUPLICATE_BOARDS, MatchSettings, run_match
+from referee.scales import DEFAULT_SCALE
 from referee.verify_match import verify_match_record
 
 StartBot = Callable[..., tuple[str, Any]]
@@ -71,7 +72,7 @@ def test_a_board_thrown_in_at_one_table_shifts_nothing(start_bot: StartBot) -> N
     # The match's points per team are its boards' points, and the record states each board.
     assert list(out.scores) == [sum(r.points[t][team] for r in out.boards for t in (0, 1)) for team in (0, 1)]
     assert [r["thrown_in"] for r in out.record["board_results"]] == [[True, False], [False, True], [False, True]]
-    assert out.record["boards"] == 3 and out.record["deals"] is None and out.record["scale"] == "imp"
+    assert out.record["boards"] == 3 and out.record["deals"] is None and out.record["scale"] == DEFAULT_SCALE
     assert all(leg["to_target"] is False for leg in legs)
     assert out.legs[0].reason == "3 boards played"
     verify_match_record(out.record)  # every leg replays, to no target
