@@ -198,7 +198,7 @@ class RunningBot:
 
     @property
     def address(self) -> str:
-        return f"{self.host}:{self.port}"
+        return self.host if self.host.startswith("unix:") else f"{self.host}:{self.port}"
 
     def stop(self, grace: float = 5.0) -> None:
         """Report NOT_SERVING, then finish the calls in flight (at most ``grace`` seconds) and stop."""
@@ -209,8 +209,11 @@ class RunningBot:
         self.server.wait_for_termination()
 
 
-def start(bot: BotLike, port: int = 0, host: str = "127.0.0.1", *, max_workers: int = 8) -> RunningBot:
-    """Start serving ``bot`` on ``host:port`` (port 0: a free port) and return at once.
+def start(
+    bot: BotLike, port: int = 0, host: str = "127.0.0.1", *, max_workers: int = 8, socket: str | None = None
+) -> RunningBot:
+    """Start serving ``bot`` on ``host:port`` (port 0: a free port), or on the Unix socket ``socket`` (the
+    arena's sandbox gives one), and return at once.
 
     Serves the Bot service and the standard gRPC health service, which reports SERVING for the server
     ("") and for ``pilotta.arena.v1.Bot``.
@@ -222,22 +225,25 @@ def start(bot: BotLike, port: int = 0, host: str = "127.0.0.1", *, max_workers: 
     bot_pb2_grpc.add_BotServicer_to_server(BotServicer(bot), server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    bound = server.add_insecure_port(f"{host}:{port}")
+    where = f"unix:{socket}" if socket is not None else f"{host}:{port}"
+    bound = server.add_insecure_port(where)
     if bound == 0:
-        raise OSError(f"cannot listen on {host}:{port} (in use, or not an address of this machine?)")
+        raise OSError(f"cannot listen on {where} (in use, or not an address of this machine?)")
+    if socket is not None:
+        host, bound = where, 0
     server.start()
     for service in ("", SERVICE_NAME):
         health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
     return RunningBot(server, health_servicer, bound, host)
 
 
-def serve(bot: BotLike, port: int, host: str = "127.0.0.1", *, grace: float = 5.0) -> None:
+def serve(bot: BotLike, port: int, host: str = "127.0.0.1", *, grace: float = 5.0, socket: str | None = None) -> None:
     """Serve ``bot`` until SIGTERM or SIGINT, then shut down gracefully. Blocks.
 
     Signal handlers can only be installed from the main thread; elsewhere this serves until the process
     ends (use ``start`` and ``RunningBot.stop`` to control a server from another thread).
     """
-    running = start(bot, port, host)
+    running = start(bot, port, host, socket=socket)
     name = _identity(bot)[0]
     log.info("bot %s listening on %s", name, running.address)
     print(f"bot {name} listening on {running.address}", flush=True)
@@ -283,14 +289,20 @@ def parse_args(
         help="address to listen on (default: $PILOTTA_BOT_HOST or 127.0.0.1; "
         "0.0.0.0 to be reachable from other machines or containers)",
     )
+    parser.add_argument(
+        "--socket",
+        default=None,
+        metavar="PATH",
+        help="serve on this Unix socket instead of a port (the arena's sandbox)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="seed of the bot's random choices")
     parser.add_argument("--log-level", default=os.environ.get("LOG_LEVEL", "INFO"))
     if add_arguments is not None:
         add_arguments(parser)
     args = parser.parse_args(argv)
-    if args.port is None:
+    if args.port is None and args.socket is None:
         parser.error("give the port to listen on with --port N or the PORT environment variable")
-    if not 0 <= args.port <= 65535:
+    if args.port is not None and not 0 <= args.port <= 65535:
         parser.error(f"--port must be 0..65535, not {args.port}")
     return args
 
@@ -310,4 +322,4 @@ def main(
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     takes_args = bool(inspect.signature(bot_factory).parameters)
     bot = bot_factory(args) if takes_args else bot_factory()
-    serve(bot, args.port, args.host)
+    serve(bot, args.port or 0, args.host, socket=args.socket)

@@ -1,0 +1,481 @@
+"""Running an uploaded bot in its own sandbox: bubblewrap namespaces, an unprivileged uid, cgroup limits.
+
+Each instance (one per seat: ``arena.pool``) runs as
+
+    launcher (the worker's child: joins the instance's cgroups, sets rlimits, drops to uid 65534,
+              asks for SIGKILL when the worker's thread dies)
+      -> bwrap --unshare-all (new user, pid, ipc, uts, net and cgroup namespaces: no network at all)
+           -> the bot's command (or, for a bot that only knows --port, ``bridge.py``, which runs it on a
+              loopback port inside the sandbox's own network namespace and relays the socket to it)
+
+and sees: the system directories (``/usr``, ``/lib*``, ``/bin``, ``/etc/ld.so.cache``, ``/etc/ssl``...)
+read-only; its package read-only at ``/bot`` (its working directory); the runtime (for ``python``: this
+arena's gRPC and protocol packages and the SDK, read-only under ``/opt/pilotta``); a private ``/tmp`` of
+``Limits.tmp_mb``; its own ``/proc`` (its own processes only) and a minimal ``/dev``; one directory,
+``/run/bot``, bind-mounted from the worker, in which it serves gRPC on the Unix socket ``bot.sock`` (the
+referee dials ``unix:<that path>``). Its environment is its own (``PATH``, ``HOME=/tmp``, ``PYTHONPATH``
+for the runtime, and the socket): nothing of the worker's (no Redis URL, no token). It sees no file,
+process, bot or data directory of the worker's, and cannot signal them: they are outside its namespaces.
+
+Limits (``Limits``): through cgroups (v2 where the unified hierarchy has the controllers, else the v1
+``memory``, ``pids``, ``cpu`` and ``cpuacct`` controllers), with rlimits as a floor: memory, processes,
+CPU. The whole tree dies with its match (``stop`` kills every process of its cgroup), with its worker
+(``PR_SET_PDEATHSIG`` and bwrap's ``--die-with-parent``; the sandbox's pid 1 takes every descendant with
+it), or past a limit (the kernel's OOM killer in the memory cgroup; fork fails at the pids limit).
+``SandboxedBot.failure`` says which: ``out of memory``, ``process limit``.
+
+``probe()`` says whether this machine can sandbox at all (bubblewrap present, user namespaces allowed,
+cgroups writable); a worker that cannot refuses uploaded bots, and never runs them unsandboxed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import grpc
+
+from referee.bots import REPO_ROOT, BotProcess, Manifest
+
+log = logging.getLogger(__name__)
+
+SANDBOX_UID = 65534  # nobody: the uid the sandbox runs as, outside as inside
+SOCKET_DIR = "/run/bot"
+SOCKET = f"{SOCKET_DIR}/bot.sock"
+BRIDGE_PORT = 50051  # the loopback port of a --port bot, inside its own network namespace
+RUNTIMES = ("python", "node", "native")
+_SYSTEM_DIRS = ("/usr", "/etc/alternatives", "/etc/ssl", "/etc/ld.so.cache", "/etc/localtime")
+_HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one sandboxed instance may use."""
+
+    memory_mb: int = 512
+    pids: int = 64  # processes and threads
+    cpus: float = 1.0  # cores' worth of CPU time (the cgroup's quota)
+    cpu_seconds: int = 3600  # RLIMIT_CPU: CPU seconds over the instance's life (a floor under the quota)
+    tmp_mb: int = 64
+    nofile: int = 1024
+    stderr_kb: int = 1024  # kept of the instance's stderr in its log file; the rest is counted, not kept
+
+
+# ------------------------------------------------------------------------------ cgroups
+
+
+def _own_cgroup_v1(controller: str) -> Path | None:
+    """This process's cgroup directory of a v1 controller (where the sandboxes' cgroups nest)."""
+    root = Path("/sys/fs/cgroup") / controller
+    if not (root / "cgroup.procs").exists():
+        return None
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _n, controllers, path = line.split(":", 2)
+        if controller in controllers.split(","):
+            return root / path.lstrip("/")
+    return root
+
+
+def _own_cgroup_v2() -> Path | None:
+    root = Path("/sys/fs/cgroup")
+    if not (root / "cgroup.controllers").exists():
+        return None
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        if line.startswith("0::"):
+            return root / line[3:].lstrip("/")
+    return None
+
+
+class Cgroup:
+    """One instance's cgroup (v2) or cgroups (v1: one per controller), made under this process's own."""
+
+    def __init__(self, name: str, limits: Limits) -> None:
+        self.name = name
+        self.version, self.dirs = _make(name)
+        lim = limits
+        if self.version == 2:
+            (d,) = self.dirs.values()
+            _write(d / "memory.max", str(lim.memory_mb << 20))
+            _write(d / "memory.swap.max", "0", optional=True)
+            _write(d / "pids.max", str(lim.pids))
+            _write(d / "cpu.max", f"{int(lim.cpus * 100_000)} 100000")
+        else:
+            _write(self.dirs["memory"] / "memory.limit_in_bytes", str(lim.memory_mb << 20))
+            _write(self.dirs["memory"] / "memory.memsw.limit_in_bytes", str(lim.memory_mb << 20), optional=True)
+            _write(self.dirs["pids"] / "pids.max", str(lim.pids))
+            _write(self.dirs["cpu"] / "cpu.cfs_period_us", "100000")
+            _write(self.dirs["cpu"] / "cpu.cfs_quota_us", str(int(lim.cpus * 100_000)))
+
+    def procs_files(self) -> list[str]:
+        return [str(d / "cgroup.procs") for d in dict.fromkeys(self.dirs.values())]
+
+    def pids(self) -> list[int]:
+        found: set[int] = set()
+        for f in self.procs_files():
+            with contextlib.suppress(OSError):
+                found |= {int(x) for x in Path(f).read_text().split()}
+        return sorted(found)
+
+    def cpu_ms(self) -> float | None:
+        """CPU time of every process that ever ran in the cgroup, in ms."""
+        try:
+            if self.version == 2:
+                (d,) = self.dirs.values()
+                stat = dict(line.split() for line in (d / "cpu.stat").read_text().splitlines())
+                return int(stat["usage_usec"]) / 1000
+            return int((self.dirs["cpuacct"] / "cpuacct.usage").read_text()) / 1e6
+        except (OSError, KeyError, ValueError):
+            return None
+
+    def failure(self) -> str | None:
+        """``out of memory`` or ``process limit`` when the cgroup hit that limit, else None."""
+        try:
+            if self.version == 2:
+                (d,) = self.dirs.values()
+                mem = _events(d / "memory.events")
+                pids = _events(d / "pids.events")
+                oom = mem.get("oom_kill", 0) or mem.get("oom", 0)
+            else:
+                ctl = _events(self.dirs["memory"] / "memory.oom_control")
+                oom = ctl.get("oom_kill", 0) or int((self.dirs["memory"] / "memory.failcnt").read_text())
+                pids = _events(self.dirs["pids"] / "pids.events")
+        except (OSError, ValueError):
+            return None
+        if oom:
+            return "out of memory"
+        if pids.get("max", 0):
+            return "process limit"
+        return None
+
+    def kill(self, timeout_s: float = 5.0) -> None:
+        """SIGKILL every process in the cgroup until none is left (bounded)."""
+        end = time.monotonic() + timeout_s
+        if self.version == 2:
+            (d,) = self.dirs.values()
+            if _write(d / "cgroup.kill", "1", optional=True):
+                while self.pids() and time.monotonic() < end:
+                    time.sleep(0.01)
+                return
+        while (pids := self.pids()) and time.monotonic() < end:
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        self.kill()
+        for d in dict.fromkeys(self.dirs.values()):
+            for _ in range(50):
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)  # the last process is still being reaped
+
+
+def _events(path: Path) -> dict[str, int]:
+    out = {}
+    for line in path.read_text().splitlines():
+        key, _, value = line.partition(" ")
+        with contextlib.suppress(ValueError):
+            out[key] = int(value)
+    return out
+
+
+def _write(path: Path, value: str, optional: bool = False) -> bool:
+    try:
+        path.write_text(value)
+        return True
+    except OSError:
+        if optional:
+            return False
+        raise
+
+
+def _make(name: str) -> tuple[int, dict[str, Path]]:
+    """Create the instance's cgroup(s) under ours: v2 if its controllers are there, else v1."""
+    v2 = _own_cgroup_v2()
+    if v2 is not None and {"memory", "pids", "cpu"} <= set((v2 / "cgroup.controllers").read_text().split()):
+        parent = v2 / "pilotta-sandbox"
+        parent.mkdir(exist_ok=True)
+        _write(parent / "cgroup.subtree_control", "+memory +pids +cpu", optional=True)
+        d = parent / name
+        d.mkdir()
+        return 2, {"unified": d}
+    dirs: dict[str, Path] = {}
+    for controller in ("memory", "pids", "cpu", "cpuacct"):
+        own = _own_cgroup_v1(controller)
+        if own is None:
+            raise OSError(f"no cgroup v1 {controller} controller and no cgroup v2 with memory, pids and cpu")
+        d = own / "pilotta-sandbox" / name
+        d.mkdir(parents=True)
+        dirs[controller] = d
+    return 1, dirs
+
+
+# ------------------------------------------------------------------------------ the probe
+
+
+@dataclass(frozen=True)
+class Probe:
+    ok: bool
+    reason: str  # why not, or what it uses ("bubblewrap 0.8.0, cgroup v1")
+
+
+def probe(timeout_s: float = 10.0) -> Probe:
+    """Whether uploaded bots can be sandboxed here: bubblewrap runs a command in every namespace as the
+    sandbox uid, and an instance's cgroup can be made with its limits."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return Probe(False, "bubblewrap (bwrap) is not installed")
+    try:
+        cg = Cgroup(f"probe-{os.getpid()}-{time.monotonic_ns()}", Limits())
+    except OSError as e:
+        return Probe(False, f"cannot make a cgroup with limits: {e}")
+    try:
+        argv = [*_launcher_argv(cg, Limits()), bwrap, *_namespaces(), *_system_binds(), "--", "/bin/true"]
+        try:
+            done = subprocess.run(argv, capture_output=True, timeout=timeout_s, env={}, check=False)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return Probe(False, f"bubblewrap did not run: {e}")
+        if done.returncode != 0:
+            said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+            return Probe(False, f"bubblewrap cannot make a sandbox here: {said[-1] if said else done.returncode}")
+        version = subprocess.run([bwrap, "--version"], capture_output=True, timeout=timeout_s, check=False)
+        return Probe(True, f"{version.stdout.decode().strip()}, cgroup v{cg.version}")
+    finally:
+        cg.remove()
+
+
+# ------------------------------------------------------------------------------ launching
+
+# Runs between the worker and bwrap: join the instance's cgroups (while still root), set the rlimits,
+# drop to the sandbox uid, then PR_SET_PDEATHSIG (after the uid change, which clears it) and exec bwrap.
+_LAUNCHER = """
+import ctypes, os, resource, sys
+ppid, uid, nproc, cpu, nofile, n = (int(x) for x in sys.argv[1:7])
+for f in sys.argv[7:7 + n]:
+    with open(f, "w") as out:
+        out.write(str(os.getpid()))
+for what, value in ((resource.RLIMIT_NPROC, nproc), (resource.RLIMIT_CPU, cpu), (resource.RLIMIT_NOFILE, nofile),
+                    (resource.RLIMIT_CORE, 0)):
+    resource.setrlimit(what, (value, value))
+os.setgroups([])
+os.setgid(uid)
+os.setuid(uid)
+ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)
+if os.getppid() != ppid:
+    os._exit(1)
+argv = sys.argv[7 + n:]
+os.execv(argv[0], argv)
+"""
+
+
+def _launcher_argv(cg: Cgroup, limits: Limits) -> list[str]:
+    files = cg.procs_files()
+    # RLIMIT_NPROC counts every process of the sandbox uid, all instances together: a floor well above
+    # one instance's pids limit, which is the real bound.
+    nproc = max(4096, limits.pids * 64)
+    return [
+        sys.executable,
+        "-S",
+        "-c",
+        _LAUNCHER,
+        str(os.getpid()),
+        str(SANDBOX_UID),
+        str(nproc),
+        str(limits.cpu_seconds),
+        str(limits.nofile),
+        str(len(files)),
+        *files,
+    ]
+
+
+def _namespaces() -> list[str]:
+    return [
+        "--unshare-all",
+        "--unshare-user",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        "sandbox",
+        "--disable-userns",
+    ]
+
+
+def _system_binds() -> list[str]:
+    out = []
+    for d in _SYSTEM_DIRS:
+        if Path(d).exists():
+            out += ["--ro-bind", d, d]
+    for link, target in (("/bin", "usr/bin"), ("/lib", "usr/lib"), ("/lib64", "usr/lib64"), ("/sbin", "usr/sbin")):
+        out += ["--symlink", target, link]
+    return out
+
+
+def _python_runtime() -> tuple[list[str], dict[str, str]]:
+    """The runtime a ``python`` package gets: this arena's gRPC and protocol packages and the SDK, read-only
+    (a package vendors anything else it needs)."""
+    site = Path(grpc.__file__).resolve().parent.parent
+    binds = ["--ro-bind", str(site), "/opt/pilotta/site-packages"]
+    binds += ["--ro-bind", str(REPO_ROOT / "proto"), "/opt/pilotta/proto"]
+    binds += ["--ro-bind", str(REPO_ROOT / "sample_bots" / "python"), "/opt/pilotta/sdk"]
+    path = "/bot:/bot/vendor:/opt/pilotta/sdk:/opt/pilotta/proto:/opt/pilotta/site-packages"
+    return binds, {"PYTHONPATH": path, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+class SandboxedBot(BotProcess):
+    """A bot instance in its sandbox: reached at ``unix:<socket>``; ``stop`` kills its whole cgroup."""
+
+    cgroup: Cgroup
+    run_dir: Path
+    drain: threading.Thread | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"unix:{self.run_dir / 'bot.sock'}"
+
+    def failure(self) -> str | None:
+        return self.cgroup.failure()
+
+    def cpu_ms(self) -> float | None:
+        return self.cgroup.cpu_ms()
+
+    def stop(self, grace_s: float = 3.0) -> int | None:
+        code = super().stop(grace_s)
+        self.cgroup.remove()
+        if self.drain is not None:
+            self.drain.join(timeout=5.0)
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+        return code
+
+
+class CgroupCpu:
+    """``referee.cputime.CpuMeter`` over an instance's cgroup: exact to the nanosecond (v1) or microsecond."""
+
+    def __init__(self, cgroup: Cgroup) -> None:
+        self.cgroup = cgroup
+
+    def start(self) -> float | None:
+        return self.cgroup.cpu_ms()
+
+    def since(self, start: float | None) -> float | None:
+        now = self.cgroup.cpu_ms()
+        return None if start is None or now is None else round(now - start, 3)
+
+
+class Sandbox:
+    """Starts sandboxed instances of packaged bots (see the module docstring)."""
+
+    def __init__(self, work_dir: Path | None = None, limits: Limits | None = None) -> None:
+        """``work_dir`` holds the instances' run directories (their sockets); the sandbox uid must be able
+        to reach it (default: a new directory in the system's temporary directory)."""
+        self.work_dir = work_dir or Path(tempfile.mkdtemp(prefix="pilotta-sandbox-"))
+        self.limits = limits or Limits()
+        self.work_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.work_dir, 0o711)  # the sandbox uid passes through to its own run directory, lists nothing
+        for d in (self.work_dir, *self.work_dir.parents):
+            if not d.stat().st_mode & 0o001:
+                raise OSError(f"the sandbox uid {SANDBOX_UID} cannot reach {self.work_dir}: {d} is closed to others")
+
+    def launch(self, manifest: Manifest, command: SandboxCommand, package_dir: Path, log_dir: Path) -> SandboxedBot:
+        """Start ``command`` (for ``manifest``) from ``package_dir`` in a new sandbox; does not wait for it
+        to serve."""
+        runtime = command.runtime
+        run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=self.work_dir))
+        os.chown(run_dir, SANDBOX_UID, SANDBOX_UID)
+        cg = Cgroup(f"{run_dir.name}", self.limits)
+        log_dir.mkdir(parents=True, exist_ok=True)
+        fd, log_name = tempfile.mkstemp(prefix=f"{manifest.name}-", suffix=".stderr.log", dir=log_dir)
+        binds, env = ([], {}) if runtime != "python" else _python_runtime()
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", **env}
+        argv = [*_launcher_argv(cg, self.limits), shutil.which("bwrap") or "bwrap", *_namespaces(), *_system_binds()]
+        argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(self.limits.tmp_mb << 20), "--tmpfs", "/tmp"]
+        argv += ["--ro-bind", str(package_dir), "/bot", "--bind", str(run_dir), SOCKET_DIR]
+        argv += ["--ro-bind", str(_HERE / "bridge.py"), "/opt/pilotta/bridge.py", *binds, "--chdir", "/bot"]
+        argv += ["--clearenv", *[x for k, v in env.items() for x in ("--setenv", k, v)], "--", *command.inside()]
+        read_end, write_end = os.pipe()
+        try:
+            process = subprocess.Popen(
+                argv,
+                env={},
+                stdin=subprocess.DEVNULL,
+                stdout=write_end,
+                stderr=write_end,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError:
+            os.close(read_end)
+            cg.remove()
+            raise
+        finally:
+            os.close(write_end)
+        log_file = os.fdopen(fd, "wb")
+        bot = SandboxedBot(manifest, 0, process, Path(log_name), None)
+        bot.cgroup, bot.run_dir = cg, run_dir
+        bot.drain = threading.Thread(
+            target=_drain, args=(read_end, log_file, self.limits.stderr_kb << 10), name="sandbox-stderr", daemon=True
+        )
+        bot.drain.start()
+        return bot
+
+
+@dataclass(frozen=True)
+class SandboxCommand:
+    """How a packaged bot is started: its runtime, its command (``{python}`` is the sandbox's Python; a
+    native one's first word is its executable in the package), and how it is told where to serve: a Unix
+    socket (``socket_arg PATH``) or, for a bot that only knows a port, ``port_arg N`` / ``port_env``."""
+
+    runtime: str
+    command: tuple[str, ...]
+    socket_arg: str | None = None
+    port_arg: str | None = None
+    port_env: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.runtime not in RUNTIMES:
+            raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, not {self.runtime!r}")
+        if not self.command:
+            raise ValueError("the command is empty")
+        if sum(x is not None for x in (self.socket_arg, self.port_arg, self.port_env)) != 1:
+            raise ValueError("give exactly one of socket_arg, port_arg or port_env")
+
+    def inside(self) -> list[str]:
+        """The command line inside the sandbox: the bot's, serving on the socket, or bridged from its port."""
+        words = [w.replace("{python}", "/usr/bin/python3") for w in self.command]
+        if self.runtime == "native" and not words[0].startswith("/"):
+            words[0] = f"/bot/{words[0].removeprefix('./')}"
+        if self.socket_arg is not None:
+            return [*words, self.socket_arg, SOCKET]
+        port = [self.port_arg, str(BRIDGE_PORT)] if self.port_arg is not None else []
+        env = [] if self.port_env is None else [f"{self.port_env}={BRIDGE_PORT}"]
+        return ["/usr/bin/python3", "-S", "/opt/pilotta/bridge.py", SOCKET, str(BRIDGE_PORT), *env, "--", *words, *port]
+
+
+def _drain(fd: int, out: IO[bytes], cap: int) -> None:
+    """Copy the sandbox's output to its log, up to ``cap`` bytes; count (and drop) the rest."""
+    kept = dropped = 0
+    with os.fdopen(fd, "rb", buffering=0) as src, out:
+        while chunk := src.read(65536):
+            room = cap - kept
+            if room > 0:
+                out.write(chunk[:room])
+                out.flush()
+            kept += min(room, len(chunk)) if room > 0 else 0
+            dropped += max(0, len(chunk) - max(room, 0))
+        if dropped:
+            out.write(f"\n[{dropped} more bytes of output dropped: the log keeps {cap} bytes]\n".encode())

@@ -1,0 +1,162 @@
+"""Uploaded bots in the sandbox (issue 9): real bubblewrap, real cgroups, real gRPC over the sandbox's
+Unix socket, a real Redis to hide. Each hostile behaviour of ``package/hostile.py`` fails or is contained,
+and the match against a well-behaved bot still ends with a clear outcome."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.redis_server import EmbeddedRedis, find_redis_server
+from arena.sandbox import Limits, Sandbox, SandboxCommand, SandboxedBot, probe
+from referee.bots import REPO_ROOT, launch_bots, load_manifest, parse_manifest, wait_serving
+from referee.match import MatchOutcome, MatchSettings, run_match
+
+PACKAGE = Path(__file__).resolve().parent / "package"
+HEURISTIC = REPO_ROOT / "sample_bots" / "heuristic"
+PROBE = probe()
+pytestmark = pytest.mark.skipif(not PROBE.ok, reason=f"cannot sandbox here: {PROBE.reason}")
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+    if find_redis_server() is None:
+        pytest.skip("no redis-server")
+    srv = EmbeddedRedis(tmp_path_factory.mktemp("hidden-redis"))
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def start(tmp_path: Path, mode: str, *extra: str, limits: Limits | None = None) -> SandboxedBot:
+    manifest = parse_manifest(
+        {"name": "hostile", "version": "1", "author": "mallory", "language": "python",
+         "command": ["{python}", "hostile.py"], "port": {"arg": "--port"}, "games": ["pilotta"]},
+        PACKAGE,
+    )  # fmt: skip
+    command = SandboxCommand("python", ("{python}", "hostile.py", "--mode", mode, *extra), socket_arg="--socket")
+    return Sandbox(limits=limits).launch(manifest, command, PACKAGE, tmp_path / "logs")
+
+
+def play(bot: SandboxedBot, tmp_path: Path, deals: int = 1, deadline_ms: int = 1000) -> MatchOutcome:
+    settings = MatchSettings(seed=3, deals=deals, deadline_ms=deadline_ms, time_bank_ms=500, log_dir=str(tmp_path))
+    with launch_bots([load_manifest(HEURISTIC)], tmp_path / "other") as (eps, _procs):
+        return run_match([bot.endpoint, eps[0]], settings, "m-sandbox")
+
+
+def results(bot: SandboxedBot) -> dict[str, str]:
+    text = bot.stderr_path.read_text(errors="replace")
+    return dict(re.findall(r"^RESULT ([\w-]+): (.*)$", text, re.M))
+
+
+@pytest.mark.timeout(120)
+def test_a_sandboxed_bot_sees_nothing_of_the_worker_and_reaches_nothing(tmp_path, redis_server):
+    secret = tmp_path / "admin-token"
+    secret.write_text("the-admin-token")
+    os.chmod(secret, 0o644)  # readable by anyone outside: only the sandbox's walls keep it in
+    port = int(redis_server.url.rsplit(":", 1)[1].split("/")[0])
+    bot = start(
+        tmp_path, "probe", "--secret", str(secret), "--redis-dir", str(redis_server.data_dir),
+        "--redis-port", str(port), "--worker-pid", str(os.getpid()),
+    )  # fmt: skip
+    try:
+        assert wait_serving(bot.endpoint, 30, bot.process) is None
+        outcome = play(bot, tmp_path)
+    finally:
+        bot.stop()
+    assert outcome.forfeit is None  # it played on
+    got = results(bot)
+    for name in ("tcp-out", "tcp-loopback-redis", "udp-out", "token-file", "redis-data", "worker-cmdline"):
+        assert got[name].startswith("refused"), (name, got[name])
+    assert got["kill-worker"].startswith("refused ProcessLookupError")  # the worker is not in its pid space
+    assert got["write-package"].startswith("refused OSError") and "Read-only" in got["write-package"]
+    assert got["write-usr"].startswith("refused OSError") and "Read-only" in got["write-usr"]
+    assert got["write-tmp"] == 'ok "written"'
+    assert got["uid"] == "ok 65534"
+    env = json.loads(got["environ"].removeprefix("ok "))
+    assert set(env) <= {"PATH", "PWD", "HOME", "LANG", "PYTHONPATH", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE"}
+    # Its own processes only: the sandbox's init and the bot.
+    seen = json.loads(got["procs"].removeprefix("ok "))
+    commands = [entry.split(":", 1)[1] for entry in seen]
+    assert len(seen) <= 3 and all(c.startswith(("/usr/bin/bwrap ", "/usr/bin/python3 hostile.py")) for c in commands), seen
+    assert secret.read_text() == "the-admin-token"  # and the worker, which it tried to kill, is here to read it
+
+
+@pytest.mark.timeout(120)
+def test_a_fork_bomb_hits_the_process_limit_and_ends_with_its_tree(tmp_path):
+    bot = start(tmp_path, "forkbomb", limits=Limits(pids=32))
+    try:
+        assert wait_serving(bot.endpoint, 30, bot.process) is None
+        outcome = play(bot, tmp_path, deadline_ms=300)
+        assert bot.failure() == "process limit"
+    finally:
+        bot.stop()
+    assert outcome.forfeit is not None and outcome.winner == 1
+    assert bot.cgroup.pids() == []
+
+
+@pytest.mark.timeout(120)
+def test_allocating_without_end_is_killed_out_of_memory(tmp_path):
+    bot = start(tmp_path, "memory", limits=Limits(memory_mb=128))
+    try:
+        assert wait_serving(bot.endpoint, 30, bot.process) is None
+        outcome = play(bot, tmp_path)
+        assert bot.failure() == "out of memory"
+    finally:
+        bot.stop()
+    assert outcome.forfeit is not None and outcome.winner == 1
+
+
+@pytest.mark.timeout(120)
+def test_megabytes_of_stderr_are_capped_in_its_log(tmp_path):
+    bot = start(tmp_path, "stderr", limits=Limits(stderr_kb=64))
+    try:
+        assert wait_serving(bot.endpoint, 30, bot.process) is None
+        outcome = play(bot, tmp_path)
+    finally:
+        bot.stop()
+    assert outcome.forfeit is None
+    log = bot.stderr_path.read_bytes()
+    assert len(log) < 65 << 10 and b"more bytes of output dropped" in log
+
+
+@pytest.mark.timeout(120)
+def test_a_detached_child_dies_with_the_sandbox(tmp_path):
+    bot = start(tmp_path, "detach")
+    try:
+        assert wait_serving(bot.endpoint, 30, bot.process) is None
+        play(bot, tmp_path)
+        assert len(bot.cgroup.pids()) >= 3  # bwrap's init, the bot, and its detached grandchild
+    finally:
+        bot.stop()
+    assert bot.cgroup.pids() == []
+    assert "detached" in results(bot)
+
+
+@pytest.mark.timeout(120)
+def test_a_bot_that_never_listens_never_serves(tmp_path):
+    bot = start(tmp_path, "nolisten")
+    try:
+        why = wait_serving(bot.endpoint, 3, bot.process)
+    finally:
+        bot.stop()
+    assert why is not None and "not serving after 3s" in why
+
+
+@pytest.mark.timeout(120)
+def test_sleeping_past_every_deadline_forfeits_by_strikes(tmp_path):
+    bot = start(tmp_path, "sleep")
+    try:
+        assert wait_serving(bot.endpoint, 30, bot.process) is None
+        outcome = play(bot, tmp_path, deadline_ms=200)
+    finally:
+        bot.stop()
+    assert outcome.forfeit is not None and outcome.winner == 1
+    assert outcome.bots[0].counts["timeout"] >= 1
