@@ -27,9 +27,9 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import grpc
 import redis
@@ -47,6 +47,7 @@ from arena.model import (
     ManifestError,
     NameTakenError,
     NotFoundError,
+    NotPlayable,
     NotRequeueable,
     RetiredBotError,
     Unauthenticated,
@@ -54,6 +55,7 @@ from arena.model import (
     UnknownLadderError,
     ValidationError,
 )
+from arena.packages import MAX_PACKAGE_BYTES, PackageError
 from arena.ratings import Ratings
 from arena.retry import REDIS_DOWN, Backoff
 from arena.service import Arena, BotSource, LadderView, MatchSummary
@@ -78,6 +80,8 @@ _CODES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], grpc.
     (RetiredBotError, grpc.StatusCode.FAILED_PRECONDITION),
     (NotRequeueable, grpc.StatusCode.FAILED_PRECONDITION),
     (EndpointRefused, grpc.StatusCode.FAILED_PRECONDITION),
+    (NotPlayable, grpc.StatusCode.FAILED_PRECONDITION),
+    (PackageError, grpc.StatusCode.INVALID_ARGUMENT),
     (REDIS_DOWN, grpc.StatusCode.UNAVAILABLE),
 )
 
@@ -340,6 +344,58 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                 arena_pb2.RequeuedMatch(dead_id=d.dead_id, match_id=d.match_id, requeued=d.requeued, reason=d.reason)
                 for d in done
             ]
+        )
+
+    # uploads ---------------------------------------------------------------------------------
+
+    def SubmitBot(self, request_iterator: Iterator[arena_pb2.SubmitBotChunk], context: _Context) -> Any:
+        """The chunks are read here, counting bytes, so a package past the cap is refused before it is all
+        sent (INVALID_ARGUMENT naming the cap)."""
+        try:
+            first: arena_pb2.SubmitBotChunk | None = None
+            parts: list[bytes] = []
+            size = 0
+            for chunk in request_iterator:
+                first = first or chunk
+                size += len(chunk.data)
+                if size > MAX_PACKAGE_BYTES:
+                    raise PackageError(
+                        f"package is larger than {MAX_PACKAGE_BYTES >> 20} MB (the cap); vendor less, or leave "
+                        "out what the bot does not need at run time"
+                    )
+                parts.append(chunk.data)
+            if first is None:
+                raise ValidationError("an upload needs at least one chunk naming the bot")
+            bot, token, version = self.arena.submit_bot(
+                first.name, first.owner, b"".join(parts), first.token, first.registration_key
+            )
+            digest = next(v.package for v in self.arena.registry.versions(bot.bot_id) if v.version == version)
+            return arena_pb2.SubmitBotReply(bot=_bot_info(bot), owner_token=token, version=version, digest=digest or "")
+        except Exception as e:
+            code, text = _status(e)
+            if code == grpc.StatusCode.INTERNAL:
+                log.exception("SubmitBot failed")
+            context.abort(code, text)
+            raise
+
+    @_rpc
+    def BotStatus(self, request: arena_pb2.BotStatusRequest) -> arena_pb2.BotStatusReply:
+        bot, versions = self.arena.bot_status(request.name, request.token)
+        return arena_pb2.BotStatusReply(
+            name=bot.name,
+            versions=[
+                arena_pb2.VersionStatus(
+                    version=v.version,
+                    kind=v.kind,
+                    state=st.state if st else "",
+                    reason=st.reason if st else "",
+                    output=st.output if st else "",
+                    digest=v.package or "",
+                    created_at=v.created,
+                    current=v.version == bot.version,
+                )
+                for v, st in versions
+            ],
         )
 
 

@@ -15,12 +15,14 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import grpc
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
+from arena.packages import MAX_PACKAGE_BYTES, PackageError, pack, read_manifest
 from arena.up import DEFAULT_API, DEFAULT_DATA_DIR, REGISTRATION_KEY_FILE, TOKEN_FILE, read_state
 from referee.bots import ManifestError, load_manifest
 from referee.cli import DeprecatedAlias, add_ruleset_option, parse_options
@@ -181,6 +183,50 @@ def cmd_bot_retire(args: argparse.Namespace) -> int:
     return 0
 
 
+CHUNK_BYTES = 1 << 20
+
+
+def cmd_bot_submit(args: argparse.Namespace) -> int:
+    """Pack (a directory) or read (a .tar.gz/.zip) the package, check its size, members and manifest here
+    first, and upload it in chunks."""
+    path = Path(args.path)
+    try:
+        data = pack(path)
+        if len(data) > MAX_PACKAGE_BYTES:
+            cap = MAX_PACKAGE_BYTES >> 20
+            raise PackageError(f"{path}: {len(data)} bytes packed; the arena takes packages of at most {cap} MB")
+        read_manifest(data)
+    except ValueError as e:  # PackageError, or the package's ManifestError naming the field
+        raise CommandError(str(e), 2) from None
+    owner = args.owner or os.environ.get("USER") or "anonymous"
+    key = "" if args.token else registration_key(args)
+
+    def chunks() -> Iterator[arena_pb2.SubmitBotChunk]:
+        first = data[:CHUNK_BYTES]
+        yield arena_pb2.SubmitBotChunk(
+            name=args.name, owner=owner, token=args.token or "", registration_key=key, data=first
+        )
+        for at in range(CHUNK_BYTES, len(data), CHUNK_BYTES):
+            yield arena_pb2.SubmitBotChunk(data=data[at : at + CHUNK_BYTES])
+
+    reply = call(args, "SubmitBot", chunks())
+    print(f"submitted {reply.bot.name} version {reply.version} ({len(data)} bytes, sha256 {reply.digest[:12]})")
+    print(f"pending until a worker validates it in the sandbox: arena bot status {reply.bot.name} --token TOKEN")
+    if reply.owner_token:
+        print(f"owner token (shown once; needed to update, check or retire the bot): {reply.owner_token}")
+    return 0
+
+
+def cmd_bot_status(args: argparse.Namespace) -> int:
+    reply = call(args, "BotStatus", arena_pb2.BotStatusRequest(name=args.name, token=args.token))
+    for v in reply.versions:
+        mark = " (current)" if v.current else ""
+        print(f"version {v.version}{mark}: {v.kind} {v.state or '-'}" + (f": {v.reason}" if v.reason else ""))
+        if args.output and v.output:
+            print("  " + v.output.rstrip().replace("\n", "\n  "))
+    return 0
+
+
 def add_bot_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("bot", help="register, list, update and retire bots (through the API)")
     bsub = p.add_subparsers(dest="bot_command", required=True, metavar="ACTION")
@@ -204,6 +250,20 @@ def add_bot_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     upd.add_argument("--token", default=None, help="the owner token, or the admin token (a manifest takes the admin's)")
     _common(upd)
     upd.set_defaults(func=_run(cmd_bot_update))
+    sm = bsub.add_parser("submit", help="upload a bot package (a directory, .tar.gz or .zip): a new bot or version")
+    sm.add_argument("name")
+    sm.add_argument("path", help="the package: a directory holding manifest.json, or a .tar.gz/.zip of one")
+    sm.add_argument("--owner", default=None, help="a new bot: who answers for it (default: $USER)")
+    sm.add_argument("--token", default=None, help="a new version: the owner token (or the admin token)")
+    sm.add_argument("--registration-key", default=None, help="a new bot: the arena's registration key, if any")
+    _common(sm)
+    sm.set_defaults(func=_run(cmd_bot_submit))
+    stt = bsub.add_parser("status", help="a bot's versions: pending, validated or rejected, and why")
+    stt.add_argument("name")
+    stt.add_argument("--token", required=True, help="the owner token, or the admin token")
+    stt.add_argument("--output", action="store_true", help="also print each version's check report")
+    _common(stt)
+    stt.set_defaults(func=_run(cmd_bot_status))
     ls = bsub.add_parser("list", help="list registered bots")
     ls.add_argument("--all", action="store_true", help="include retired bots")
     _common(ls)

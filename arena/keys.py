@@ -29,6 +29,22 @@ def bot(bot_id: str) -> str:
     return f"{PREFIX}bot:{bot_id}"
 
 
+def bot_states(bot_id: str) -> str:
+    """Hash: version number -> VersionState JSON {state: pending | validated | rejected, reason, output} of
+    each uploaded package version."""
+    return f"{PREFIX}bot:{bot_id}:states"
+
+
+def package(digest: str) -> str:
+    """String: an uploaded package's bytes (base64), by their sha256; written once (SET NX)."""
+    return f"{PREFIX}package:{digest}"
+
+
+# Stream of package versions to validate: bot_id, version; group ``validators`` (the workers).
+VALIDATIONS = PREFIX + "q:validations"
+VALIDATOR_GROUP = "validators"
+
+
 def bot_versions(bot_id: str) -> str:
     """List of BotVersion JSON, oldest first; index i holds version i+1."""
     return f"{PREFIX}bot:{bot_id}:versions"

@@ -104,7 +104,7 @@ def plays(bot: Bot, config: LadderConfig) -> bool:
 
 def enrol(scheduler: Scheduler, ladder_id: str, config: LadderConfig) -> int:
     """Every active bot that may join the ladder (``plays``) joins it, in one write; returns how many."""
-    bots = [bot for bot in scheduler.registry.list_bots() if plays(bot, config)]
+    bots = [bot for bot in scheduler.registry.list_bots() if plays(bot, config) and scheduler.registry.playable(bot)]
     scheduler.join_all(ladder_id, bots)
     return len(bots)
 

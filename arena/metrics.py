@@ -63,6 +63,7 @@ __all__ = [
     "remove_rating",
     "set_rating",
     "set_worker_heartbeat",
+    "set_worker_sandbox",
     "set_workers_alive",
     "start_metrics_server",
     "update_queue_gauges",
@@ -196,6 +197,12 @@ _METRIC_INFOS: Final[tuple[MetricInfo, ...]] = (
         "Unix time of the last heartbeat of each live worker.",
     ),
     MetricInfo(
+        "pilotta_worker_sandbox_available",
+        "gauge",
+        ("worker",),
+        "1 when the worker can sandbox uploaded bots (its start-up probe passed), 0 when it refuses them.",
+    ),
+    MetricInfo(
         "pilotta_workers_alive",
         "gauge",
         (),
@@ -237,6 +244,7 @@ class ArenaMetrics:
     matches_reclaimed: Counter
     matches_dead_lettered: Counter
     worker_heartbeat: Gauge
+    worker_sandbox: Gauge
     workers_alive: Gauge
     bot_rating_mu: Gauge
     bot_rating_sigma: Gauge
@@ -280,6 +288,7 @@ def _build(registry: CollectorRegistry) -> ArenaMetrics:
         matches_reclaimed=_counter("pilotta_matches_reclaimed_total", registry),
         matches_dead_lettered=_counter("pilotta_matches_dead_lettered_total", registry),
         worker_heartbeat=_gauge("pilotta_worker_heartbeat_timestamp_seconds", registry),
+        worker_sandbox=_gauge("pilotta_worker_sandbox_available", registry),
         workers_alive=_gauge("pilotta_workers_alive", registry),
         bot_rating_mu=_gauge("pilotta_bot_rating_mu", registry),
         bot_rating_sigma=_gauge("pilotta_bot_rating_sigma", registry),
@@ -424,6 +433,11 @@ def record_match_dead_lettered(count: int = 1, *, registry: CollectorRegistry | 
     if count < 0:
         raise ValueError(f"dead-lettered count must be >= 0, got {count}")
     get_metrics(registry).matches_dead_lettered.inc(count)
+
+
+def set_worker_sandbox(worker: str, available: bool, *, registry: CollectorRegistry | None = None) -> None:
+    """Whether ``worker`` can sandbox uploaded bots (its start-up probe)."""
+    get_metrics(registry).worker_sandbox.labels(worker=_label(worker, "worker")).set(1 if available else 0)
 
 
 def set_worker_heartbeat(

@@ -80,6 +80,10 @@ class NotRequeueable(ArenaError):
     """A dead letter that cannot be played again: its spec is malformed, or its match has a result."""
 
 
+class NotPlayable(ArenaError):
+    """The bot has no version that may play yet (an uploaded package still pending, or rejected)."""
+
+
 class EndpointRefused(ArenaError):
     """An endpoint bot failed its registration check (no Handshake in time, or not the rulesets it claims)."""
 
@@ -100,6 +104,8 @@ class BotVersion(Record):
     # Rulesets it plays: an endpoint bot's as registered, a manifest bot's from its manifest ("games").
     # Empty: not declared (an endpoint bot registered without games; its handshake decides in each match).
     games: tuple[str, ...] = ()
+    # An uploaded package (its sha256; ``manifest`` is the package's): run in the sandbox (arena.sandbox).
+    package: str | None = None
 
     def __post_init__(self) -> None:
         c = "BotVersion"
@@ -116,6 +122,10 @@ class BotVersion(Record):
             check_json_value(c, "manifest", dict(self.manifest))
         if self.manifest_dir is not None:
             check_str(c, "manifest_dir", self.manifest_dir, max_len=4096)
+        if self.package is not None:
+            check_str(c, "package", self.package, re.compile(r"^[0-9a-f]{64}$"))
+            if self.manifest is None or self.manifest_dir is not None:
+                raise fail(c, "package", "a package version has its package's manifest and no manifest_dir")
         if not isinstance(self.games, tuple):
             raise fail(c, "games", f"expected a tuple of ruleset names, got {self.games!r}")
         for i, game in enumerate(self.games):
@@ -125,8 +135,28 @@ class BotVersion(Record):
 
     @property
     def kind(self) -> str:
-        """``endpoint`` (its author runs it) or ``manifest`` (an operator's command the workers run)."""
-        return "endpoint" if self.endpoint is not None else "manifest"
+        """``endpoint`` (its author runs it), ``package`` (uploaded, run in the sandbox) or ``manifest``
+        (an operator's command the workers run)."""
+        if self.endpoint is not None:
+            return "endpoint"
+        return "package" if self.package is not None else "manifest"
+
+
+VERSION_STATES = ("pending", "validated", "rejected")
+
+
+@dataclass(frozen=True)
+class VersionState(Record):
+    """Where an uploaded version stands: pending (not yet checked), validated (may play), rejected (never
+    scheduled; ``reason`` says why and ``output`` is the check's report)."""
+
+    state: str
+    reason: str = ""
+    output: str = ""
+
+    def __post_init__(self) -> None:
+        if self.state not in VERSION_STATES:
+            raise fail("VersionState", "state", f"must be one of {', '.join(VERSION_STATES)}, not {self.state!r}")
 
 
 @dataclass(frozen=True)
@@ -379,12 +409,14 @@ __all__ = [
     "MatchSpec",
     "NameTakenError",
     "NotFoundError",
+    "NotPlayable",
     "NotRequeueable",
     "RetiredBotError",
     "Unauthenticated",
     "UnknownBotError",
     "UnknownLadderError",
     "ValidationError",
+    "VersionState",
     "histogram_quantile",
     "latency_bucket",
     "teams_of",

@@ -42,7 +42,7 @@ from referee.transport import BotLinks
 log = logging.getLogger(__name__)
 
 _SIGKILL = 9
-Launcher = Callable[[Manifest, Path], BotProcess]
+Launcher = Callable[[BotVersion, Path], BotProcess]  # starts one process of a version, not waiting for it
 
 
 @dataclass(eq=False)
@@ -94,7 +94,6 @@ class InstancePool:
         self,
         log_dir: Path,
         launcher: Launcher,
-        manifest_of: Callable[[BotVersion], Manifest],
         *,
         size: int = 24,
         warm: bool = True,
@@ -104,7 +103,6 @@ class InstancePool:
     ) -> None:
         self.log_dir = log_dir
         self.launcher = launcher
-        self.manifest_of = manifest_of
         self.size = size
         self.warm = warm
         self.startup_timeout_s = startup_timeout_s
@@ -140,12 +138,11 @@ class InstancePool:
                         log.warning("bot %s v%d instance at %s is not serving any more", *key, inst.endpoint)
                         self._stop(inst)
             try:
-                manifest = self.manifest_of(version) if len(mine) < count else None
-                while manifest is not None and len(mine) < count:
-                    inst = Instance(key, self.launcher(manifest, self.log_dir))
+                while len(mine) < count:
+                    inst = Instance(key, self.launcher(version, self.log_dir))
                     mine.append(inst)
                     starting.append(inst)
-            except (BotStartError, ValueError) as e:
+            except (BotStartError, ValueError, OSError) as e:
                 errors[version.bot_id] = str(e)
         # Wait for every new process at once (each wait is bounded by the startup timeout).
         if starting:

@@ -41,6 +41,7 @@ from arena.model import (
     Unauthenticated,
     UnknownBotError,
     ValidationError,
+    VersionState,
 )
 from referee.bots import Manifest, parse_manifest
 from referee.bots import ManifestError as RefereeManifestError
@@ -353,6 +354,84 @@ class Registry:
 
         out: BotVersion = self._authorized_write(bot_id, token, write)
         return out
+
+    # uploaded packages ----------------------------------------------------------------
+
+    def register_package(
+        self, name: str, owner: str, digest: str, manifest: Mapping[str, Any], games: Sequence[str]
+    ) -> tuple[Bot, str]:
+        """A new bot whose version 1 is an uploaded package (pending until a worker validates it)."""
+        validate_name(name)
+        validate_owner(owner)
+        bot_id = "b-" + secrets.token_hex(5)
+        token = secrets.token_urlsafe(24)
+        now = time.time()
+        version = BotVersion(bot_id, 1, now, manifest=dict(manifest), games=tuple(games), package=digest)
+        ok = self.r.eval(
+            _REGISTER_LUA,
+            4,
+            keys.BOT_NAMES,
+            keys.bot(bot_id),
+            keys.bot_versions(bot_id),
+            keys.BOTS,
+            name,
+            bot_id,
+            owner,
+            repr(now),
+            sha256_hex(token),
+            version.to_json(),
+            version.kind,
+        )
+        if not ok:
+            raise NameTakenError(f"bot name {name!r} is already taken")
+        self.set_state(bot_id, 1, VersionState("pending"))
+        return self.get(bot_id), token
+
+    def add_package_version(
+        self, bot_id: str, token: str, digest: str, manifest: Mapping[str, Any], games: Sequence[str]
+    ) -> BotVersion:
+        """Append an uploaded package as a new version, pending; the current version stays until this one
+        is validated (``make_current``), so a version that fails its check never plays."""
+
+        def write(pipe: Any, h: dict[str, str]) -> BotVersion:
+            if h["retired"] == "1":
+                raise RetiredBotError(f"bot {bot_id!r} is retired; register a new bot instead")
+            n = int(pipe.llen(keys.bot_versions(bot_id))) + 1
+            v = BotVersion(bot_id, n, time.time(), manifest=dict(manifest), games=tuple(games), package=digest)
+            pipe.multi()
+            pipe.rpush(keys.bot_versions(bot_id), v.to_json())
+            pipe.hset(keys.bot_states(bot_id), str(n), VersionState("pending").to_json())
+            return v
+
+        out: BotVersion = self._authorized_write(bot_id, token, write)
+        return out
+
+    def set_state(self, bot_id: str, version: int, state: VersionState) -> None:
+        self.r.hset(keys.bot_states(bot_id), str(version), state.to_json())
+
+    def state(self, bot_id: str, version: int) -> VersionState | None:
+        """An uploaded version's state (None for a version that is not a package)."""
+        raw = self.r.hget(keys.bot_states(bot_id), str(version))
+        return None if raw is None else VersionState.from_json(raw)
+
+    def states(self, bot_id: str) -> dict[int, VersionState]:
+        return {int(v): VersionState.from_json(raw) for v, raw in self.r.hgetall(keys.bot_states(bot_id)).items()}
+
+    def make_current(self, bot_id: str, version: int) -> None:
+        """Make a validated version current (if it is newer than the current one)."""
+        h = self.r.hgetall(keys.bot(bot_id))
+        if h and int(h["version"]) < version:
+            raw = self.r.lindex(keys.bot_versions(bot_id), version - 1)
+            kind = BotVersion.from_json(raw).kind if raw is not None else "package"
+            self.r.hset(keys.bot(bot_id), mapping={"version": version, "kind": kind})
+
+    def playable(self, bot: Bot) -> bool:
+        """Whether the bot's current version may be scheduled: any but an uploaded package that is not
+        (yet) validated."""
+        if bot.current.package is None:
+            return True
+        st = self.state(bot.bot_id, bot.current.version)
+        return st is not None and st.state == "validated"
 
     def retire(self, bot_id: str, token: str) -> Bot:
         """Mark the bot retired: kept for history, never scheduled again."""

@@ -41,11 +41,13 @@ from pathlib import Path
 from typing import Any
 
 from arena import metrics
-from arena.model import BoardEntry, BotStats, LatencySummary, MatchResult, MatchSpec
+from arena.model import BoardEntry, BotStats, BotVersion, LatencySummary, MatchResult, MatchSpec
+from arena.packages import PackageCache, parse_package_manifest
 from arena.pool import InstancePool, launch
 from arena.registry import Registry, launch_manifest, manifest_dict
-from referee.bots import Manifest, free_port
-from referee.cputime import ProcessTreeCpu
+from arena.sandbox import CgroupCpu, Sandbox, SandboxedBot
+from referee.bots import BotProcess, Manifest, free_port
+from referee.cputime import CpuMeter, ProcessTreeCpu
 from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
 from referee.transport import BotLinks
 
@@ -94,6 +96,10 @@ def with_parent_death(argv: Sequence[str], sig: int = _SIGKILL) -> list[str]:
     return [sys.executable, "-c", _LAUNCHER, str(os.getpid()), str(int(sig)), *argv]
 
 
+class SandboxUnavailable(RuntimeError):
+    """This worker cannot run an uploaded package: it has no working sandbox (the message says why)."""
+
+
 def _closed_endpoint() -> str:
     """An address nothing listens on: a bot that could not be started is unreachable there, so the match
     machinery makes its side forfeit like any other unreachable bot."""
@@ -117,15 +123,21 @@ class ArenaRunner:
         max_strikes: int = 3,
         startup_timeout_s: float = 15.0,
         pool_size: int = 24,
+        sandbox: Sandbox | None = None,
+        packages: PackageCache | None = None,
+        sandbox_refused: str = "",
     ) -> None:
         self.registry = registry
         self.log_dir = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="arena-bots-"))
         self.links = BotLinks()  # channels (and, for warm bots, handshakes) kept between matches
+        # Uploaded packages run only in the sandbox: without one (``sandbox_refused`` says why) a match with
+        # one fails here, so the queue leaves it to other workers and, if none can, dead-letters it.
+        self.sandbox, self.packages = sandbox, packages
+        self.sandbox_refused = sandbox_refused or "this worker has no sandbox"
         # Without warm bots every instance is stopped after its match.
         self.pool = InstancePool(
             self.log_dir,
-            lambda m, d: launch(m, d, with_parent_death),
-            referee_manifest,
+            self._launch,
             warm=warm_bots,
             size=pool_size,
             startup_timeout_s=startup_timeout_s,
@@ -142,10 +154,22 @@ class ArenaRunner:
         self.pool.close()
         self.links.close()
 
+    def _launch(self, version: BotVersion, log_dir: Path) -> BotProcess:
+        """One process of a version: an uploaded package in its sandbox, an operator manifest as is."""
+        if version.package is None:
+            return launch(referee_manifest(version), log_dir, with_parent_death)
+        if self.sandbox is None or self.packages is None:
+            raise SandboxUnavailable(f"cannot run uploaded bot packages: {self.sandbox_refused}")
+        directory = self.packages.path(version.package)
+        pm = parse_package_manifest(dict(version.manifest or {}), directory, f"bot {version.bot_id} v{version.version}")
+        return self.sandbox.launch(pm.manifest, pm.command, directory, log_dir)
+
     def __call__(self, spec: MatchSpec) -> MatchResult:
         # Registry reads may raise redis errors: a runner failure, retried by the queue.
         bots = {b: self.registry.get(b) for b in spec.distinct_bots()}
         names = {b: bot.name for b, bot in bots.items()}
+        if self.sandbox is None and any(bot.current.package is not None for bot in bots.values()):
+            raise SandboxUnavailable(f"cannot run uploaded bot packages: {self.sandbox_refused}")
         legs = [_seat_bots(spec, leg) for leg in range(2 if spec.duplicate else 1)]
         # One instance per seat of every leg for each bot the workers start (arena.pool).
         slots = {b: sum(seats.count(b) for seats in legs) for b in bots}
@@ -181,8 +205,15 @@ class ArenaRunner:
                 max_strikes=int(self.limits["max_strikes"]),
             )
             endpoints: list[str | Manifest] = list(identity)
-            # The processes started here: each decision's CPU time goes in the record (referee.cputime).
-            meters = {i.endpoint: ProcessTreeCpu(i.bot.process.pid) for insts in instances.values() for i in insts}
+            # The processes started here: each decision's CPU time goes in the record, from a sandbox's cgroup
+            # (exact) or from /proc (referee.cputime).
+            meters: dict[str, CpuMeter] = {
+                i.endpoint: CgroupCpu(i.bot.cgroup)
+                if isinstance(i.bot, SandboxedBot)
+                else ProcessTreeCpu(i.bot.process.pid)
+                for insts in instances.values()
+                for i in insts
+            }
             try:
                 outcome = run_match(
                     endpoints,
@@ -195,7 +226,15 @@ class ArenaRunner:
                 )
             finally:
                 for meter in meters.values():
-                    meter.close()
+                    if isinstance(meter, ProcessTreeCpu):
+                        meter.close()
+            # What a sandbox's cgroup says of a bot that crashed: it ran out of memory, or of processes.
+            failures = {
+                b: why
+                for b, insts in instances.items()
+                for i in insts
+                if isinstance(i.bot, SandboxedBot) and (why := i.bot.failure())
+            }
         finally:
             self.pool.release([i for insts in instances.values() for i in insts], spec.seed)
         by_endpoint = {
@@ -208,7 +247,9 @@ class ArenaRunner:
         _without_private_notes(outcome.record)
         if outcome.forfeit is not None:
             failed = [names[b] for b in start_errors]
-            _publish_forfeit(outcome, public_forfeit_reason(outcome, failed, int(self.limits["max_strikes"])))
+            limits = {names[b]: why for b, why in failures.items()}
+            reason = public_forfeit_reason(outcome, failed, int(self.limits["max_strikes"]), limits)
+            _publish_forfeit(outcome, reason)
         if full_reason:
             log.info("match %s: forfeit: %s", spec.match_id, full_reason)
         for bot_id, why in start_errors.items():
@@ -225,7 +266,9 @@ _STRIKE_WORDS = {
 }
 
 
-def public_forfeit_reason(outcome: MatchOutcome, start_failed: Sequence[str], max_strikes: int) -> str:
+def public_forfeit_reason(
+    outcome: MatchOutcome, start_failed: Sequence[str], max_strikes: int, limits: Mapping[str, str] | None = None
+) -> str:
     """Why a side forfeited, in the arena's own words: which bot, what kind of failure, how many strikes of
     which kind.  Never what the bot wrote (an illegal action's text, its last words, a message of its
     server), an endpoint, a port or a path: replays and match lists are public, and a bot's own output
@@ -238,6 +281,8 @@ def public_forfeit_reason(outcome: MatchOutcome, start_failed: Sequence[str], ma
             parts.append(f"bot {base} could not be started")
         elif b.counts.get("unreachable", 0):
             parts.append(f"bot {base} is unreachable (no Handshake answer)")
+        elif base in (limits or {}):
+            parts.append(f"bot {base} crashed: {(limits or {})[base]}")  # out of memory, process limit
         elif b.counts.get("crashed", 0):
             parts.append(f"bot {base} crashed")
         elif b.strikes > max_strikes:

@@ -21,7 +21,7 @@ from typing import Any
 
 import redis
 
-from arena import metrics, trust
+from arena import keys, metrics, packages, trust
 from arena.batch import DEFAULT_ANCHOR, batch_table, named
 from arena.ladder import (
     LadderCounts,
@@ -35,14 +35,17 @@ from arena.ladder import (
 from arena.model import (
     AuthError,
     Bot,
+    BotVersion,
     ManifestError,
     MatchSpec,
     NameTakenError,
     NotFoundError,
+    NotPlayable,
     NotRequeueable,
     RetiredBotError,
     UnknownLadderError,
     ValidationError,
+    VersionState,
 )
 from arena.queue import UNKNOWN_LADDER, DeadLetter, LadderQueue, MatchQueue
 from arena.ratings import Ratings
@@ -177,6 +180,40 @@ class Arena:
         validate_endpoint(args["endpoint"])
         validate_games(args["games"])
         self.endpoint_check(args["endpoint"], args["games"])
+
+    def submit_bot(
+        self, name: str, owner: str, data: bytes, token: str = "", registration_key: str = ""
+    ) -> tuple[Bot, str, int]:
+        """An uploaded package (``arena.packages``: checked, stored by its sha256) as a new bot, or as a new
+        version of the bot of that name (its owner token or the admin token). Returns the bot, the owner
+        token (a new bot only, else empty) and the version, which is pending until a worker validates it
+        in the sandbox; it is queued for that now."""
+        validate_name(name)
+        if not self.registry.name_taken(name):
+            validate_owner(owner)
+            trust.require_registration(self.registry, registration_key, token)
+            pm = packages.read_manifest(data)
+            digest = packages.PackageStore(self.r).put(data)
+            bot, owner_token = self.registry.register_package(name, owner, digest, pm.raw, pm.manifest.games)
+            version = 1
+        else:
+            bot = self.registry.by_name(name)
+            self.registry.authorize(token, [bot.bot_id])
+            pm = packages.read_manifest(data)
+            digest = packages.PackageStore(self.r).put(data)
+            version = self.registry.add_package_version(bot.bot_id, token, digest, pm.raw, pm.manifest.games).version
+            owner_token = ""
+        self.r.xadd(keys.VALIDATIONS, {"bot_id": bot.bot_id, "version": str(version)})
+        log.info("bot %s: package %s uploaded as version %d, pending validation", name, digest[:12], version)
+        return self.registry.get(bot.bot_id), owner_token, version
+
+    def bot_status(self, name: str, token: str) -> tuple[Bot, list[tuple[BotVersion, VersionState | None]]]:
+        """Every version of a bot with its state (an uploaded one's: pending, validated, rejected with the
+        reason and the check's output): its owner token or the admin token."""
+        bot = self.registry.by_name(name)
+        self.registry.authorize(token, [bot.bot_id])
+        states = self.registry.states(bot.bot_id)
+        return bot, [(v, states.get(v.version)) for v in self.registry.versions(bot.bot_id)]
 
     def retire_bot(self, name: str, token: str) -> Bot:
         """Retired: kept for history, never scheduled again, off every ladder and leaderboard."""
@@ -328,6 +365,8 @@ class Arena:
         for bot in bots:
             if bot.retired:
                 raise RetiredBotError(f"bot {bot.name!r} is retired")
+            if not self.registry.playable(bot):
+                raise NotPlayable(f"bot {bot.name!r} has no validated version yet (see `arena bot status`)")
         lid = self.resolve_ladder(ladder)
         return self.scheduler.create_match(lid, tuple(b.bot_id for b in bots), seed or random.getrandbits(63))
 

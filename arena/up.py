@@ -23,6 +23,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent import futures
@@ -37,12 +38,15 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from arena import metrics
 from arena.api import ApiServer
+from arena.packages import PackageCache, PackageStore
 from arena.redis_server import EmbeddedRedis, connect
 from arena.registry import Registry
 from arena.retry import REDIS_DOWN, Backoff, patiently
 from arena.runner import ArenaRunner, with_parent_death
+from arena.sandbox import Sandbox, probe
 from arena.service import ensure_admin_token
 from arena.trust import open_registration, set_registration_key
+from arena.validation import Validator
 from arena.web import WebServer, serve_web
 from arena.worker import Worker
 
@@ -107,6 +111,10 @@ def run_api(redis_url: str, host: str, port: int, metrics_port: int | None) -> i
 # ---------------------------------------------------------------------- arena worker
 
 
+# The worker's health service reports this service SERVING when it can sandbox uploaded bots.
+SANDBOX_HEALTH_SERVICE = "pilotta.arena.v1.Sandbox"
+
+
 def health_server(host: str, port: int) -> tuple[grpc.Server, health.HealthServicer, int]:
     """A gRPC server with only the health service (SERVING), for probes of processes that serve no gRPC."""
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="health"))
@@ -138,13 +146,37 @@ def run_worker(
     worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
     r = connect(redis_url)
     _wait_redis(r, 60)
-    runner = ArenaRunner(Registry(r), log_dir=bot_logs, warm_bots=warm_bots, deadline_ms=deadline_ms)
+    # The sandbox is probed once, at start: without one this worker refuses uploaded bots (never runs them
+    # unsandboxed), says so here, in its health status and in a metric.
+    found = probe()
+    sandbox = cache = validator = None
+    if found.ok:
+        log.info("worker %s: sandbox available (%s)", worker_id, found.reason)
+        sandbox, cache = Sandbox(), PackageCache(PackageStore(r))
+        logs = Path(bot_logs) if bot_logs else Path(tempfile.mkdtemp(prefix="arena-validation-"))
+        validator = Validator(r, cache, sandbox, worker_id, logs / "validation")
+    else:
+        log.warning("worker %s: cannot sandbox, so uploaded bots are refused here: %s", worker_id, found.reason)
+    metrics.set_worker_sandbox(worker_id, found.ok)
+    runner = ArenaRunner(
+        Registry(r),
+        log_dir=bot_logs,
+        warm_bots=warm_bots,
+        deadline_ms=deadline_ms,
+        sandbox=sandbox,
+        packages=cache,
+        sandbox_refused=found.reason,
+    )
     worker = Worker(r, runner, worker_id, stale_ms=stale_ms)
     worker.install_signal_handlers()
     hs = None
     if health_port is not None and health_port >= 0:
-        hs, _servicer, bound = health_server(host, health_port)
+        hs, servicer, bound = health_server(host, health_port)
+        status = health_pb2.HealthCheckResponse.SERVING if found.ok else health_pb2.HealthCheckResponse.NOT_SERVING
+        servicer.set(SANDBOX_HEALTH_SERVICE, status)
         log.info("worker %s: health on %s:%d", worker_id, host, bound)
+    if validator is not None:
+        validator.start()
     if metrics_port is not None:
         try:
             metrics.start_metrics_server(metrics_port)
@@ -162,6 +194,8 @@ def run_worker(
         st = worker.run(max_matches=max_matches, idle_exit_s=idle_exit_s)
     finally:
         beat_stop.set()
+        if validator is not None:
+            validator.stop_event.set()
         runner.close()
         if hs is not None:
             hs.stop(1.0).wait(2.0)

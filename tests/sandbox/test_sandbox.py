@@ -36,11 +36,7 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedR
 
 
 def start(tmp_path: Path, mode: str, *extra: str, limits: Limits | None = None) -> SandboxedBot:
-    manifest = parse_manifest(
-        {"name": "hostile", "version": "1", "author": "mallory", "language": "python",
-         "command": ["{python}", "hostile.py"], "port": {"arg": "--port"}, "games": ["pilotta"]},
-        PACKAGE,
-    )  # fmt: skip
+    manifest = parse_manifest(json.loads((PACKAGE / "manifest.json").read_text()), PACKAGE)
     command = SandboxCommand("python", ("{python}", "hostile.py", "--mode", mode, *extra), socket_arg="--socket")
     return Sandbox(limits=limits).launch(manifest, command, PACKAGE, tmp_path / "logs")
 
@@ -62,10 +58,8 @@ def test_a_sandboxed_bot_sees_nothing_of_the_worker_and_reaches_nothing(tmp_path
     secret.write_text("the-admin-token")
     os.chmod(secret, 0o644)  # readable by anyone outside: only the sandbox's walls keep it in
     port = int(redis_server.url.rsplit(":", 1)[1].split("/")[0])
-    bot = start(
-        tmp_path, "probe", "--secret", str(secret), "--redis-dir", str(redis_server.data_dir),
-        "--redis-port", str(port), "--worker-pid", str(os.getpid()),
-    )  # fmt: skip
+    hide = ["--secret", str(secret), "--redis-dir", str(redis_server.data_dir), "--redis-port", str(port)]
+    bot = start(tmp_path, "probe", *hide, "--worker-pid", str(os.getpid()))
     try:
         assert wait_serving(bot.endpoint, 30, bot.process) is None
         outcome = play(bot, tmp_path)
@@ -85,7 +79,8 @@ def test_a_sandboxed_bot_sees_nothing_of_the_worker_and_reaches_nothing(tmp_path
     # Its own processes only: the sandbox's init and the bot.
     seen = json.loads(got["procs"].removeprefix("ok "))
     commands = [entry.split(":", 1)[1] for entry in seen]
-    assert len(seen) <= 3 and all(c.startswith(("/usr/bin/bwrap ", "/usr/bin/python3 hostile.py")) for c in commands), seen
+    ours = ("/usr/bin/bwrap ", "/usr/bin/python3 hostile.py")
+    assert len(seen) <= 3 and all(c.startswith(ours) for c in commands), seen
     assert secret.read_text() == "the-admin-token"  # and the worker, which it tried to kill, is here to read it
 
 

@@ -31,6 +31,161 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class SubmitBotChunk(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    OWNER_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    REGISTRATION_KEY_FIELD_NUMBER: _builtins.int
+    DATA_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """The first chunk names the bot and carries the tokens; every chunk carries the next bytes."""
+    owner: _builtins.str
+    token: _builtins.str
+    """a new version: the owner token or the admin token"""
+    registration_key: _builtins.str
+    """a new bot: the registration key, when the arena requires one"""
+    data: _builtins.bytes
+    """at most 1 MiB per chunk"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        owner: _builtins.str = ...,
+        token: _builtins.str = ...,
+        registration_key: _builtins.str = ...,
+        data: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "name", b"name", "owner", b"owner", "registration_key", b"registration_key", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SubmitBotChunk: _TypeAlias = SubmitBotChunk  # noqa: Y015
+
+@_typing.final
+class SubmitBotReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BOT_FIELD_NUMBER: _builtins.int
+    OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    DIGEST_FIELD_NUMBER: _builtins.int
+    owner_token: _builtins.str
+    """a new bot only: shown once"""
+    version: _builtins.int
+    """the uploaded version (pending)"""
+    digest: _builtins.str
+    """sha256 of the package"""
+    @_builtins.property
+    def bot(self) -> Global___BotInfo: ...
+    def __init__(
+        self,
+        *,
+        bot: Global___BotInfo | None = ...,
+        owner_token: _builtins.str = ...,
+        version: _builtins.int = ...,
+        digest: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "digest", b"digest", "owner_token", b"owner_token", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SubmitBotReply: _TypeAlias = SubmitBotReply  # noqa: Y015
+
+@_typing.final
+class BotStatusRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    token: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotStatusRequest: _TypeAlias = BotStatusRequest  # noqa: Y015
+
+@_typing.final
+class VersionStatus(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    VERSION_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    OUTPUT_FIELD_NUMBER: _builtins.int
+    DIGEST_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    CURRENT_FIELD_NUMBER: _builtins.int
+    version: _builtins.int
+    kind: _builtins.str
+    """endpoint, manifest or package"""
+    state: _builtins.str
+    """package versions: pending, validated or rejected; others: empty"""
+    reason: _builtins.str
+    output: _builtins.str
+    """the conformance check's report (owners only)"""
+    digest: _builtins.str
+    created_at: _builtins.float
+    current: _builtins.bool
+    def __init__(
+        self,
+        *,
+        version: _builtins.int = ...,
+        kind: _builtins.str = ...,
+        state: _builtins.str = ...,
+        reason: _builtins.str = ...,
+        output: _builtins.str = ...,
+        digest: _builtins.str = ...,
+        created_at: _builtins.float = ...,
+        current: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "current", b"current", "digest", b"digest", "kind", b"kind", "output", b"output", "reason", b"reason", "state", b"state", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___VersionStatus: _TypeAlias = VersionStatus  # noqa: Y015
+
+@_typing.final
+class BotStatusReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VERSIONS_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    @_builtins.property
+    def versions(self) -> _containers.RepeatedCompositeFieldContainer[Global___VersionStatus]: ...
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        versions: _abc.Iterable[Global___VersionStatus] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "versions", b"versions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotStatusReply: _TypeAlias = BotStatusReply  # noqa: Y015
+
+@_typing.final
 class BotSource(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -109,6 +109,16 @@ class ArenaStub:
                 request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.RequeueDeadLettersRequest.SerializeToString,
                 response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.RequeueDeadLettersReply.FromString,
                 _registered_method=True)
+        self.SubmitBot = channel.stream_unary(
+                '/pilotta.arena.v1.Arena/SubmitBot',
+                request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.SubmitBotChunk.SerializeToString,
+                response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.SubmitBotReply.FromString,
+                _registered_method=True)
+        self.BotStatus = channel.unary_unary(
+                '/pilotta.arena.v1.Arena/BotStatus',
+                request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotStatusRequest.SerializeToString,
+                response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotStatusReply.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -213,6 +223,23 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def SubmitBot(self, request_iterator, context):
+        """Upload a bot package (a .tar.gz or .zip, at most 50 MB) in chunks: a new bot (the registration key when
+        the arena requires one), or a new version of one (its owner token or the admin token). The version is
+        pending until a worker validates it in the sandbox.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BotStatus(self, request, context):
+        """Every version of a bot with its state: pending, validated, or rejected with the reason and the check's
+        output. The owner token or the admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -290,6 +317,16 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.RequeueDeadLetters,
                     request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.RequeueDeadLettersRequest.FromString,
                     response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.RequeueDeadLettersReply.SerializeToString,
+            ),
+            'SubmitBot': grpc.stream_unary_rpc_method_handler(
+                    servicer.SubmitBot,
+                    request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.SubmitBotChunk.FromString,
+                    response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.SubmitBotReply.SerializeToString,
+            ),
+            'BotStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.BotStatus,
+                    request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotStatusRequest.FromString,
+                    response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotStatusReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -697,6 +734,60 @@ class Arena:
             '/pilotta.arena.v1.Arena/RequeueDeadLetters',
             pilotta_dot_arena_dot_v1_dot_arena__pb2.RequeueDeadLettersRequest.SerializeToString,
             pilotta_dot_arena_dot_v1_dot_arena__pb2.RequeueDeadLettersReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SubmitBot(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_unary(
+            request_iterator,
+            target,
+            '/pilotta.arena.v1.Arena/SubmitBot',
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.SubmitBotChunk.SerializeToString,
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.SubmitBotReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BotStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pilotta.arena.v1.Arena/BotStatus',
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.BotStatusRequest.SerializeToString,
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.BotStatusReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -69,6 +69,15 @@ class ArenaStub:
     """Matches given up on after too many failed deliveries, oldest first. Admin token."""
     RequeueDeadLetters: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RequeueDeadLettersRequest, _arena_pb2.RequeueDeadLettersReply]
     """Put dead-lettered matches back in the queue (after fixing the cause). Admin token."""
+    SubmitBot: _grpc.StreamUnaryMultiCallable[_arena_pb2.SubmitBotChunk, _arena_pb2.SubmitBotReply]
+    """Upload a bot package (a .tar.gz or .zip, at most 50 MB) in chunks: a new bot (the registration key when
+    the arena requires one), or a new version of one (its owner token or the admin token). The version is
+    pending until a worker validates it in the sandbox.
+    """
+    BotStatus: _grpc.UnaryUnaryMultiCallable[_arena_pb2.BotStatusRequest, _arena_pb2.BotStatusReply]
+    """Every version of a bot with its state: pending, validated, or rejected with the reason and the check's
+    output. The owner token or the admin token.
+    """
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
@@ -99,6 +108,15 @@ class ArenaAsyncStub(ArenaStub):
     """Matches given up on after too many failed deliveries, oldest first. Admin token."""
     RequeueDeadLetters: _aio.UnaryUnaryMultiCallable[_arena_pb2.RequeueDeadLettersRequest, _arena_pb2.RequeueDeadLettersReply]  # type: ignore[assignment]
     """Put dead-lettered matches back in the queue (after fixing the cause). Admin token."""
+    SubmitBot: _aio.StreamUnaryMultiCallable[_arena_pb2.SubmitBotChunk, _arena_pb2.SubmitBotReply]  # type: ignore[assignment]
+    """Upload a bot package (a .tar.gz or .zip, at most 50 MB) in chunks: a new bot (the registration key when
+    the arena requires one), or a new version of one (its owner token or the admin token). The version is
+    pending until a worker validates it in the sandbox.
+    """
+    BotStatus: _aio.UnaryUnaryMultiCallable[_arena_pb2.BotStatusRequest, _arena_pb2.BotStatusReply]  # type: ignore[assignment]
+    """Every version of a bot with its state: pending, validated, or rejected with the reason and the check's
+    output. The owner token or the admin token.
+    """
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -216,5 +234,26 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.RequeueDeadLettersReply, _abc.Awaitable[_arena_pb2.RequeueDeadLettersReply]]:
         """Put dead-lettered matches back in the queue (after fixing the cause). Admin token."""
+
+    @_abc_1.abstractmethod
+    def SubmitBot(
+        self,
+        request_iterator: _MaybeAsyncIterator[_arena_pb2.SubmitBotChunk],
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.SubmitBotReply, _abc.Awaitable[_arena_pb2.SubmitBotReply]]:
+        """Upload a bot package (a .tar.gz or .zip, at most 50 MB) in chunks: a new bot (the registration key when
+        the arena requires one), or a new version of one (its owner token or the admin token). The version is
+        pending until a worker validates it in the sandbox.
+        """
+
+    @_abc_1.abstractmethod
+    def BotStatus(
+        self,
+        request: _arena_pb2.BotStatusRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.BotStatusReply, _abc.Awaitable[_arena_pb2.BotStatusReply]]:
+        """Every version of a bot with its state: pending, validated, or rejected with the reason and the check's
+        output. The owner token or the admin token.
+        """
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
