@@ -139,6 +139,7 @@ def test_names_follow_conventions() -> None:
         "pilotta_matches_reclaimed_total",
         "pilotta_matches_dead_lettered_total",
         "pilotta_worker_heartbeat_timestamp_seconds",
+        "pilotta_worker_sandbox_available",
         "pilotta_workers_alive",
         "pilotta_bot_rating_mu",
         "pilotta_bot_rating_sigma",
