@@ -1,0 +1,168 @@
+"""Benchmark of the trust boundary (issue 9): what the sandbox and one instance per seat cost.
+
+Each figure is measured beside its baseline in the same run, the two alternating round by round:
+
+* **start-up**: a small Python bot (``tests/sandbox/packages/pybot``) started until it serves, in its
+  sandbox (bubblewrap, cgroups, the Unix socket) against as a plain child process on a loopback port;
+* **per decision**: the median wall-clock round trip of the bot's decisions in a match, through the
+  sandbox's Unix socket against loopback TCP to the same bot unsandboxed;
+* **matches/s**: the arena runner playing duplicate pairs (heuristic against random, ``--deals`` deals per
+  leg) with one instance per seat and fresh instances per leg (eight processes a pair, warm between
+  matches, never given a seed twice), against the former arrangement: one process per bot for all its
+  seats and both legs (``run_match`` on two warm endpoints).
+
+Usage: ``python bench/bench_sandbox.py [--rounds 3] [--matches 8] [--deals 2]``; ends with one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from arena.model import MatchSpec  # noqa: E402
+from arena.packages import parse_package_manifest  # noqa: E402
+from arena.pool import launch  # noqa: E402
+from arena.redis_server import EmbeddedRedis, connect  # noqa: E402
+from arena.registry import Registry  # noqa: E402
+from arena.runner import ArenaRunner, registry_manifest, with_parent_death  # noqa: E402
+from arena.sandbox import Sandbox, probe  # noqa: E402
+from referee.bots import load_manifest, parse_manifest, wait_serving  # noqa: E402
+from referee.match import MatchSettings, run_match  # noqa: E402
+
+PYBOT = REPO / "tests" / "sandbox" / "packages" / "pybot"
+SAMPLES = REPO / "sample_bots"
+
+
+def plain_manifest() -> Any:
+    """The same bot as an unsandboxed child process on a port."""
+    raw = json.loads((PYBOT / "manifest.json").read_text())
+    raw = {k: v for k, v in raw.items() if k != "runtime"}
+    return parse_manifest({**raw, "port": {"arg": "--port"}}, PYBOT)
+
+
+def start_sandboxed(sandbox: Sandbox, logs: Path) -> Any:
+    pm = parse_package_manifest(json.loads((PYBOT / "manifest.json").read_text()), PYBOT)
+    return sandbox.launch(pm.manifest, pm.command, PYBOT, logs)
+
+
+def timed_start(start: Any) -> tuple[float, Any]:
+    t = time.perf_counter()
+    bot = start()
+    why = wait_serving(bot.endpoint, 30, bot.process)
+    if why is not None:
+        raise SystemExit(f"bench: the bot did not start: {why}")
+    return time.perf_counter() - t, bot
+
+
+def decision_ms(endpoint: str, other: str, deals: int) -> float:
+    out = run_match([endpoint, other], MatchSettings(seed=3, deals=deals, options={"target": 100_000}), "bench")
+    return statistics.median(out.bots[0].latencies_ms)
+
+
+def pairs_per_s(runner: ArenaRunner, ids: tuple[str, str], matches: int, deals: int, seed0: int) -> float:
+    t = time.perf_counter()
+    for i in range(matches):
+        spec = MatchSpec(f"m-{seed0 + i}", "bench", "pilotta", seed0 + i, ids, deals=deals, options={"target": 10**5})
+        runner(spec)
+    return matches / (time.perf_counter() - t)
+
+
+def pooled_pairs_per_s(endpoints: list[str], matches: int, deals: int, seed0: int) -> float:
+    t = time.perf_counter()
+    for i in range(matches):
+        settings = MatchSettings(seed=seed0 + i, deals=deals, duplicate=True, options={"target": 100_000})
+        run_match(endpoints, settings, f"p-{seed0 + i}")
+    return matches / (time.perf_counter() - t)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--matches", type=int, default=8)
+    p.add_argument("--deals", type=int, default=2)
+    a = p.parse_args()
+    found = probe()
+    if not found.ok:
+        print(f"bench_sandbox: cannot sandbox here: {found.reason}", file=sys.stderr)
+        return 1
+    logs = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
+    sandbox = Sandbox()
+    figures: dict[str, list[float]] = {
+        k: [] for k in ("start_sandbox_s", "start_plain_s", "rtt_socket_ms", "rtt_tcp_ms")
+    }
+    figures |= {"pairs_per_s_seat_instances": [], "pairs_per_s_one_process": []}
+    heuristic = load_manifest(SAMPLES / "heuristic")
+    _took, other_bot = timed_start(lambda: launch(heuristic, logs, with_parent_death))
+    redis_srv = EmbeddedRedis(logs / "redis").start()
+    r = connect(redis_srv.url)
+    reg = Registry(r)
+    ids = tuple(
+        reg.register(n, "bench", manifest=registry_manifest(load_manifest(SAMPLES / n)), manifest_dir=str(SAMPLES / n))[
+            0
+        ].bot_id
+        for n in ("heuristic", "random")
+    )
+    runner = ArenaRunner(reg, log_dir=logs / "runner", pool_size=16)
+    pooled = [
+        timed_start(lambda n=n: launch(load_manifest(SAMPLES / n), logs, with_parent_death))[1]
+        for n in ("heuristic", "random")
+    ]
+    try:
+        pairs_per_s(runner, ids, 2, a.deals, 10_000)  # warm the per-seat instances up
+        pooled_pairs_per_s([b.endpoint for b in pooled], 1, a.deals, 20_000)
+        for rnd in range(a.rounds):
+            for kind in ("sandbox", "plain") if rnd % 2 == 0 else ("plain", "sandbox"):
+                start = (
+                    (lambda: start_sandboxed(sandbox, logs))
+                    if kind == "sandbox"
+                    else (lambda: launch(plain_manifest(), logs, with_parent_death))
+                )
+                took, bot = timed_start(start)
+                try:
+                    rtt = decision_ms(bot.endpoint, other_bot.endpoint, a.deals * 2)
+                finally:
+                    bot.stop()
+                figures[f"start_{kind}_s"].append(took)
+                figures["rtt_socket_ms" if kind == "sandbox" else "rtt_tcp_ms"].append(rtt)
+            seed = 1000 * (rnd + 1)
+            figures["pairs_per_s_seat_instances"].append(pairs_per_s(runner, ids, a.matches, a.deals, seed))
+            figures["pairs_per_s_one_process"].append(
+                pooled_pairs_per_s([b.endpoint for b in pooled], a.matches, a.deals, seed + 500)
+            )
+    finally:
+        runner.close()
+        for b in pooled:
+            b.stop()
+        other_bot.stop()
+        r.close()
+        redis_srv.stop()
+    med = {k: statistics.median(v) for k, v in figures.items()}
+    print(
+        f"sandbox start-up        {med['start_sandbox_s'] * 1000:7.0f} ms   plain {med['start_plain_s'] * 1000:7.0f} ms"
+        f"   ratio {med['start_sandbox_s'] / med['start_plain_s']:.2f}"
+    )
+    print(
+        f"decision round trip     {med['rtt_socket_ms']:7.2f} ms   TCP   {med['rtt_tcp_ms']:7.2f} ms"
+        f"   ratio {med['rtt_socket_ms'] / med['rtt_tcp_ms']:.2f}"
+    )
+    print(
+        f"duplicate pairs/s       {med['pairs_per_s_seat_instances']:7.2f}      one process per bot "
+        f"{med['pairs_per_s_one_process']:7.2f}   ratio "
+        f"{med['pairs_per_s_seat_instances'] / med['pairs_per_s_one_process']:.2f}"
+    )
+    print(json.dumps({"medians": med, "runs": figures, "deals_per_leg": a.deals, "matches": a.matches}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
