@@ -132,6 +132,7 @@ def _bot_info(bot: Bot) -> arena_pb2.BotInfo:
         info.manifest_json = json.dumps(dict(v.manifest or {}))
     info.rulesets.extend(v.games)
     info.games.extend(v.games)  # deprecated field, still filled
+    info.suspended = bot.suspended
     return info
 
 
@@ -188,6 +189,7 @@ def _match(m: MatchSummary) -> arena_pb2.MatchSummary:
         forfeit_reason=m.forfeit,
         finished_at=m.finished,
         unrated=not m.rated,
+        void=m.void,
     )
     if m.winner is not None:
         out.winner_side = m.winner
@@ -377,6 +379,15 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                 log.exception("SubmitBot failed")
             context.abort(code, text)
             raise
+
+    @_rpc
+    def BotLogs(self, request: arena_pb2.BotLogsRequest) -> arena_pb2.BotLogsReply:
+        found = self.arena.bot_logs(request.name, request.token, request.match_id)
+        return arena_pb2.BotLogsReply(
+            logs=[
+                arena_pb2.MatchLog(match_id=x.match_id, version=x.version, finished_at=x.ts, text=x.text) for x in found
+            ]
+        )
 
     @_rpc
     def BotStatus(self, request: arena_pb2.BotStatusRequest) -> arena_pb2.BotStatusReply:

@@ -217,6 +217,16 @@ def cmd_bot_submit(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bot_logs(args: argparse.Namespace) -> int:
+    reply = call(args, "BotLogs", arena_pb2.BotLogsRequest(name=args.name, token=args.token, match_id=args.match or ""))
+    if not reply.logs:
+        print(f"no logs of {args.name}" + (f" in match {args.match}" if args.match else "") + " kept")
+    for x in reply.logs:
+        print(f"=== match {x.match_id} (version {x.version})")
+        print(x.text.rstrip())
+    return 0
+
+
 def cmd_bot_status(args: argparse.Namespace) -> int:
     reply = call(args, "BotStatus", arena_pb2.BotStatusRequest(name=args.name, token=args.token))
     for v in reply.versions:
@@ -264,6 +274,12 @@ def add_bot_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     stt.add_argument("--output", action="store_true", help="also print each version's check report")
     _common(stt)
     stt.set_defaults(func=_run(cmd_bot_status))
+    lg = bsub.add_parser("logs", help="what the bot wrote to stderr in its last matches (owners only)")
+    lg.add_argument("name")
+    lg.add_argument("--token", required=True, help="the owner token, or the admin token")
+    lg.add_argument("--match", default=None, metavar="ID", help="only this match's log")
+    _common(lg)
+    lg.set_defaults(func=_run(cmd_bot_logs))
     ls = bsub.add_parser("list", help="list registered bots")
     ls.add_argument("--all", action="store_true", help="include retired bots")
     _common(ls)

@@ -35,6 +35,12 @@ def bot_states(bot_id: str) -> str:
     return f"{PREFIX}bot:{bot_id}:states"
 
 
+def bot_logs(bot_id: str) -> str:
+    """List of BotLog JSON {match_id, version, ts, text}, newest first, capped (``arena.botlogs``): its
+    owner's view of the bot's stderr, match by match."""
+    return f"{PREFIX}bot:{bot_id}:logs"
+
+
 def package(digest: str) -> str:
     """String: an uploaded package's bytes (base64), by their sha256; written once (SET NX)."""
     return f"{PREFIX}package:{digest}"

@@ -169,6 +169,7 @@ class Bot(Record):
     created: float
     retired: bool
     current: BotVersion
+    suspended: str = ""  # why it is not scheduled (3 failed starts in a row), or empty
 
     @property
     def version(self) -> int:
@@ -343,6 +344,8 @@ class MatchResult(Record):
     rated: bool = True
     scale: str | None = None
     boards: tuple[BoardEntry, ...] = ()
+    # Neither side could play (no bot of either side started or answered its Handshake): never rated.
+    void: bool = False
 
     def __post_init__(self) -> None:
         c = "MatchResult"
@@ -387,6 +390,9 @@ class MatchResult(Record):
             raise fail(c, "boards", "expected a list of BoardEntry")
         if self.boards and self.scale is None:
             raise fail(c, "scale", "boards need the scale their scores are on")
+        check_bool(c, "void", self.void)
+        if self.void and self.rated:
+            raise fail(c, "void", "a void match is never rated")
 
     def teams(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return teams_of(self.seats)

@@ -51,6 +51,7 @@ NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]{1,31}$")
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
 HOST_RE = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
 _WATCH_RETRIES = 20
+SUSPEND_AFTER = 3  # matches in a row a version failed to start or answer its Handshake
 
 
 def new_token(nbytes: int) -> str:
@@ -350,6 +351,7 @@ class Registry:
             pipe.multi()
             pipe.rpush(keys.bot_versions(bot_id), v.to_json())
             pipe.hset(keys.bot(bot_id), mapping={"version": n, "kind": v.kind})
+            self._lift(pipe, bot_id)  # an update lifts a suspension
             return v
 
         out: BotVersion = self._authorized_write(bot_id, token, write)
@@ -401,10 +403,36 @@ class Registry:
             pipe.multi()
             pipe.rpush(keys.bot_versions(bot_id), v.to_json())
             pipe.hset(keys.bot_states(bot_id), str(n), VersionState("pending").to_json())
+            self._lift(pipe, bot_id)  # so does a new upload
             return v
 
         out: BotVersion = self._authorized_write(bot_id, token, write)
         return out
+
+    # failed starts and suspension -------------------------------------------------------
+
+    def note_start(self, bot_id: str, version: int, failed: bool, why: str = "") -> bool:
+        """Count a match in which the version failed to start or answer its Handshake (``failed``), or
+        did (which resets the count). After ``SUSPEND_AFTER`` failures in a row the version is suspended:
+        never scheduled until an update or a new upload. True when this call suspended it."""
+        key = keys.bot(bot_id)
+        if not failed:
+            self.r.hset(key, "start_failures", 0)
+            return False
+        n = int(self.r.hincrby(key, "start_failures", 1))
+        if n >= SUSPEND_AFTER and not self.r.hget(key, "suspended"):
+            reason = f"version {version} failed to start or answer its Handshake in {n} matches in a row: {why}"
+            self.r.hset(key, "suspended", reason[:1000])
+            return True
+        return False
+
+    def suspended(self, bot_id: str) -> str:
+        """Why the bot is suspended, or empty."""
+        return str(self.r.hget(keys.bot(bot_id), "suspended") or "")
+
+    def _lift(self, pipe: Any, bot_id: str) -> None:
+        pipe.hdel(keys.bot(bot_id), "suspended")
+        pipe.hset(keys.bot(bot_id), "start_failures", 0)
 
     def set_state(self, bot_id: str, version: int, state: VersionState) -> None:
         self.r.hset(keys.bot_states(bot_id), str(version), state.to_json())
@@ -425,9 +453,15 @@ class Registry:
             kind = BotVersion.from_json(raw).kind if raw is not None else "package"
             self.r.hset(keys.bot(bot_id), mapping={"version": version, "kind": kind})
 
+    def validated(self, bot_id: str, version: int) -> bool:
+        st = self.state(bot_id, version)
+        return st is not None and st.state == "validated"
+
     def playable(self, bot: Bot) -> bool:
-        """Whether the bot's current version may be scheduled: any but an uploaded package that is not
-        (yet) validated."""
+        """Whether the bot's current version may be scheduled: not suspended, and not an uploaded package
+        that is not (yet) validated."""
+        if bot.suspended:
+            return False
         if bot.current.package is None:
             return True
         st = self.state(bot.bot_id, bot.current.version)
@@ -472,6 +506,7 @@ def _bot_from_hash(bot_id: str, h: Mapping[str, str], current: BotVersion) -> Bo
         created=float(h["created"]),
         retired=h["retired"] == "1",
         current=current,
+        suspended=h.get("suspended", ""),
     )
 
 

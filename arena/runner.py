@@ -41,9 +41,10 @@ from pathlib import Path
 from typing import Any
 
 from arena import metrics
-from arena.model import BoardEntry, BotStats, BotVersion, LatencySummary, MatchResult, MatchSpec
+from arena.botlogs import BotLogs, match_log, read_from, size_of
+from arena.model import BoardEntry, Bot, BotStats, BotVersion, LatencySummary, MatchResult, MatchSpec
 from arena.packages import PackageCache, parse_package_manifest
-from arena.pool import InstancePool, launch
+from arena.pool import Instance, InstancePool, launch
 from arena.registry import Registry, launch_manifest, manifest_dict
 from arena.sandbox import CgroupCpu, Sandbox, SandboxedBot
 from referee.bots import BotProcess, Manifest, free_port
@@ -175,6 +176,8 @@ class ArenaRunner:
         slots = {b: sum(seats.count(b) for seats in legs) for b in bots}
         wants = [(bot.current, slots[b]) for b, bot in bots.items() if bot.current.endpoint is None]
         instances, start_errors = self.pool.acquire(wants, spec.seed)
+        # Where each instance's stderr stood at the start: what it writes from here is this match's.
+        offsets = {i: size_of(i.bot.stderr_path) for insts in instances.values() for i in insts}
         taken = {b: list(reversed(insts)) for b, insts in instances.items()}
         closed = {b: _closed_endpoint() for b in start_errors}
         try:
@@ -235,8 +238,13 @@ class ArenaRunner:
                 for i in insts
                 if isinstance(i.bot, SandboxedBot) and (why := i.bot.failure())
             }
+            self._keep_logs(spec, bots, instances, offsets, outcome, start_errors, seat_endpoints, legs)
         finally:
             self.pool.release([i for insts in instances.values() for i in insts], spec.seed)
+        ids_by_endpoint = {
+            ep: b for seats, eps in zip(legs, seat_endpoints, strict=True) for b, ep in zip(seats, eps, strict=True)
+        }
+        self._note_starts(bots, outcome, ids_by_endpoint, start_errors)
         by_endpoint = {
             ep: names[b]
             for seats, eps in zip(legs, seat_endpoints, strict=True)
@@ -255,8 +263,51 @@ class ArenaRunner:
         for bot_id, why in start_errors.items():
             log.info("match %s: bot %s could not be started: %s", spec.match_id, names[bot_id], why)
         result = to_result(spec, outcome)
+        if outcome.forfeit is not None and outcome.forfeit.team is None:
+            # Neither side could play: void, recorded and shown, never rated.
+            result = dataclasses.replace(
+                result, void=True, rated=False, forfeit=f"void: {result.forfeit or 'neither side could play'}"
+            )
         metrics.record_match(spec.ruleset, _outcome_label(result))
         return result
+
+    def _keep_logs(
+        self,
+        spec: MatchSpec,
+        bots: Mapping[str, Bot],
+        instances: Mapping[str, Sequence[Instance]],
+        offsets: Mapping[Instance, int],
+        outcome: MatchOutcome,
+        start_errors: Mapping[str, str],
+        seat_endpoints: Sequence[Sequence[str]],
+        legs: Sequence[Sequence[str]],
+    ) -> None:
+        """Each bot's stderr of this match and the referee's account of its problems, for its owner."""
+        ids = {ep: b for seats, eps in zip(legs, seat_endpoints, strict=True) for b, ep in zip(seats, eps, strict=True)}
+        logs = BotLogs(self.registry.r)
+        for bot_id, bot in bots.items():
+            header = [f"match {spec.match_id}, {spec.ruleset}, version {bot.version}"]
+            if bot_id in start_errors:
+                header.append(f"could not be started: {start_errors[bot_id]}")
+            for b in outcome.bots:
+                if ids.get(b.endpoint) == bot_id:
+                    header += b.errors
+            # (Its own problems only: another bot's words, even in a forfeit reason, are not its owner's.)
+            parts = [read_from(i.bot.stderr_path, offsets[i]) for i in instances.get(bot_id, [])]
+            logs.add(bot_id, match_log(header, parts, spec.match_id, bot.version))
+
+    def _note_starts(
+        self, bots: Mapping[str, Bot], outcome: MatchOutcome, ids: Mapping[str, str], start_errors: Mapping[str, str]
+    ) -> None:
+        """Count, per bot, a match it failed to start or answer its Handshake in (3 in a row: suspended)."""
+        failed = dict(start_errors)
+        for b in outcome.bots:
+            bot_id = ids.get(b.endpoint)
+            if bot_id is not None and b.counts.get("unreachable", 0):
+                failed.setdefault(bot_id, "no Handshake answer")
+        for bot_id, bot in bots.items():
+            if self.registry.note_start(bot_id, bot.version, bot_id in failed, failed.get(bot_id, "")):
+                log.warning("bot %s suspended: %s", bot.name, self.registry.suspended(bot_id))
 
 
 _STRIKE_WORDS = {

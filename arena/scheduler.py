@@ -216,12 +216,14 @@ class Scheduler:
         with self.r.pipeline(transaction=False) as p:
             p.hgetall(keys.ladder_last_scheduled(ladder_id))
             for b in members:
-                p.hget(keys.bot(b), "retired")
+                p.hmget(keys.bot(b), ["retired", "suspended", "kind", "version"])
                 p.hgetall(keys.rating(ladder_id, b))
             last, *replies = p.execute()
         out = []
-        for b, retired, rating in zip(members, replies[0::2], replies[1::2], strict=True):
-            if retired != "0":  # retired, or no such bot (None)
+        for b, (retired, suspended, kind, version), rating in zip(members, replies[0::2], replies[1::2], strict=True):
+            if retired != "0" or suspended:  # retired, no such bot (None), or suspended
+                continue
+            if kind == "package" and not self.registry.validated(b, int(version)):  # an upload not validated
                 continue
             row = self.ratings.row(b, rating)
             out.append(

@@ -23,6 +23,7 @@ import redis
 
 from arena import keys, metrics, packages, trust
 from arena.batch import DEFAULT_ANCHOR, batch_table, named
+from arena.botlogs import BotLog, BotLogs
 from arena.ladder import (
     LadderCounts,
     LadderRun,
@@ -113,6 +114,7 @@ class MatchSummary:
     forfeit: str
     finished: float
     rated: bool = True  # False: recorded and shown, never rated
+    void: bool = False  # neither side could play
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,12 @@ class Arena:
         self.r.xadd(keys.VALIDATIONS, {"bot_id": bot.bot_id, "version": str(version)})
         log.info("bot %s: package %s uploaded as version %d, pending validation", name, digest[:12], version)
         return self.registry.get(bot.bot_id), owner_token, version
+
+    def bot_logs(self, name: str, token: str, match_id: str = "") -> list[BotLog]:
+        """The bot's stderr of its last matches (or of one), newest first: its owner token or the admin token."""
+        bot = self.registry.by_name(name)
+        self.registry.authorize(token, [bot.bot_id])
+        return BotLogs(self.r).recent(bot.bot_id, match_id)
 
     def bot_status(self, name: str, token: str) -> tuple[Bot, list[tuple[BotVersion, VersionState | None]]]:
         """Every version of a bot with its state (an uploaded one's: pending, validated, rejected with the
@@ -418,6 +426,7 @@ class Arena:
                     forfeit=s.get("forfeit") or "",
                     finished=float(s.get("finished", 0.0)),
                     rated=bool(s.get("rated", True)),
+                    void=bool(s.get("void", False)),
                 )
             )
         return out

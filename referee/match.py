@@ -428,7 +428,8 @@ class MatchRunner:
         if rpc == "MatchStarted":
             self.close_streams()
         pending: list[tuple[int, Future[Any]]] = []
-        for bot, msg, seat in zip(bot_by_seat, messages, seats or range(4), strict=True):
+        # (``seats`` may be empty: no bot to tell, when none answered its handshake.)
+        for bot, msg, seat in zip(bot_by_seat, messages, range(4) if seats is None else seats, strict=True):
             b = self.bots[bot]
             b.notices_sent += 1
             link = self.links[self.endpoint_at(bot, seat)]

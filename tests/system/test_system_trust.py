@@ -15,6 +15,7 @@ from pilotta.arena.v1 import arena_pb2
 from system_helpers import SAMPLES, TIMEOUT, keyspace, manifest_source, rpc_error
 
 from arena import trust
+from arena.botlogs import read_from
 from arena.model import MatchResult, MatchSpec
 from arena.ratings import Ratings
 from arena.registry import Registry
@@ -216,3 +217,40 @@ def test_a_forfeit_reason_never_quotes_the_bots_own_output(r, tmp_path):
     # Four strikes (its answer is no action at all): three allowed, one more forfeits; counted, never quoted.
     assert result.forfeit == "bot leaky exceeded 3 strikes (4 malformed replies)"
     assert "LEAKED" not in result.record and "LEAKED" not in (result.forfeit or "")
+
+
+@pytest.mark.timeout(90)
+def test_owners_read_their_bots_logs_and_nobody_else_does(r, stub, tmp_path):
+    reg = Registry(r)
+    leaky = load_manifest(BOTS / "leaky")
+    manifest = json.loads((BOTS / "leaky" / "manifest.json").read_text())
+    bot, owner_token = reg.register("leaky", "mallory", manifest=manifest, manifest_dir=str(leaky.directory))
+    heuristic = json.loads((SAMPLES / "heuristic" / "manifest.json").read_text())
+    other, other_token = reg.register("heuristic", "t", manifest=heuristic, manifest_dir=str(SAMPLES / "heuristic"))
+    runner = ArenaRunner(reg, log_dir=tmp_path / "logs")
+    try:
+        runner(MatchSpec("m-logs", "lad", "pilotta", 5, (bot.bot_id, other.bot_id), deals=2))
+    finally:
+        runner.close()
+    logs = stub.BotLogs(arena_pb2.BotLogsRequest(name="leaky", token=owner_token), timeout=TIMEOUT).logs
+    (log,) = logs
+    assert log.match_id == "m-logs" and "my secret is LEAKED-7f3a9c" in log.text  # its own stderr
+    assert "[referee]" in log.text and "malformed_reply" in log.text  # and the referee's account, in full
+    for token, code in (("", Code.UNAUTHENTICATED), (other_token, Code.PERMISSION_DENIED)):
+        e = rpc_error(
+            lambda token=token: stub.BotLogs(arena_pb2.BotLogsRequest(name="leaky", token=token), timeout=TIMEOUT)
+        )
+        assert e.code() == code
+    mine = stub.BotLogs(
+        arena_pb2.BotLogsRequest(name="heuristic", token=other_token, match_id="m-logs"), timeout=TIMEOUT
+    )
+    assert len(mine.logs) == 1 and "LEAKED" not in mine.logs[0].text  # another bot's words are not its owner's
+
+
+def test_a_matchs_log_keeps_its_last_64_kb(tmp_path):
+    path = tmp_path / "bot.stderr.log"
+    path.write_bytes(b"before the match\n" + b"x" * (200 << 10) + b"\nlast words\n")
+    text = read_from(path, len(b"before the match\n"))
+    assert text.startswith("[") and "earlier bytes of this match not kept" in text
+    assert text.endswith("last words\n") and "before the match" not in text
+    assert len(text.encode()) < (64 << 10) + 100

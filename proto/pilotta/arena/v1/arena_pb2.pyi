@@ -31,6 +31,82 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class BotLogsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    TOKEN_FIELD_NUMBER: _builtins.int
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    token: _builtins.str
+    match_id: _builtins.str
+    """only this match's; empty: the last matches'"""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        token: _builtins.str = ...,
+        match_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "name", b"name", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotLogsRequest: _TypeAlias = BotLogsRequest  # noqa: Y015
+
+@_typing.final
+class MatchLog(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    FINISHED_AT_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    version: _builtins.int
+    finished_at: _builtins.float
+    text: _builtins.str
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        version: _builtins.int = ...,
+        finished_at: _builtins.float = ...,
+        text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["finished_at", b"finished_at", "match_id", b"match_id", "text", b"text", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MatchLog: _TypeAlias = MatchLog  # noqa: Y015
+
+@_typing.final
+class BotLogsReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOGS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def logs(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchLog]:
+        """newest first"""
+
+    def __init__(
+        self,
+        *,
+        logs: _abc.Iterable[Global___MatchLog] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["logs", b"logs"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BotLogsReply: _TypeAlias = BotLogsReply  # noqa: Y015
+
+@_typing.final
 class SubmitBotChunk(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -362,6 +438,7 @@ class BotInfo(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     GAMES_FIELD_NUMBER: _builtins.int
     RULESETS_FIELD_NUMBER: _builtins.int
+    SUSPENDED_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     owner: _builtins.str
     version: _builtins.int
@@ -372,6 +449,10 @@ class BotInfo(_message.Message):
     retired: _builtins.bool
     created_at: _builtins.float
     """unix seconds"""
+    suspended: _builtins.str
+    """Why it is suspended (not scheduled) after failing to start or answer its Handshake in 3 matches in a
+    row; empty when it is not. An update or a new upload lifts it.
+    """
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """deprecated: the same as rulesets"""
@@ -392,10 +473,11 @@ class BotInfo(_message.Message):
         created_at: _builtins.float = ...,
         games: _abc.Iterable[_builtins.str] | None = ...,
         rulesets: _abc.Iterable[_builtins.str] | None = ...,
+        suspended: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "endpoint", b"endpoint", "games", b"games", "manifest_json", b"manifest_json", "name", b"name", "owner", b"owner", "retired", b"retired", "rulesets", b"rulesets", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "endpoint", b"endpoint", "games", b"games", "manifest_json", b"manifest_json", "name", b"name", "owner", b"owner", "retired", b"retired", "rulesets", b"rulesets", "suspended", b"suspended", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -726,6 +808,7 @@ class MatchSummary(_message.Message):
     FINISHED_AT_FIELD_NUMBER: _builtins.int
     RULESET_FIELD_NUMBER: _builtins.int
     UNRATED_FIELD_NUMBER: _builtins.int
+    VOID_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     ladder: _builtins.str
     game: _builtins.str
@@ -736,6 +819,8 @@ class MatchSummary(_message.Message):
     ruleset: _builtins.str
     unrated: _builtins.bool
     """recorded and shown, never rated"""
+    void: _builtins.bool
+    """neither side could play: recorded, shown, never rated"""
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """by seat"""
@@ -755,10 +840,11 @@ class MatchSummary(_message.Message):
         finished_at: _builtins.float = ...,
         ruleset: _builtins.str = ...,
         unrated: _builtins.bool = ...,
+        void: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side", "winner_side", b"winner_side"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side", "bots", b"bots", "finished_at", b"finished_at", "forfeit_reason", b"forfeit_reason", "game", b"game", "ladder", b"ladder", "match_id", b"match_id", "ruleset", b"ruleset", "scores", b"scores", "unrated", b"unrated", "winner_side", b"winner_side"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side", "bots", b"bots", "finished_at", b"finished_at", "forfeit_reason", b"forfeit_reason", "game", b"game", "ladder", b"ladder", "match_id", b"match_id", "ruleset", b"ruleset", "scores", b"scores", "unrated", b"unrated", "void", b"void", "winner_side", b"winner_side"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__winner_side: _TypeAlias = _typing.Literal["winner_side"]  # noqa: Y015
     _WhichOneofArgType__winner_side: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side"]  # noqa: Y015

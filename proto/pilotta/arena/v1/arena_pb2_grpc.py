@@ -119,6 +119,11 @@ class ArenaStub:
                 request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotStatusRequest.SerializeToString,
                 response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotStatusReply.FromString,
                 _registered_method=True)
+        self.BotLogs = channel.unary_unary(
+                '/pilotta.arena.v1.Arena/BotLogs',
+                request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotLogsRequest.SerializeToString,
+                response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotLogsReply.FromString,
+                _registered_method=True)
 
 
 class ArenaServicer:
@@ -240,6 +245,14 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BotLogs(self, request, context):
+        """What the bot wrote to stderr in its last matches (64 KB each at most), with the referee's account of
+        its problems. The owner token or the admin token: public pages never show logs.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ArenaServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -327,6 +340,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.BotStatus,
                     request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotStatusRequest.FromString,
                     response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotStatusReply.SerializeToString,
+            ),
+            'BotLogs': grpc.unary_unary_rpc_method_handler(
+                    servicer.BotLogs,
+                    request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotLogsRequest.FromString,
+                    response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotLogsReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -788,6 +806,33 @@ class Arena:
             '/pilotta.arena.v1.Arena/BotStatus',
             pilotta_dot_arena_dot_v1_dot_arena__pb2.BotStatusRequest.SerializeToString,
             pilotta_dot_arena_dot_v1_dot_arena__pb2.BotStatusReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BotLogs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pilotta.arena.v1.Arena/BotLogs',
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.BotLogsRequest.SerializeToString,
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.BotLogsReply.FromString,
             options,
             channel_credentials,
             insecure,

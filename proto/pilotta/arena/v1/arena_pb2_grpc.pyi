@@ -78,6 +78,10 @@ class ArenaStub:
     """Every version of a bot with its state: pending, validated, or rejected with the reason and the check's
     output. The owner token or the admin token.
     """
+    BotLogs: _grpc.UnaryUnaryMultiCallable[_arena_pb2.BotLogsRequest, _arena_pb2.BotLogsReply]
+    """What the bot wrote to stderr in its last matches (64 KB each at most), with the referee's account of
+    its problems. The owner token or the admin token: public pages never show logs.
+    """
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
@@ -116,6 +120,10 @@ class ArenaAsyncStub(ArenaStub):
     BotStatus: _aio.UnaryUnaryMultiCallable[_arena_pb2.BotStatusRequest, _arena_pb2.BotStatusReply]  # type: ignore[assignment]
     """Every version of a bot with its state: pending, validated, or rejected with the reason and the check's
     output. The owner token or the admin token.
+    """
+    BotLogs: _aio.UnaryUnaryMultiCallable[_arena_pb2.BotLogsRequest, _arena_pb2.BotLogsReply]  # type: ignore[assignment]
+    """What the bot wrote to stderr in its last matches (64 KB each at most), with the referee's account of
+    its problems. The owner token or the admin token: public pages never show logs.
     """
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
@@ -254,6 +262,16 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_arena_pb2.BotStatusReply, _abc.Awaitable[_arena_pb2.BotStatusReply]]:
         """Every version of a bot with its state: pending, validated, or rejected with the reason and the check's
         output. The owner token or the admin token.
+        """
+
+    @_abc_1.abstractmethod
+    def BotLogs(
+        self,
+        request: _arena_pb2.BotLogsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.BotLogsReply, _abc.Awaitable[_arena_pb2.BotLogsReply]]:
+        """What the bot wrote to stderr in its last matches (64 KB each at most), with the referee's account of
+        its problems. The owner token or the admin token: public pages never show logs.
         """
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
