@@ -2,8 +2,9 @@
 
 ``ArenaRunner(registry)`` is the ``runner`` a ``Worker`` calls.  For each spec it
 
-1. resolves every bot id in the Registry: an endpoint is used as is; a manifest bot (manifest +
-   manifest_dir) is launched as a child process of the worker;
+1. resolves every bot id in the Registry and takes one instance per seat of every leg from the pool
+   (``arena.pool``: a manifest bot's process, an uploaded package's sandbox, ``arena.sandbox``; an endpoint
+   is used as is for all its seats);
 2. plays ``referee.match.run_match`` (two legs with sides swapped when ``spec.duplicate``), reporting each
    decision's latency and each bot error to ``arena.metrics`` as the events arrive (labels: registered
    bot names, phases, the ruleset: bounded sets, never a match id);
@@ -15,16 +16,18 @@ A bot that misbehaves (times out, crashes, cannot even be started) makes its sid
 *result*, and the record says why.  Anything else that goes wrong (Redis unreachable while resolving the
 bots, a bug) raises, so the queue retries the match elsewhere and dead-letters it after a few tries.
 
-Warm bots: starting a Python bot costs about a second of CPU, several times the cost of a short match.
-By default the runner keeps each manifest bot (per bot version) running between matches in a bounded
-pool, together with its channel and handshake (``referee.transport.BotLinks``). Before every match it
-checks the process is alive; while the bot answered everything in its last match its state is known and
-the match starts at once; otherwise (a timeout, a crash, a failed notice) it first checks the bot is
-SERVING, shakes hands again, and restarts it when it is not serving. A bot registered by endpoint runs
-elsewhere: its channel is kept, its handshake is made again before every match.  Bot processes
-get ``PR_SET_PDEATHSIG``, so a worker killed with SIGKILL does not leave orphaned bots behind.  (The
-kernel ties it to the *thread* that started the bot: call the runner from one long-lived thread, as the
-worker does from its main thread; a bot whose thread ended is found dead and restarted.)
+After the match the forfeit reason is rewritten in the arena's own words (``public_forfeit_reason``: never
+a bot's output, an address or a path), bots known only by address take their registered names, each
+bot's stderr of the match goes to its owner's logs (``arena.botlogs``), failed starts are counted
+(3 in a row suspend a version) and a match neither side could play is void.
+
+Warm instances: starting a Python bot costs about a second of CPU, several times the cost of a short
+match, so the pool keeps instances between matches with their channel and handshake
+(``referee.transport.BotLinks``), for boards they have not seen. Before a match each is checked alive
+(and SERVING, unless it answered everything in its last match). Bot processes get ``PR_SET_PDEATHSIG``,
+so a worker killed with SIGKILL does not leave orphaned bots behind.  (The kernel ties it to the *thread*
+that started the bot: call the runner from one long-lived thread, as the worker does from its main
+thread; a bot whose thread ended is found dead and restarted.)
 """
 
 from __future__ import annotations
