@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from arena.packages import parse_package_manifest
 from arena.redis_server import EmbeddedRedis, find_redis_server
 from arena.sandbox import Limits, Sandbox, SandboxCommand, SandboxedBot, probe
-from referee.bots import REPO_ROOT, launch_bots, load_manifest, parse_manifest, wait_serving
+from referee.bots import REPO_ROOT, launch_bots, load_manifest, wait_serving
 from referee.match import MatchOutcome, MatchSettings, run_match
 
 PACKAGE = Path(__file__).resolve().parent / "package"
@@ -36,7 +37,7 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedR
 
 
 def start(tmp_path: Path, mode: str, *extra: str, limits: Limits | None = None) -> SandboxedBot:
-    manifest = parse_manifest(json.loads((PACKAGE / "manifest.json").read_text()), PACKAGE)
+    manifest = parse_package_manifest(json.loads((PACKAGE / "manifest.json").read_text()), PACKAGE).manifest
     command = SandboxCommand("python", ("{python}", "hostile.py", "--mode", mode, *extra), socket_arg="--socket")
     return Sandbox(limits=limits).launch(manifest, command, PACKAGE, tmp_path / "logs")
 
