@@ -350,12 +350,12 @@ def public_forfeit_reason(
 
 
 def _registered_names(outcome: MatchOutcome, by_endpoint: Mapping[str, str]) -> None:
-    """Bots the referee knew only by their address (one that never answered a handshake keeps it as its
-    name) take their registered names, in the outcome and its record: no address in public."""
+    """Every bot takes its registered name, in the outcome and its record: not the address a bot that never
+    answered its handshake is known by (no address in public), nor the name a bot gives itself in it."""
     renamed = {}
     for b in outcome.bots:
-        base, sep, n = b.name.partition("#")
-        if base == b.endpoint and b.endpoint in by_endpoint:
+        _base, sep, n = b.name.partition("#")
+        if b.endpoint in by_endpoint:
             renamed[b.name] = by_endpoint[b.endpoint] + sep + n
             b.name = renamed[b.name]
     if not renamed:
