@@ -7,6 +7,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -156,3 +159,42 @@ def test_sleeping_past_every_deadline_forfeits_by_strikes(tmp_path):
         bot.stop()
     assert outcome.forfeit is not None and outcome.winner == 1
     assert outcome.bots[0].counts["timeout"] >= 1
+
+
+WORKER_SCRIPT = """
+import json, sys, time
+from pathlib import Path
+from arena.packages import parse_package_manifest
+from arena.sandbox import Sandbox, SandboxCommand
+from referee.bots import wait_serving
+package = Path(sys.argv[1])
+pm = parse_package_manifest(json.loads((package / "manifest.json").read_text()), package)
+command = SandboxCommand("python", ("{python}", "hostile.py", "--mode", "detach"), socket_arg="--socket")
+bot = Sandbox().launch(pm.manifest, command, package, Path(sys.argv[2]))
+assert wait_serving(bot.endpoint, 30, bot.process) is None
+print(json.dumps({"procs": bot.cgroup.procs_files()}), flush=True)
+time.sleep(3600)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_the_sandbox_dies_with_its_worker(tmp_path):
+    """A worker killed outright (SIGKILL: no clean-up of its own) takes every sandboxed process with it."""
+    worker = subprocess.Popen(
+        [sys.executable, "-c", WORKER_SCRIPT, str(PACKAGE), str(tmp_path / "logs")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert worker.stdout is not None
+        procs = json.loads(worker.stdout.readline())["procs"]
+        assert any(Path(f).read_text().split() for f in procs)  # the sandbox runs
+    finally:
+        worker.kill()
+        worker.wait(10)
+    deadline = time.monotonic() + 10
+    while any(Path(f).read_text().split() for f in procs) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(Path(f).read_text().split() for f in procs)
+    for f in procs:
+        Path(f).parent.rmdir()
