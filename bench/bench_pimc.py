@@ -13,7 +13,9 @@ The kernel runs compiled by mypyc when a compiler is here (built once under buil
 Strength: a board is one pack and dealer played at two tables with the partnerships swapped; its margin
 is the PIMC side's written points minus the other side's at the first table plus the same at the second.
 The mean margin per board is given with its 95% interval (normal approximation, 1.96 standard errors).
-Environment: BENCH_BOARDS (boards per figure, default 20), BENCH_BUDGET_MS (default 100), BENCH_SECONDS.
+Environment: BENCH_BOARDS (boards per figure, default 20), BENCH_BOARDS_RANDOM (against random, default the
+same), BENCH_BUDGET_MS (default 100; the worlds figures get ten times that and stop at their number of
+worlds), BENCH_SOLVES (deals per solver figure), BENCH_SECONDS (per kernel figure), BENCH_OUT (a JSON file).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from sample_bots.pimc.world import World, describe_backend, rules_for, solve  # 
 RULESETS = ["pilotta", "bulgarian", "coinche", "french", "bela"]
 SECONDS = float(os.environ.get("BENCH_SECONDS", "2"))
 BOARDS = int(os.environ.get("BENCH_BOARDS", "20"))
+BOARDS_RANDOM = int(os.environ.get("BENCH_BOARDS_RANDOM", str(BOARDS)))  # against random (a wide margin)
 BUDGET_MS = int(os.environ.get("BENCH_BUDGET_MS", "100"))
 
 
@@ -246,11 +249,11 @@ def main() -> int:
         )
     out["strength"] = decisions
     if "--strength" in sys.argv:
-        out["strength_random"] = [strength(n, "random", BOARDS, Settings(BUDGET_MS)) for n in RULESETS]
+        out["strength_random"] = [strength(n, "random", BOARDS_RANDOM, Settings(BUDGET_MS)) for n in RULESETS]
     if "--worlds" in sys.argv:
         out["worlds"] = [
             strength("pilotta", "heuristic", BOARDS, Settings(budget_ms=10 * BUDGET_MS, max_worlds=w))
-            for w in (1, 4, 16)
+            for w in (4, 16, 64)
         ]
     path = os.environ.get("BENCH_OUT")
     if path:

@@ -63,6 +63,8 @@ class PimcBot:
         self.options: dict[str, object] = {}
         self.fallback = HeuristicBot()
         self._ruleset: tuple[str, Ruleset] | None = None
+        # The engine's scores asked during one deal, kept for its later decisions (same dealer and ruleset).
+        self._scorer: tuple[tuple[str, int, int], Scorer] | None = None
         self.last_worlds = 0  # how many worlds the last decision used (for the benchmark)
 
     def on_match_start(self, info: pilotta_bot.MatchInfo) -> None:
@@ -73,6 +75,12 @@ class PimcBot:
         if self._ruleset is None or self._ruleset[0] != game:
             self._ruleset = (game, get_ruleset(game, self.options))
         return self._ruleset[1]
+
+    def scorer(self, obs: pilotta_bot.Observation) -> Scorer:
+        key = (obs.game, obs.dealer, obs.deal_number)
+        if self._scorer is None or self._scorer[0] != key:
+            self._scorer = (key, Scorer(self.ruleset(obs.game), obs.dealer))
+        return self._scorer[1]
 
     def deadline(self, obs: pilotta_bot.Observation) -> float:
         budget = self.settings.budget_ms
@@ -112,7 +120,7 @@ class PimcBot:
             return next(iter(codes.values()))
         sampler = Sampler(Seen.from_observation(obs, ruleset=self.ruleset(obs.game)))
         totals: dict[int, int] = dict.fromkeys(codes, 0)
-        scorer = Scorer(sampler.seen.ruleset, sampler.seen.dealer)
+        scorer = self.scorer(obs)
         for world in sampler.worlds(self.settings.max_worlds, self.rng):
             if time.perf_counter() >= deadline:
                 break
@@ -136,7 +144,7 @@ class PimcBot:
         sampler = Sampler(seen)
         samples: dict[str, list[int]] = {code: [] for code in choices}
         sign = 1 if obs.seat & 1 == 0 else -1
-        scorer = Scorer(seen.ruleset, seen.dealer)
+        scorer = self.scorer(obs)
         for world in sampler.worlds(self.settings.max_worlds, self.rng, choices[everything]):
             if time.perf_counter() >= deadline:
                 break
@@ -173,7 +181,7 @@ class PimcBot:
         turned = parse_card(obs.turned_card) if obs.turned_card else None
         known = sum(1 << parse_card(n) for n in obs.hand)
         samples: dict[str, list[int]] = {code: [] for code in candidates}
-        scorer = Scorer(ruleset, obs.dealer)
+        scorer = self.scorer(obs)
         if "pass" not in candidates and "pass" in legal:
             samples["pass"] = []
         while self.last_worlds < self.settings.max_worlds and time.perf_counter() < deadline:
