@@ -190,6 +190,10 @@ class Search:
         self.best_lead = -1  # set by ``pplay`` at a trick's start: the card that gave its value
         self.tables: dict[int, list[int]] = {}  # by belote outcome: the score for each final cp0, or []
         self.use_points = True
+        # The range of side 0's final card points from the root (set by the root calls): the score tables
+        # are only asked of the engine there.
+        self.cp_lo = 0
+        self.cp_hi = rules.total_points
 
     # --- Setting up a position ---------------------------------------------------------------------
     def set_position(
@@ -229,6 +233,7 @@ class Search:
             if i and rules.beats(c, best):
                 best, best_seat = c, (leader + i) & 3
         self.trick_mask = mask
+        self.set_range(tpts)
         hand = self.hands[seat]
         moves = rules.legal(hand, seat, k, led, best, best_seat)
         values: dict[int, int] = {}
@@ -270,6 +275,12 @@ class Search:
             else:
                 hi = g  # an upper bound
         return self.cp0 + lo
+
+    def set_range(self, trick_points: int) -> None:
+        h = self.hands
+        self.cp_lo = self.cp0
+        left = self.rules.points_of(h[0] | h[1] | h[2] | h[3]) + self.rules.last_bonus + trick_points
+        self.cp_hi = min(self.cp0 + left, self.rules.total_points)
 
     def equivalent_of(self, card: int, moves: int) -> int:
         """The card kept by ``ordered`` in place of ``card``: the next higher of the same run."""
@@ -472,9 +483,13 @@ class Search:
         key = bel0 << 16 | bel1
         table = self.tables.get(key)
         if table is None:
-            table = [self.leaf_fn(cp, 3, bel0, bel1) for cp in range(rules.total_points + 1)]
-            for i in range(1, len(table)):
-                if table[i] < table[i - 1]:
+            # Asked of the engine only where side 0's card points can end from the root, the rest held at
+            # the nearest value (never reached, but it keeps the table non-decreasing for the bisection).
+            lo, hi = self.cp_lo, self.cp_hi
+            inner = [self.leaf_fn(cp, 3, bel0, bel1) for cp in range(lo, hi + 1)]
+            table = [inner[0]] * lo + inner + [inner[-1]] * (rules.total_points - hi)
+            for i in range(1, len(inner)):
+                if inner[i] < inner[i - 1]:
                     table = []
                     break
             self.tables[key] = table
