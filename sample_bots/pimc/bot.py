@@ -121,7 +121,7 @@ class PimcBot:
         sampler = Sampler(Seen.from_observation(obs, ruleset=self.ruleset(obs.game)))
         totals: dict[int, int] = dict.fromkeys(codes, 0)
         scorer = self.scorer(obs)
-        for world in sampler.worlds(self.settings.max_worlds, self.rng):
+        for world in sampler.worlds(self.settings.max_worlds, self.rng, deadline=deadline):
             if time.perf_counter() >= deadline:
                 break
             try:
@@ -145,7 +145,7 @@ class PimcBot:
         samples: dict[str, list[int]] = {code: [] for code in choices}
         sign = 1 if obs.seat & 1 == 0 else -1
         scorer = self.scorer(obs)
-        for world in sampler.worlds(self.settings.max_worlds, self.rng, choices[everything]):
+        for world in sampler.worlds(self.settings.max_worlds, self.rng, choices[everything], deadline):
             if time.perf_counter() >= deadline:
                 break
             try:

@@ -24,6 +24,7 @@ deal and a deal that fails is drawn again (rejection keeps the draw uniform over
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from math import factorial
@@ -139,9 +140,16 @@ class Seen:
                 if second >> card & 1 and b_seat != obs.seat:
                     held[b_seat] |= 1 << card
         announced: list[list[Announced]] = [[], [], [], []]
+        scale = rs.declaration_scale(contract)
         for a in obs.announcements:
             mask = sum(1 << parse_card(n) for n in a.cards)
-            announced[a.seat].append(Announced(_KINDS[a.kind], a.length, a.points, mask, a.credited))
+            kind = _KINDS[a.kind]
+            announced[a.seat].append(Announced(kind, a.length, a.points, mask, a.credited))
+            if not mask and kind is DeclarationKind.FOUR_OF_A_KIND and scale is not None:
+                # A four whose points name its rank (four jacks, four nines): its cards, though not shown.
+                ranks = [r for r in Rank if scale.quad_points(r) == a.points]
+                if len(ranks) == 1:
+                    mask = sum(1 << make_card(suit, ranks[0]) for suit in range(4))
             if a.seat != obs.seat:
                 held[a.seat] |= mask & ~played[a.seat]
         if obs.turned_card is not None and c.bidder != obs.seat:
@@ -188,7 +196,7 @@ def _splits(n: int, seats: tuple[int, ...], room: tuple[int, ...]) -> Iterator[t
 class Sampler:
     """Draws worlds uniformly among those consistent with a ``Seen`` (see the module's docstring)."""
 
-    def __init__(self, seen: Seen, max_tries: int = 200) -> None:
+    def __init__(self, seen: Seen, max_tries: int = 5000) -> None:
         self.seen = seen
         self.max_tries = max_tries
         unseen = seen.unseen
@@ -321,14 +329,19 @@ class Sampler:
         credited = rs.credit_declarations(deal)
         return (tuple(credited[0]), tuple(credited[1]))
 
-    def worlds(self, n: int, rng: random.Random, my_announce: frozenset[str] | None = None) -> Iterator[World]:
-        """Up to ``n`` worlds (fewer only if ``max_tries`` draws in a row contradict the declarations)."""
+    def worlds(
+        self, n: int, rng: random.Random, my_announce: frozenset[str] | None = None, deadline: float = 0.0
+    ) -> Iterator[World]:
+        """Up to ``n`` worlds; fewer if ``max_tries`` draws in a row contradict the declarations (a rare
+        hidden declaration), or once past ``deadline`` (a ``time.perf_counter()`` instant; 0: none)."""
         made = 0
         while made < n:
-            for _ in range(self.max_tries):
+            for tries in range(self.max_tries):
                 world = self.world_of(self.draw_hands(rng), my_announce)
                 if world is not None:
                     break
+                if deadline and tries % 16 == 15 and time.perf_counter() > deadline:
+                    return
             else:
                 return
             made += 1
