@@ -316,11 +316,11 @@ class SeatStream:
         return pipe
 
     def notice(self, message: bytes) -> bool:
-        """Send a notice (a RefereeMessage's bytes); False if the stream is broken (the notice is lost)."""
-        pipe = self.pipe
-        if pipe is None or pipe.ended:
+        """Send a notice (a RefereeMessage's bytes) on the stream, reopened if it was cut or broke; False
+        when the bot has left (the notice is lost)."""
+        if self.left:
             return False
-        pipe.out.put(message)
+        self._open().out.put(message)
         return True
 
     def decide(

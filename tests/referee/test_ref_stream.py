@@ -75,13 +75,17 @@ def test_an_answer_to_a_decision_not_asked_is_malformed(start_bot: StartBot) -> 
 def test_late_answers_after_a_timeout_are_dropped_not_taken_for_the_next_decision(start_bot: StartBot) -> None:
     # Each answer takes 150 ms; the deadline is 100 ms with no bank, so every decision times out, and each
     # late answer arrives while the referee waits for the next decision of that seat (it must drop it).
-    slow, _ = start_bot("sleep", sleep_ms=150, protocol=2)
+    slow, behaviour = start_bot("sleep", sleep_ms=150, protocol=2)
     good, _ = start_bot("random", seed=3, protocol=2)
     events: list[Any] = []
     out = run_match([slow, good], settings(deadline_ms=100, time_bank_ms=0, max_strikes=5), "late", events.append)
     s = out.bots[0]
     assert s.counts["timeout"] == 6 and s.counts["malformed_reply"] == 0 and s.counts["ok"] == 0
     assert "exceeded 5 strikes" in out.forfeit_reason
+    # Each timeout cuts that seat's stream; the next message for the seat opens a new one with the seat's
+    # MatchStart again: 2 streams at the start, 6 reopened, and the MatchEnd reaches both seats.
+    assert behaviour.notices.count("MatchStarted") == 2 + 6 and behaviour.notices.count("MatchEnded") == 2
+    assert s.notice_failures == 0
 
 
 @pytest.mark.timeout(60)
