@@ -19,6 +19,7 @@ once, not once per match.
 
 from __future__ import annotations
 
+import itertools
 import queue
 import threading
 import time
@@ -185,36 +186,50 @@ class _Watchdog:
 
     The match runner's thread reads each answer itself (a thread handing answers over would cost a thread
     switch per decision); gRPC's blocking read has no timeout, so a wait is bounded by arming the watchdog
-    with the time it may last. It looks every ``TICK_S``; a wait is cut at most that much after its bound,
-    and the runner classifies an answer that came after the bound as a timeout all the same.
+    with the time it may last. It looks every ``TICK_S`` while waits come and go (arming is then one dict
+    store, waking nobody); a wait is cut at most that much after its bound, and the runner classifies an
+    answer that came after the bound as a timeout all the same. After ``IDLE_S`` without a wait it sleeps
+    until the next one.
     """
 
     TICK_S = 0.01
+    IDLE_S = 1.0
 
     def __init__(self) -> None:
-        self._armed: dict[_Pipe, float] = {}  # a pipe -> the ``time.monotonic`` its wait may last until
-        self._lock = threading.Lock()
+        self._armed: dict[_Pipe, tuple[float, int]] = {}  # a pipe -> (``time.monotonic`` bound, its wait)
+        self._cond = threading.Condition()
+        self._sleeping = False
         self._thread: threading.Thread | None = None
 
-    def arm(self, pipe: _Pipe, until: float) -> None:
-        self._armed[pipe] = until  # one dict store: cheaper than waking anybody
-        if self._thread is None:
-            with self._lock:
+    def arm(self, pipe: _Pipe, until: float, wait: int) -> None:
+        self._armed[pipe] = (until, wait)
+        if self._sleeping or self._thread is None:
+            with self._cond:
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._run, name="play-stream-watchdog", daemon=True)
                     self._thread.start()
+                self._cond.notify()
 
     def disarm(self, pipe: _Pipe) -> None:
         self._armed.pop(pipe, None)
 
     def _run(self) -> None:
+        busy = time.monotonic()
         while True:
             time.sleep(self.TICK_S)
             now = time.monotonic()
-            for pipe, until in list(self._armed.items()):
-                if now >= until and self._armed.get(pipe) == until:
-                    self._armed.pop(pipe, None)
-                    pipe.expire()
+            if not self._armed:
+                if now - busy < self.IDLE_S:
+                    continue
+                with self._cond:
+                    self._sleeping = True
+                    while not self._armed:  # ``arm`` stores before it looks at ``_sleeping``: no lost wake-up
+                        self._cond.wait()
+                    self._sleeping = False
+            busy = time.monotonic()
+            for pipe, (until, wait) in list(self._armed.items()):
+                if busy >= until:
+                    pipe.expire(wait)
 
 
 _WATCHDOG = _Watchdog()
@@ -228,6 +243,9 @@ class _Pipe:
         self.out: queue.SimpleQueue[bytes] = queue.SimpleQueue()
         self.stopped = False  # the referee closed its side
         self.expired = False  # the watchdog cut a wait short (the call is cancelled)
+        self._waits = itertools.count(1)
+        self._wait = 0  # the wait in progress (0: none), so that the watchdog cuts only the one it was armed for
+        self._lock = threading.Lock()
         self.out.put(first)
         self.call: Any = link.play(self._requests(), timeout=STREAM_DEADLINE_S)
 
@@ -245,18 +263,25 @@ class _Pipe:
     def read(self, until: float) -> bytes | None:
         """The bot's next message, or None when it ended the call; raises grpc.RpcError when the call
         failed, or was cancelled because ``until`` (``time.monotonic``) passed (then ``expired`` is set)."""
-        _WATCHDOG.arm(self, until)
+        with self._lock:
+            wait = self._wait = next(self._waits)
+        _WATCHDOG.arm(self, until, wait)
         try:
             message: bytes = next(self.call)
             return message
         except StopIteration:
             return None
         finally:
+            with self._lock:
+                self._wait = 0
             _WATCHDOG.disarm(self)
 
-    def expire(self) -> None:
-        self.expired = True
-        self.call.cancel()
+    def expire(self, wait: int) -> None:
+        """Cut ``wait`` short (the watchdog's call): cancel the call if that wait is still in progress."""
+        with self._lock:
+            if self._wait == wait:
+                self.expired = True
+                self.call.cancel()
 
     @property
     def ended(self) -> bool:
