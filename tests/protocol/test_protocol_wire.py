@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
+from pilotta_bot.observation import observation_from_proto
 
 from referee import wire
 from referee.cards import card_name, cards_in
@@ -212,3 +213,26 @@ def test_enums_agree_with_engine_numbers() -> None:
     assert wire.phase_to_proto("play") == bot_pb2.PLAY
     with pytest.raises(ValueError):
         wire.seat_to_proto(4)
+
+
+def test_the_handshake_offers_both_versions_and_reads_either_ruleset_field() -> None:
+    request = wire.handshake_request("tests")
+    # A version 1 bot reads only protocol_version: it sees 1, as from a referee before version 2.
+    assert request.protocol_version == 1 and list(request.protocol_versions) == [1, 2]
+    assert list(wire.handshake_request("tests", (1,)).protocol_versions) == [1]
+    old = bot_pb2.HandshakeReply(games=["pilotta", "bela"])  # a bot that knows only the deprecated name
+    new = bot_pb2.HandshakeReply(protocol_version=2, rulesets=["coinche"])
+    both = bot_pb2.HandshakeReply(protocol_version=2, rulesets=["coinche", "bela"], games=["bela", "pilotta"])
+    assert wire.handshake_rulesets(old) == ["pilotta", "bela"] and wire.reply_protocol_version(old) == 1
+    assert wire.handshake_rulesets(new) == ["coinche"] and wire.reply_protocol_version(new) == 2
+    assert wire.handshake_rulesets(both) == ["coinche", "bela", "pilotta"]
+
+
+def test_the_ruleset_travels_in_both_fields_and_the_sdk_reads_either() -> None:
+    game = Game(get_ruleset("bela"), 3)
+    message = wire.observation_to_proto(observe(game.deal, 0, game))
+    assert message.ruleset == message.game == "bela"
+    start = wire.match_start_notice("m", "bela", {}, 0, ["a"] * 4, deadline_ms=1, time_bank_ms=1)
+    assert start.ruleset == start.game == "bela"
+    assert observation_from_proto(bot_pb2.Observation(game="bela")).ruleset == "bela"  # an older referee
+    assert observation_from_proto(bot_pb2.Observation(ruleset="bela")).game == "bela"  # a newer one
