@@ -342,7 +342,9 @@ class MatchRunner:
         return f"{name}#{n}"
 
     def close(self) -> None:
-        self.close_streams()
+        # A channel of this match's own is closed next: wait until the bots have ended their streams (they
+        # read the MatchEnd first). Kept channels stay open: the bots end their streams meanwhile.
+        self.close_streams(wait=self.own_links)
         for ep, link in self.links.items():
             bots = [self.bots[i] for i in self.bots_at(ep)]
             link.known = link.handshake is not None and not any(
@@ -353,9 +355,9 @@ class MatchRunner:
         for meter in self.cpu.values():
             meter.close()
 
-    def close_streams(self) -> None:
+    def close_streams(self, *, wait: bool = False) -> None:
         streams, self.streams = list(self.streams.values()), {}
-        close_streams(streams, self.s.notice_deadline_ms / 1000)
+        close_streams(streams, self.s.notice_deadline_ms / 1000, wait=wait)
 
     def version_of(self, bot: int, seat: int = -1) -> int:
         return self.versions.get(self.endpoint_at(bot, seat), 1)

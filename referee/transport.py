@@ -197,12 +197,21 @@ class _Watchdog:
 
     def __init__(self) -> None:
         self._armed: dict[_Pipe, tuple[float, int]] = {}  # a pipe -> (``time.monotonic`` bound, its wait)
+        self._ending: dict[_Pipe, float] = {}  # pipes the referee closed: cancelled if not over by then
         self._cond = threading.Condition()
         self._sleeping = False
         self._thread: threading.Thread | None = None
 
     def arm(self, pipe: _Pipe, until: float, wait: int) -> None:
         self._armed[pipe] = (until, wait)
+        self._awake()
+
+    def reap(self, pipe: _Pipe, until: float) -> None:
+        """Cancel ``pipe``'s call if the bot has not ended it by ``until`` (the referee waits no more)."""
+        self._ending[pipe] = until
+        self._awake()
+
+    def _awake(self) -> None:
         if self._sleeping or self._thread is None:
             with self._cond:
                 if self._thread is None:
@@ -218,18 +227,23 @@ class _Watchdog:
         while True:
             time.sleep(self.TICK_S)
             now = time.monotonic()
-            if not self._armed:
+            if not self._armed and not self._ending:
                 if now - busy < self.IDLE_S:
                     continue
                 with self._cond:
                     self._sleeping = True
-                    while not self._armed:  # ``arm`` stores before it looks at ``_sleeping``: no lost wake-up
+                    # ``arm`` and ``reap`` store before they look at ``_sleeping``: no lost wake-up.
+                    while not self._armed and not self._ending:
                         self._cond.wait()
                     self._sleeping = False
             busy = time.monotonic()
             for pipe, (until, wait) in list(self._armed.items()):
                 if busy >= until:
                     pipe.expire(wait)
+            for pipe, until in list(self._ending.items()):
+                if pipe.ended or busy >= until:
+                    del self._ending[pipe]
+                    pipe.call.cancel()  # a no-op on an ended call
 
 
 _WATCHDOG = _Watchdog()
@@ -415,11 +429,23 @@ class SeatStream:
             self.pipe.finish(until)
             self.pipe = None
 
+    def release(self, until: float) -> None:
+        """Leave the ending of the stream to the watchdog (which cancels it if not over by ``until``)."""
+        if self.pipe is not None:
+            _WATCHDOG.reap(self.pipe, until)
+            self.pipe = None
 
-def close_streams(streams: Sequence[SeatStream], timeout_s: float) -> None:
-    """End every stream: close the referee's side of all, then wait (together at most ``timeout_s``)."""
+
+def close_streams(streams: Sequence[SeatStream], timeout_s: float, *, wait: bool = True) -> None:
+    """End every stream: close the referee's side of all, then wait until the bots have ended them
+    (together at most ``timeout_s``). Without ``wait`` the bots end them while the match goes on, and the
+    watchdog cancels one not over after ``timeout_s``: the channel must stay open that long (it does
+    between the legs of a match, and for channels kept between matches)."""
     for s in streams:
         s.stop()
     until = time.monotonic() + timeout_s
     for s in streams:
-        s.finish(until)
+        if wait:
+            s.finish(until)
+        else:
+            s.release(until)
