@@ -188,7 +188,10 @@ def main() -> int:
     parser.add_argument("--baseline", type=Path, help="another checkout to compare with, run for run")
     parser.add_argument("--rounds", type=int, default=5, help="with --baseline: alternations per ruleset")
     parser.add_argument("--deals", type=int, default=2000, help="with --baseline: random deals per run")
+    parser.add_argument("--ruleset", action="append", choices=VARIANTS, help="only this ruleset (repeatable)")
     args = parser.parse_args()
+    if args.ruleset:
+        VARIANTS[:] = args.ruleset
     if args.baseline is not None:
         return compare(args.baseline.resolve(), args.rounds, args.deals, args.pure_only)
     compiled = build_compiled() if not args.pure_only else None
