@@ -11,6 +11,8 @@ knew; records written under version 1 replay under version 1's rules.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -151,7 +153,16 @@ def test_a_version_1_record_of_main_still_verifies_under_version_1() -> None:
     record = _record("pilotta_v1_contra_in_auction.json")
     assert record["ruleset"]["version"] == 1 and "contra" not in record["ruleset"]["options"]
     verified = verify_record(record)
-    assert verified.game.ruleset.version == 1  # the version it applied
+    assert verified.game.ruleset.version == verified.ruleset_version == 1  # the version it applied
+    # `referee verify` says so too.
+    run = subprocess.run(
+        [sys.executable, "-m", "referee.cli", "verify", str(RECORDS / "pilotta_v1_contra_in_auction.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "rules applied: pilotta version 1" in run.stdout
     assert verified.game.deals[0].contract is not None and verified.game.deals[0].contract.multiplier == 2
     # Under version 2's rules the same actions are not legal: the contra inside the auction is refused.
     record["ruleset"]["version"] = 2
