@@ -195,6 +195,9 @@ class Deal:
         "leader",
         "mode",
         "multiplier",
+        "must_head_plain_suit",
+        "must_undertrump",
+        "partner_may_win",
         "passed",
         "passes_in_row",
         "phase",
@@ -242,6 +245,8 @@ class Deal:
         self.trick: list[Card] = []
         self.trick_best = -1  # index in ``trick`` of the card winning so far
         self.power: tuple[int, ...] = ()  # each card's strength within its suit under this contract
+        # The ruleset's card play switches, copied here: ``legal_cards`` reads them on most card plays.
+        self.partner_may_win, self.must_undertrump, self.must_head_plain_suit = ruleset.play_rules
         self._legal_at, self._legal_mask = -1, 0  # the legal cards computed at history length _legal_at
         self._auction_at = -1  # the same for auction actions
         self._auction_actions: list[Action] = []
@@ -336,20 +341,19 @@ class Deal:
         if follow:
             if led == trump:
                 return (follow & _ABOVE_TRUMP[best]) or follow
-            if best >> 3 == led and self.ruleset.play_rules.must_head_plain_suit:
+            if best >> 3 == led and self.must_head_plain_suit:
                 return (follow & _ABOVE_PLAIN[best]) or follow
             return follow
         trumps = hand & SUIT_MASKS[trump]
         if not trumps:
             return hand
-        rules = self.ruleset.play_rules
-        if rules.partner_may_win and (self.leader + self.trick_best) % 4 == (self.to_act + 2) % 4:
+        if self.partner_may_win and (self.leader + self.trick_best) % 4 == (self.to_act + 2) % 4:
             return hand
         if best >> 3 == trump:
             over = trumps & _ABOVE_TRUMP[best]
             if over:
                 return over
-            return trumps if rules.must_undertrump else hand
+            return trumps if self.must_undertrump else hand
         return trumps
 
     def _may_announce_belote(self, seat: int, card: int) -> bool:

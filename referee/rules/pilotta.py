@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from referee.actions import (
+    ALL_TRUMP_STRAIN,
     CONTRA,
     NO_TRUMP_STRAIN,
     PASS,
@@ -177,9 +178,9 @@ class Pilotta(RulesetOf[PilottaOptions]):
 
     # --- Card play ----------------------------------------------------------------------------------
     def card_points_table(self, contract: Contract) -> tuple[int, ...]:
-        if contract.strain is Strain.ALL_TRUMP:
+        if contract.strain is ALL_TRUMP_STRAIN:
             return ALL_TRUMP_TABLE
-        if contract.strain is Strain.NO_TRUMP:
+        if contract.strain is NO_TRUMP_STRAIN:
             return NO_TRUMP_TABLE
         return suit_points_table(contract.trump)
 
