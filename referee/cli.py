@@ -124,7 +124,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         return 1
     _print_verified(verified)
     _print_checked(verified)
-    print(f"OK: {path} replays exactly ({len(verified.deals)} deals)")
+    print(f"OK: {path} replays exactly ({_count(len(verified.deals), 'deal')})")
     return 0
 
 
@@ -140,8 +140,12 @@ def _verify_match(path: Path, record: dict[str, Any]) -> int:
     winner = "draw" if verified.winner is None else f"team {verified.winner}"
     print(f"Match: {winner}, {verified.scores[0]} / {verified.scores[1]} per team ({verified.reason})")
     print("checked in the match record: " + ", ".join(verified.checked))
-    print(f"OK: {path} replays exactly ({len(verified.legs)} legs)")
+    print(f"OK: {path} replays exactly ({_count(len(verified.legs), 'leg')})")
     return 0
+
+
+def _count(n: int, thing: str) -> str:
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
 
 
 def _print_verified(verified: Verification) -> None:
