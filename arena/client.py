@@ -397,7 +397,8 @@ def add_ladder_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--deals",
         type=int,
         default=None,
-        help="played deals per leg (thrown-in deals do not count; ends sooner at the target)",
+        help="boards per duplicate match (each played once at each table; a board thrown in counts); with "
+        "--single, played deals per match (thrown-in deals do not count; ends sooner at the target)",
     )
     st.add_argument("--target", type=int, default=None, help="play each leg to this many points")
     st.add_argument("--matches", type=int, default=None, help="schedule this many more matches, then stop")

@@ -239,7 +239,10 @@ def add_demo_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)))
     add_ruleset_option(p, "the ladder's ruleset (default pilotta)")
     p.add_argument(
-        "--deals", type=int, default=8, help="played deals per leg, at most (default 8; thrown-in deals do not count)"
+        "--deals",
+        type=int,
+        default=8,
+        help="boards per duplicate match, each played once at each table (default 8; a board thrown in counts)",
     )
     p.add_argument("--matches", type=int, default=120, help="duplicate matches in all (default 120)")
     p.add_argument("--timeout", type=float, default=200.0, help="give up waiting after this long (s)")

@@ -59,7 +59,12 @@ def add_match_parser(sub: Any) -> None:
     add_ruleset_arguments(p)
     p.add_argument("--seed", type=int, default=0, help="the seed of the packs (and of the first dealer)")
     length = p.add_mutually_exclusive_group()
-    length.add_argument("--deals", type=int, help="play this many played deals per leg (thrown-in deals do not count)")
+    length.add_argument(
+        "--deals",
+        type=int,
+        help="this many played deals per leg (thrown-in deals do not count); with --duplicate this many boards, "
+        "each played once at each table (a board thrown in counts)",
+    )
     length.add_argument("--game", action="store_true", help="play a whole game to the target (default)")
     p.add_argument(
         "--boards",
