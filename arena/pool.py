@@ -25,10 +25,6 @@ one.
 from __future__ import annotations
 
 import logging
-import os
-import re
-import subprocess
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -36,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.model import BotVersion
-from referee.bots import BotProcess, BotStartError, Manifest, free_port, start_failure, wait_serving
+from referee.bots import BotProcess, BotStartError, Manifest, spawn_bot, start_failure, wait_serving
 from referee.transport import BotLinks
 
 log = logging.getLogger(__name__)
@@ -65,26 +61,7 @@ class Instance:
 def launch(manifest: Manifest, log_dir: Path, argv_of: Callable[[list[str]], list[str]]) -> BotProcess:
     """Start a manifest bot on a free port (``argv_of`` wraps its command, e.g. ``with_parent_death``) without
     waiting for it to serve.  Raises BotStartError when the command cannot be run at all."""
-    log_dir.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", manifest.name)
-    fd, name = tempfile.mkstemp(prefix=f"{safe}-{port}-", suffix=".stderr.log", dir=log_dir)
-    stderr = os.fdopen(fd, "wb")
-    argv = argv_of(manifest.argv(port))
-    try:
-        process = subprocess.Popen(
-            argv,
-            cwd=manifest.directory,
-            env=manifest.env(port),
-            stdin=subprocess.DEVNULL,
-            stdout=stderr,
-            stderr=stderr,
-            start_new_session=True,
-        )
-    except OSError as e:
-        stderr.close()
-        raise BotStartError(f"bot {manifest.name!r} ({manifest.source}): cannot run {argv[0]!r}: {e}") from None
-    return BotProcess(manifest, port, process, Path(name), stderr)
+    return spawn_bot(manifest, log_dir, argv_of)
 
 
 class InstancePool:

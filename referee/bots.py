@@ -28,7 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -247,19 +247,16 @@ class BotProcess:
         return p.returncode
 
 
-def start_bot(manifest: Manifest, log_dir: Path, *, startup_timeout_s: float = 15.0) -> BotProcess:
-    """Start a manifest bot on a free port and wait until it serves.
-
-    Never raises for a bot that fails to come up: the returned ``BotProcess.error`` says why (so the
-    match can still run, and the bot's side forfeits as unreachable). Raises ``BotStartError`` only when
-    the command cannot even be run (e.g. the program does not exist).
-    """
+def spawn_bot(manifest: Manifest, log_dir: Path, argv_of: Callable[[list[str]], list[str]] | None = None) -> BotProcess:
+    """Start a manifest bot on a free port without waiting for it to serve, its stdout and stderr in a log file
+    under ``log_dir`` (``argv_of`` may wrap its command, e.g. in a launcher). Raises ``BotStartError`` only
+    when the command cannot even be run (e.g. the program does not exist)."""
     log_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", manifest.name)
     fd, name = tempfile.mkstemp(prefix=f"{safe}-{port}-", suffix=".stderr.log", dir=log_dir)
     stderr = os.fdopen(fd, "wb")
-    argv = manifest.argv(port)
+    argv = manifest.argv(port) if argv_of is None else argv_of(manifest.argv(port))
     try:
         process = subprocess.Popen(
             argv,
@@ -273,10 +270,20 @@ def start_bot(manifest: Manifest, log_dir: Path, *, startup_timeout_s: float = 1
     except OSError as e:
         stderr.close()
         raise BotStartError(f"bot {manifest.name!r} ({manifest.source}): cannot run {argv[0]!r}: {e}") from None
-    bot = BotProcess(manifest, port, process, Path(name), stderr)
-    why = wait_serving(bot.endpoint, startup_timeout_s, process)
+    return BotProcess(manifest, port, process, Path(name), stderr)
+
+
+def start_bot(manifest: Manifest, log_dir: Path, *, startup_timeout_s: float = 15.0) -> BotProcess:
+    """Start a manifest bot on a free port and wait until it serves.
+
+    Never raises for a bot that fails to come up: the returned ``BotProcess.error`` says why (so the
+    match can still run, and the bot's side forfeits as unreachable). Raises ``BotStartError`` only when
+    the command cannot even be run (e.g. the program does not exist).
+    """
+    bot = spawn_bot(manifest, log_dir)
+    why = wait_serving(bot.endpoint, startup_timeout_s, bot.process)
     if why is not None:
-        bot.error = start_failure(manifest, why, Path(name))
+        bot.error = start_failure(manifest, why, bot.stderr_path)
     return bot
 
 
