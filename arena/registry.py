@@ -289,6 +289,30 @@ class Registry:
 
     # writes -------------------------------------------------------------------
 
+    def _insert(self, name: str, owner: str, version: BotVersion) -> str:
+        """Store a new bot with its first version; returns its owner token (stored hashed, shown once).
+        HSETNX on the name index and the bot writes run in one Lua script, so two concurrent registrations
+        of one name cannot both succeed."""
+        token = new_token(24)
+        ok = self.r.eval(
+            _REGISTER_LUA,
+            4,
+            keys.BOT_NAMES,
+            keys.bot(version.bot_id),
+            keys.bot_versions(version.bot_id),
+            keys.BOTS,
+            name,
+            version.bot_id,
+            owner,
+            repr(version.created),
+            sha256_hex(token),
+            version.to_json(),
+            version.kind,
+        )
+        if not ok:
+            raise NameTakenError(f"bot name {name!r} is already taken")
+        return token
+
     def register(
         self,
         name: str,
@@ -307,28 +331,8 @@ class Registry:
         validate_owner(owner)
         ep, man, mdir, gms = _target(endpoint, manifest, manifest_dir, games)
         bot_id = "b-" + secrets.token_hex(5)
-        token = new_token(24)
-        now = time.time()
-        version = BotVersion(bot_id, 1, now, endpoint=ep, manifest=man, manifest_dir=mdir, games=gms)
-        # HSETNX on the name index and the bot writes run in one Lua script,
-        # so two concurrent registrations of one name cannot both succeed.
-        ok = self.r.eval(
-            _REGISTER_LUA,
-            4,
-            keys.BOT_NAMES,
-            keys.bot(bot_id),
-            keys.bot_versions(bot_id),
-            keys.BOTS,
-            name,
-            bot_id,
-            owner,
-            repr(now),
-            sha256_hex(token),
-            version.to_json(),
-            version.kind,
-        )
-        if not ok:
-            raise NameTakenError(f"bot name {name!r} is already taken")
+        version = BotVersion(bot_id, 1, time.time(), endpoint=ep, manifest=man, manifest_dir=mdir, games=gms)
+        token = self._insert(name, owner, version)
         return self.get(bot_id), token
 
     def update(
@@ -366,26 +370,8 @@ class Registry:
         validate_name(name)
         validate_owner(owner)
         bot_id = "b-" + secrets.token_hex(5)
-        token = secrets.token_urlsafe(24)
-        now = time.time()
-        version = BotVersion(bot_id, 1, now, manifest=dict(manifest), games=tuple(games), package=digest)
-        ok = self.r.eval(
-            _REGISTER_LUA,
-            4,
-            keys.BOT_NAMES,
-            keys.bot(bot_id),
-            keys.bot_versions(bot_id),
-            keys.BOTS,
-            name,
-            bot_id,
-            owner,
-            repr(now),
-            sha256_hex(token),
-            version.to_json(),
-            version.kind,
-        )
-        if not ok:
-            raise NameTakenError(f"bot name {name!r} is already taken")
+        version = BotVersion(bot_id, 1, time.time(), manifest=dict(manifest), games=tuple(games), package=digest)
+        token = self._insert(name, owner, version)
         self.set_state(bot_id, 1, VersionState("pending"))
         return self.get(bot_id), token
 

@@ -204,3 +204,19 @@ def test_tokens_never_start_with_a_dash(r, reg):
     tokens.append(reg.set_admin_token())
     assert not [t for t in tokens if t.startswith("-")]
     assert len(set(tokens)) == len(tokens)
+
+
+def test_no_owner_token_starts_with_a_dash_for_either_kind_of_registration(reg, monkeypatch):
+    # A token starting with "-" is taken for an option by the CLI (`--token -x...`). The randomness is forced:
+    # the first token drawn starts with "-", the second does not; both registration paths must skip the first.
+    # (The package path drew its token directly from secrets and returned "-dash" before.)
+    import secrets
+
+    for register in (
+        lambda: reg.register("dashbot", "alice", endpoint="127.0.0.1:1", games=["pilotta"]),
+        lambda: reg.register_package("dashpkg", "alice", "0" * 64, {"name": "dashpkg"}, ["pilotta"]),
+    ):
+        drawn = iter(["-dash", "plain"])
+        monkeypatch.setattr(secrets, "token_urlsafe", lambda n, drawn=drawn: next(drawn))
+        _, token = register()
+        assert token == "plain"
