@@ -216,23 +216,29 @@ class Search:
         self.pending = pending
         self.second = second
 
-    def root_values(self, seat: int, trick: list[int], leader: int) -> dict[int, int]:
-        """The exact value (side 0's, as ``leaf``) of each legal card of ``seat``, the trick being played
-        holding ``trick`` (led by ``leader``). Raises SearchTimeout past the deadline."""
+    def enter_trick(self, trick: list[int], leader: int) -> tuple[int, int, int, int]:
+        """Set up the search at the trick being played, ``trick`` so far (led by ``leader``): marks its
+        cards played and returns (led suit, best card, seat holding it, card points in the trick)."""
         rules = self.rules
-        k = len(trick)
-        led = trick[0] >> 3 if k else 0
-        best = trick[0] if k else 0
+        led = trick[0] >> 3 if trick else 0
+        best = trick[0] if trick else 0
         best_seat = leader
         tpts = 0
         mask = 0
-        for i in range(k):
-            c = trick[i]
+        for i, c in enumerate(trick):
             mask |= 1 << c
             tpts += rules.points[c]
             if i and rules.beats(c, best):
                 best, best_seat = c, (leader + i) & 3
         self.trick_mask = mask
+        return led, best, best_seat, tpts
+
+    def root_values(self, seat: int, trick: list[int], leader: int) -> dict[int, int]:
+        """The exact value (side 0's, as ``leaf``) of each legal card of ``seat``, the trick being played
+        holding ``trick`` (led by ``leader``). Raises SearchTimeout past the deadline."""
+        rules = self.rules
+        k = len(trick)
+        led, best, best_seat, tpts = self.enter_trick(trick, leader)
         self.set_range(tpts)
         hand = self.hands[seat]
         moves = rules.legal(hand, seat, k, led, best, best_seat)
@@ -251,18 +257,7 @@ class Search:
         exact value. Raises SearchTimeout past the deadline."""
         rules = self.rules
         k = len(trick)
-        led = trick[0] >> 3 if k else 0
-        best = trick[0] if k else 0
-        best_seat = leader
-        tpts = 0
-        mask = 0
-        for i in range(k):
-            c = trick[i]
-            mask |= 1 << c
-            tpts += rules.points[c]
-            if i and rules.beats(c, best):
-                best, best_seat = c, (leader + i) & 3
-        self.trick_mask = mask
+        led, best, best_seat, tpts = self.enter_trick(trick, leader)
         # Bisection by zero-window searches (each only asks "at least t?", cheap with the table's bounds),
         # down to ``resolution`` points: much faster than one search with the whole window.
         h = self.hands
