@@ -33,7 +33,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check referee arena sample_bots tests bench
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy referee arena
+	$(VENV)/bin/mypy referee arena sample_bots
 
 test: $(STAMP) node-deps proto-check lint typecheck
 	$(VENV)/bin/pytest -q

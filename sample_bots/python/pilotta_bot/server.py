@@ -115,6 +115,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             return self._decide(request)
         except _DecideFailed as failed:
             context.abort(failed.code, str(failed))
+            raise AssertionError("unreachable: ServicerContext.abort raises") from failed
 
     def Play(
         self, request_iterator: Iterator[bot_pb2.RefereeMessage], context: grpc.ServicerContext
