@@ -15,6 +15,7 @@ from arena.demo import add_demo_parser
 from arena.local import add_check_bot_parser, add_match_parser
 from arena.series import add_series_parser
 from arena.up import add_server_parsers
+from arena.view import add_view_parser
 
 # Subcommand groups, in help order. Add yours here: up, worker, api, bot, ladder, leaderboard, replay...
 PARSERS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
@@ -25,6 +26,7 @@ PARSERS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], No
     add_bot_parser,
     add_ladder_parser,
     add_view_parsers,  # leaderboard, matches, replay
+    add_view_parser,  # view FILE
     add_deadletters_parser,
     add_demo_parser,
 ]

@@ -25,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+from urllib.parse import quote
 
 import redis
 
@@ -386,7 +387,8 @@ class Views:
             record = json.loads(result.record)
         except ValueError:
             record = None
-        payload = replay_payload(result.to_dict(), record, self.names(result.seats))
+        url = "/replay/" + quote(match_id, safe="") + "/record.json"
+        payload = replay_payload(result.to_dict(), record, self.names(result.seats), record_url=url)
         self._replays.put(match_id, payload)
         return payload
 

@@ -5,7 +5,8 @@ picks a free one: ``server.server_address``); ``server.shutdown()`` then ``serve
 ``run_web(redis_url, host, port)`` is the blocking entry of ``arena web``; it returns on SIGINT/SIGTERM.
 
 Pages: ``/`` leaderboard per ladder with rating plots, ``/batch?ladder=&anchor=`` the batch rating and the
-head-to-head table, ``/matches``, ``/bots/NAME``, ``/replay/MATCH_ID``.
+head-to-head table, ``/matches``, ``/bots/NAME``, ``/replay/MATCH_ID`` (and its record,
+``/replay/MATCH_ID/record.json``).
 API: ``/api/leaderboard?ladder=``, ``/api/batch?ladder=&anchor=``, ``/api/matches?ladder=&bot=&before=&limit=``,
 ``/api/bots/NAME``, ``/api/replay/MATCH_ID``, ``/api/rating-history/NAME?ladder=``; ``/healthz`` pings Redis.
 
@@ -206,6 +207,8 @@ class Handler(BaseHTTPRequestHandler):
             return lambda q: self._page("bot.html", f"Bot {p[1]}", "", **vars_of(self._bot(p[1])))
         if one and p[0] == "replay":
             return lambda q: self._page("replay.html", f"Match {p[1]}", "", payload=self._replay(p[1]))
+        if len(p) == 3 and p[0] == "replay" and p[2] == "record.json":
+            return lambda q: (200, "application/json", self._record(p[1]).encode())
         if one and p[0] == "static" and p[1] in self.server.static:
             return lambda q: (200, _STATIC_TYPES[p[1]], self.server.static[p[1]])
         if p == ["healthz"]:
@@ -284,6 +287,13 @@ class Handler(BaseHTTPRequestHandler):
         try:
             return self.server.arena.replay_view(match_id)
         except NotFoundError:
+            raise NotFound(f"There is no recorded match “{match_id}”.") from None
+
+    def _record(self, match_id: str) -> str:
+        """A match's record as stored (the replay page's download link)."""
+        try:
+            return self.server.arena.replay(match_id)[1]
+        except (NotFoundError, ValidationError):
             raise NotFound(f"There is no recorded match “{match_id}”.") from None
 
     def _rating_history(self, name: str, ladder: str | None) -> dict[str, Any]:

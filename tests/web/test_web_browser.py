@@ -8,73 +8,18 @@ page-load and script timeouts of the driver, and the test's own timeout.
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 
+from .browser import chromium_driver, no_errors  # noqa: F401  (chromium_driver: the fixture ``driver``)
 from .conftest import EVIL, Arena
 
 SEATS = ("South", "East", "North", "West")
 SUIT = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
 STRAIN = {**SUIT, "NT": "no trump", "AT": "all trump"}
-
-
-def _missing(reason: str) -> NoReturn:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI=true but {reason}: the browser test cannot run")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        _missing("the selenium package is not installed (pip install selenium)")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    chromedriver = shutil.which("chromedriver")
-    if not chromium or not chromedriver:
-        _missing("chromium or chromedriver is not installed (apt-get install chromium chromium-driver)")
-    profile = tempfile.mkdtemp(prefix="web-chromium-")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = chromium
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={profile}",
-        "--window-size=1280,900",
-        "--lang=en-US",
-    ):
-        opts.add_argument(arg)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    # The driver's path is given, so Selenium Manager never looks for one online; and no usage reports.
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("SE_AVOID_STATS", "true")
-        drv = webdriver.Chrome(service=Service(executable_path=chromedriver, log_output=os.devnull), options=opts)
-    try:
-        drv.set_page_load_timeout(30)
-        drv.set_script_timeout(10)
-        yield drv
-    finally:
-        drv.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-def _no_errors(driver: Any) -> None:
-    severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
-    assert not severe, f"browser errors: {severe}"
 
 
 @pytest.mark.timeout(120)
@@ -89,16 +34,16 @@ def test_pages_render_in_chromium_without_errors(arena: Arena, driver: Any) -> N
     assert EVIL in links, "a hostile name shows as text"
     with pytest.raises(NoAlertPresentException):
         _ = driver.switch_to.alert.text
-    _no_errors(driver)
+    no_errors(driver)
 
     driver.get(arena.url + "/matches")
     assert len(driver.find_elements(By.CSS_SELECTOR, "table.matches tbody tr")) == len(arena.results)
-    _no_errors(driver)
+    no_errors(driver)
 
     driver.get(arena.url + "/bots/alpha")
     assert driver.find_element(By.TAG_NAME, "h1").text == "Bot alpha"
     assert driver.find_element(By.CSS_SELECTOR, '[data-stat="contracts_bid"]').text.isdigit()
-    _no_errors(driver)
+    no_errors(driver)
 
     driver.get(arena.url + "/bots/nobody")
     assert driver.find_element(By.ID, "error").text == "There is no bot named “nobody”."
@@ -193,7 +138,7 @@ def test_replay_viewer_steps_through_a_deal_as_the_record_says(
     assert f"totals{deal['totals'][0]}{deal['totals'][1]}" in state["score"]
     assert ("contract made" if score["contract_made"] else "contract failed") in state["score"]
     assert driver.find_element(By.ID, "next").get_attribute("disabled") is not None
-    _no_errors(driver)
+    no_errors(driver)
     driver.save_screenshot(str(tmp_path / "replay-end.png"))
 
     driver.find_element(By.ID, "prev").click()
