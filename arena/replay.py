@@ -180,9 +180,9 @@ def public_reason(reason: object) -> str:
     """A forfeit reason without what no public page shows: only its generic part (see ``_GENERIC_REASON``)."""
     if not isinstance(reason, str):
         return "a bot failed"
-    void = reason.startswith("void: ")
+    prefix = next((p for p in ("void: ", "forfeit: ") if reason.startswith(p)), "")
     parts = []
-    for part in (reason[6:] if void else reason).split("; "):
+    for part in reason[len(prefix) :].split("; "):
         m = _GENERIC_REASON.match(part.strip())
         if m is None:
             continue
@@ -190,8 +190,7 @@ def public_reason(reason: object) -> str:
         if m["last"]:
             text += f" (last: {m['last'].replace('_', ' ')})"
         parts.append(text)
-    text = "; ".join(dict.fromkeys(parts)) or "a bot failed"
-    return f"void: {text}" if void else text
+    return prefix + ("; ".join(dict.fromkeys(parts)) or "a bot failed")
 
 
 def leg_players(seats: Sequence[str], leg: int) -> list[str]:
@@ -274,8 +273,10 @@ def replay_payload(
             players = [names.get(b, b) for b in leg_players(seats, i)]
         else:
             recorded = leg.get("players")
-            ok = isinstance(recorded, list) and len(recorded) == 4 and all(isinstance(p, str) for p in recorded)
-            players = list(recorded) if ok else list(SEAT_NAMES)
+            if isinstance(recorded, list) and len(recorded) == 4 and all(isinstance(p, str) for p in recorded):
+                players = [str(p) for p in recorded]
+            else:
+                players = list(SEAT_NAMES)
         facts = leg_facts(leg)
         deals = []
         for d, f in zip(leg["deals"], facts, strict=True):
