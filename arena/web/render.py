@@ -22,6 +22,8 @@ from urllib.parse import quote, urlencode
 import jinja2
 import markupsafe
 
+from arena.replay import public_reason
+
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 
 # The rows of a bot's statistics table: key of BotStatsSummary, label, format.
@@ -210,6 +212,7 @@ def environment() -> jinja2.Environment:
         side_names=side_names,
         points=points,
         fmt=lambda v, f: f.format(v),
+        public_reason=public_reason,
     )
     env.globals.update(plot=plot, STAT_ROWS=STAT_ROWS)
     return env

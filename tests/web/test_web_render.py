@@ -23,7 +23,7 @@ def test_values_are_escaped_in_text_and_attributes(pages: Pages) -> None:
         "seats": [HOSTILE, "b-2", HOSTILE, "b-2"],
         "winner": 1,
         "points": [3, 7],
-        "forfeit": HOSTILE,  # shown in a title="" attribute
+        "forfeit": f"bot {HOSTILE} crashed",  # its generic part is shown in a title="" attribute
         "deals_played": 2,
         "finished": 0,
     }
@@ -40,7 +40,7 @@ def test_values_are_escaped_in_text_and_attributes(pages: Pages) -> None:
     )
     assert "<script>" not in page
     assert "&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert 'title="&#34;&gt;&lt;script&gt;' in page  # the forfeit reason, inside an attribute
+    assert 'title="bot &#34;&gt;&lt;script&gt;' in page  # the forfeit reason, inside an attribute
     assert 'href="/bots/%22%3E%3Cscript%3Ealert%281%29%3C%2Fscript%3E"' in page  # a path, quoted
     assert '<td class="won"><a href="/bots/two">two</a></td>' in page  # side 1 won
     assert 'id="older" href="/matches?ladder=%22%3E' in page

@@ -1,5 +1,7 @@
-"""The replay data: every stored record shape, trick winners from the rules, and the fallback; and
-``run_web`` as ``arena web`` runs it (a real process, stopped by SIGTERM)."""
+"""The replay data: every stored record shape, trick winners and the rest of the rules' facts (declarations'
+kinds and points, trick points, the hands before the auction), the fallback; seats under the registered names,
+nothing private on a public page; ``run_web`` as ``arena web`` runs it and ``arena view FILE`` (real processes,
+stopped by a signal), and its clear refusal of a malformed file."""
 
 from __future__ import annotations
 
@@ -20,12 +22,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.model import MatchResult
+from arena.queue import MatchQueue
 from arena.redis_server import free_port
 from arena.replay import leg_facts, public_reason, record_legs, replay_payload, trick_winners
 from referee.cli import play_random_game
 from referee.game import Game
 from referee.record import ActionNote, Forfeit, RecordExtras, dumps, game_to_record, verify_record
 from referee.rules import get_ruleset
+
+from .conftest import T0, Arena
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(60)
@@ -319,3 +325,42 @@ def test_arena_view_refuses_a_malformed_file_naming_what_is_wrong(tmp_path: Path
         assert done.returncode == 2, (name, done.stderr)
         assert done.stderr.startswith(f"error: {path}: {want[name]}"), (name, done.stderr)
         assert done.stdout == ""
+
+
+# --- the arena's public replay page (a real Redis, the real web server) -------------------------------------
+
+
+def test_the_public_replay_names_registered_bots_and_shows_no_path_endpoint_or_bot_words(arena: Arena) -> None:
+    game = _forfeited_record()
+    for deal in game["deals"]:  # as the arena stores a record: the runner keeps the bot's words out
+        for action in deal["actions"]:
+            action.pop("answer", None)
+            action.pop("error", None)
+    record = {"format": "pilotta-arena/match-record", "format_version": 2, "legs": [game], "result": game["result"]}
+    a, b = arena.bots["alpha"], arena.bots["beta"]
+    raw = "bot beta (seat 1) crashed: process exited with code 3; last words: 'at /srv/bots/beta'; log: /var/log/b.log"
+    result = MatchResult(
+        match_id="m-web-private",
+        ladder=arena.ladders["pilotta"],
+        seats=(a, b, a, b),
+        winner=0,
+        points=(0, 0),
+        deals_played=0,
+        forfeit=raw,
+        record=json.dumps(record),
+        finished=T0,
+    )
+    assert MatchQueue(arena.r).record_result(result)
+    status, page, _h = arena.get("/replay/m-web-private")
+    assert status == 200
+    for secret in ("/srv/", "/var/log", "last words", "me-myself", "exit"):
+        assert secret not in page, secret
+    payload = arena.json("/api/replay/m-web-private")
+    assert payload["legs"][0]["players"] == ["alpha", "beta", "alpha", "beta"]  # not what the record calls them
+    assert payload["forfeit"] == "bot beta crashed"
+    assert payload["record_url"] == "/replay/m-web-private/record.json"
+    status, body, headers = arena.get(payload["record_url"])
+    assert status == 200 and headers["Content-Type"] == "application/json" and json.loads(body) == record
+    assert arena.get("/replay/m-web-nothing/record.json")[0] == 404
+    status, matches, _h = arena.get("/matches")
+    assert status == 200 and "/srv/" not in matches and 'title="bot beta crashed"' in matches
