@@ -134,6 +134,12 @@ def ladder_inflight(ladder: str) -> str:
     return f"{PREFIX}ladder:{ladder}:inflight"
 
 
+def ladder_games(ladder: str) -> str:
+    """Hash bot id -> matches scheduled for it on the ladder (played, playing or waiting), the count the
+    scheduler keeps even (``scheduler.pick_pairs``); a bot joining later starts at the least one."""
+    return f"{PREFIX}ladder:{ladder}:games"
+
+
 def ladder_last_scheduled(ladder: str) -> str:
     """Hash bot id -> unix time it was last put in a match (fairness age)."""
     return f"{PREFIX}ladder:{ladder}:last_scheduled"

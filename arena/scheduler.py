@@ -7,15 +7,24 @@ ladder and results of different settings never mix.
 Selection (``pick_pairs``) is pure, deterministic given its ``rng``, and
 separated from Redis I/O (``Scheduler``) so it can be tested exhaustively:
 
-1. Priority of a bot = waiting time since it was last scheduled (in units of
+1. Games played are kept even.  A bot's count is the matches scheduled for it
+   on the ladder (played, being played or waiting).  Only bots within
+   ``FAIRNESS_SLACK`` of the least-played member (the floor) may be picked, so
+   the counts of a ladder's bots never spread more than ``FAIRNESS_SLACK + 1``
+   apart (a bot that joins later starts level with the floor).  When a slow
+   bot sits at the floor with all its matches in flight, the others wait for
+   it: it is *holding the queue* (``holding``; ``arena ladder status`` names it).
+2. Among those, the anchor is the least-played free bot, ties broken by
+   priority = waiting time since it was last scheduled (in units of
    ``fairness_s``) + uncertainty (sigma / prior sigma) + novelty 1/(1+games).
-   Waiting time grows without bound, so every eligible bot eventually has the
-   highest priority: no bot starves, however its rating looks.
-2. The highest-priority bot is the anchor; its opponent minimises the rating
-   distance |mu_a - mu_b| / sqrt(sigma_a^2 + sigma_b^2) (roughly: how sure we
-   already are of the outcome) minus a share of the opponent's own priority,
-   with a little random jitter so the same pairs do not repeat forever.
-3. Both are marked as just scheduled and in flight; repeat.
+3. Its opponent, among the other free bots within the slack, minimises the
+   rating distance |mu_a - mu_b| / sqrt(sigma_a^2 + sigma_b^2) (roughly: how
+   sure we already are of the outcome) minus a share of the opponent's own
+   priority, with a little random jitter so the same pairs do not repeat
+   forever.  If the anchor is the only bot at the floor and no other free bot
+   is within the slack (the others ran ahead while it played), it plays the
+   least-played free bot: that raises the floor, so the bound still holds.
+4. Both are marked as just scheduled and in flight; repeat.
 
 Bots at ``max_in_flight`` queued-or-playing matches are not picked, so a slow
 bot does not pile up a backlog.  The default match is a duplicate pair of two
@@ -56,6 +65,8 @@ NEVER_AGE_S = 86_400.0  # a bot never scheduled counts as having waited a day
 # what its seats see): rate their matches, play them unrated, or leave the bots out.
 ENDPOINT_POLICIES = ("rated", "unrated", "refused")
 DEFAULT_ENDPOINT_POLICY = "unrated"
+# How many more matches than the least-played bot a bot may be scheduled for (module docstring, 1.).
+FAIRNESS_SLACK = 2
 
 
 @dataclass(frozen=True)
@@ -119,6 +130,7 @@ class Candidate:
     games: int = 0
     last_scheduled: float | None = None  # unix time; None = never
     in_flight: int = 0
+    scheduled: int = 0  # matches scheduled for it on the ladder: played, being played or waiting
 
 
 def priority(c: Candidate, now: float, fairness_s: float = 60.0) -> float:
@@ -139,24 +151,49 @@ def pick_pairs(
     fairness_s: float = 60.0,
     wait_weight: float = 0.5,
     jitter: float = 0.05,
+    slack: int = FAIRNESS_SLACK,
 ) -> list[tuple[str, str]]:
-    """Choose up to ``n`` (anchor, opponent) pairs; see the module docstring."""
+    """Choose up to ``n`` (anchor, opponent) pairs; see the module docstring.  With every candidate's
+    ``scheduled`` within ``slack + 1`` of the least one, so are they after the picks are played."""
     pool = {c.bot_id: c for c in candidates}
     pairs: list[tuple[str, str]] = []
     for _ in range(n):
-        eligible = sorted((c for c in pool.values() if c.in_flight < max_in_flight), key=lambda c: c.bot_id)
-        if len(eligible) < 2:
+        if not pool:
             break
-        anchor = max(eligible, key=lambda c: (priority(c, now, fairness_s), c.bot_id))
+        floor = min(c.scheduled for c in pool.values())
+        free = sorted((c for c in pool.values() if c.in_flight < max_in_flight), key=lambda c: c.bot_id)
+        level = [c for c in free if c.scheduled <= floor + slack]
+        if not level:
+            break
+        anchor = min(level, key=lambda c: (c.scheduled, -priority(c, now, fairness_s), c.bot_id))
+        others = [c for c in level if c.bot_id != anchor.bot_id]
+        if not others:
+            at_floor = [c for c in pool.values() if c.scheduled == floor]
+            if anchor.scheduled != floor or len(at_floor) != 1:
+                break  # wait for the other least-played bots' matches to finish
+            rest = [c for c in free if c.bot_id != anchor.bot_id]
+            if not rest:
+                break
+            least = min(c.scheduled for c in rest)
+            others = [c for c in rest if c.scheduled == least]
 
         def cost(o: Candidate, anchor: Candidate = anchor) -> float:
             return rating_distance(anchor, o) - wait_weight * priority(o, now, fairness_s) + jitter * rng.random()
 
-        opponent = min((c for c in eligible if c.bot_id != anchor.bot_id), key=cost)
+        opponent = min(others, key=cost)
         pairs.append((anchor.bot_id, opponent.bot_id))
         for c in (anchor, opponent):
-            pool[c.bot_id] = replace(c, last_scheduled=now, in_flight=c.in_flight + 1)
+            pool[c.bot_id] = replace(c, last_scheduled=now, in_flight=c.in_flight + 1, scheduled=c.scheduled + 1)
     return pairs
+
+
+def holding(candidates: Sequence[Candidate], max_in_flight: int, slack: int = FAIRNESS_SLACK) -> list[str]:
+    """The bots holding the queue: least-played ones with all their matches in flight while no pair of
+    free bots is within the slack (so ``pick_pairs`` picks nothing until their matches finish)."""
+    if not candidates or pick_pairs(candidates, 1, 0.0, random.Random(0), max_in_flight, slack=slack):
+        return []
+    floor = min(c.scheduled for c in candidates)
+    return sorted(c.bot_id for c in candidates if c.scheduled == floor and c.in_flight >= max_in_flight)
 
 
 def new_match_id(now: float) -> str:
@@ -192,6 +229,7 @@ class Scheduler:
         if self.registry.get(bot_id).retired:
             raise RetiredBotError(f"bot {bot_id!r} is retired")
         self.r.sadd(keys.ladder_members(ladder_id), bot_id)
+        self._level(ladder_id, [bot_id])
 
     def join_all(self, ladder_id: str, bots: Sequence[Bot]) -> None:
         """Active ``bots`` (as just read from the registry) join the ladder, in one write."""
@@ -199,6 +237,20 @@ class Scheduler:
         active = [b.bot_id for b in bots if not b.retired]
         if active:
             self.r.sadd(keys.ladder_members(ladder_id), *active)
+            self._level(ladder_id, active)
+
+    def _level(self, ladder_id: str, bot_ids: Sequence[str]) -> None:
+        """A bot new to the ladder starts level with its least-played bot: it is counted as scheduled for
+        as many matches, so the others do not wait for it to catch up from 0 (``pick_pairs``)."""
+        counted = self.r.hmget(keys.ladder_games(ladder_id), list(bot_ids))
+        new = [b for b, n in zip(bot_ids, counted, strict=True) if n is None]
+        if not new:
+            return
+        floor = min((c.scheduled for c in self.candidates(ladder_id) if c.bot_id not in new), default=0)
+        with self.r.pipeline(transaction=False) as p:
+            for b in new:
+                p.hsetnx(keys.ladder_games(ladder_id), b, floor)
+            p.execute()
 
     def leave(self, ladder_id: str, bot_id: str) -> None:
         self.r.srem(keys.ladder_members(ladder_id), bot_id)
@@ -215,10 +267,11 @@ class Scheduler:
         inflight = self.in_flight(ladder_id)
         with self.r.pipeline(transaction=False) as p:
             p.hgetall(keys.ladder_last_scheduled(ladder_id))
+            p.hgetall(keys.ladder_games(ladder_id))
             for b in members:
                 p.hmget(keys.bot(b), ["retired", "suspended", "kind", "version"])
                 p.hgetall(keys.rating(ladder_id, b))
-            last, *replies = p.execute()
+            last, counts, *replies = p.execute()
         out = []
         for b, (retired, suspended, kind, version), rating in zip(members, replies[0::2], replies[1::2], strict=True):
             if retired != "0" or suspended:  # retired, no such bot (None), or suspended
@@ -234,6 +287,7 @@ class Scheduler:
                     games=row.games,
                     last_scheduled=float(last[b]) if b in last else None,
                     in_flight=int(inflight.get(b, 0)),
+                    scheduled=int(counts.get(b, 0)),
                 )
             )
         return out
@@ -292,6 +346,7 @@ class Scheduler:
         with self.r.pipeline(transaction=True) as p:
             for bot in spec.distinct_bots():
                 p.hincrby(keys.ladder_inflight(ladder_id), bot, 1)
+                p.hincrby(keys.ladder_games(ladder_id), bot, 1)
                 p.hset(keys.ladder_last_scheduled(ladder_id), bot, repr(now))
             p.execute()
         self.queue.enqueue(spec)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from arena_testkit import play
@@ -15,7 +16,7 @@ from arena.model import RetiredBotError, UnknownLadderError, ValidationError
 from arena.queue import MatchQueue
 from arena.ratings import Ratings
 from arena.registry import Registry
-from arena.scheduler import Candidate, LadderConfig, Scheduler, pick_pairs, priority
+from arena.scheduler import FAIRNESS_SLACK, Candidate, LadderConfig, Scheduler, holding, pick_pairs, priority
 
 NOW = 1_700_000_000.0
 
@@ -111,3 +112,98 @@ def test_schedule_enqueues_duplicate_pairs_and_tracks_in_flight(r):
     q.record_result(play(specs[0]), specs[0].distinct_bots())
     [nxt] = sched.schedule(lad, n=10, now=NOW + 2, rng=random.Random(0))
     assert idle & set(nxt.bots)
+
+
+# ------------------------------------------------------------------ games played kept even
+
+
+def _simulate(speeds, max_in_flight, per_tick, ticks, seed, mus=None):
+    """A ladder run tick by tick: each tick the feeder asks for ``per_tick`` matches, and a match ends
+    after as many ticks as its slower bot takes (``speeds``).  Yields the scheduled and the played
+    count per bot after every tick."""
+    rng = random.Random(seed)
+    bots = [f"b{i}" for i in range(len(speeds))]
+    speed = dict(zip(bots, speeds, strict=True))
+    mus = mus or [25.0] * len(bots)
+    cands = {b: Candidate(b, mu=m, sigma=3.0) for b, m in zip(bots, mus, strict=True)}
+    played = dict.fromkeys(bots, 0)
+    running: list[tuple[int, str, str]] = []
+    for tick in range(ticks):
+        now = NOW + tick
+        for a, b in pick_pairs(list(cands.values()), per_tick, now, rng, max_in_flight=max_in_flight):
+            for x in (a, b):
+                c = cands[x]
+                cands[x] = Candidate(x, c.mu, c.sigma, c.games, now, c.in_flight + 1, c.scheduled + 1)
+            running.append((tick + max(speed[a], speed[b]), a, b))
+        for end, a, b in [m for m in running if m[0] <= tick]:
+            running.remove((end, a, b))
+            for x in (a, b):
+                c = cands[x]
+                cands[x] = replace(c, games=c.games + 1, in_flight=c.in_flight - 1)
+                played[x] += 1
+        yield {b: c.scheduled for b, c in cands.items()}, dict(played)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    speeds=st.lists(st.integers(1, 12), min_size=2, max_size=9),
+    max_in_flight=st.integers(1, 4),
+    per_tick=st.integers(1, 6),
+    seed=st.integers(0, 10_000),
+    mus=st.lists(st.floats(0, 50), min_size=9, max_size=9),
+)
+def test_games_played_stay_within_the_slack_over_a_long_ladder(speeds, max_in_flight, per_tick, seed, mus):
+    """The bound: scheduled counts never spread more than FAIRNESS_SLACK + 1 (3) apart, at any tick; the
+    played counts (results in) not more than FAIRNESS_SLACK + 1 + max_in_flight, however slow one bot
+    is and however far apart the ratings are."""
+    last = None
+    for scheduled, played in _simulate(speeds, max_in_flight, per_tick, 600, seed, mus[: len(speeds)]):
+        assert max(scheduled.values()) - min(scheduled.values()) <= FAIRNESS_SLACK + 1
+        assert max(played.values()) - min(played.values()) <= FAIRNESS_SLACK + 1 + max_in_flight
+        last = played
+    assert min(last.values()) >= 600 // (13 * len(speeds))  # and the ladder did not stall: everyone plays
+
+
+def test_an_uneven_ladder_from_before_is_evened_out():
+    """The 155/155/43 ladder of the issue: three bots, the third far below in rating.  Every match picked
+    from then on goes to the bot with the fewest games until it is level."""
+    cands = [
+        Candidate("a", mu=40, sigma=1.5, games=155, scheduled=155, last_scheduled=NOW - 5),
+        Candidate("b", mu=39, sigma=1.5, games=155, scheduled=155, last_scheduled=NOW - 5),
+        Candidate("c", mu=5, sigma=1.5, games=43, scheduled=43, last_scheduled=NOW - 5),
+    ]
+    pairs = pick_pairs(cands, 4, NOW, random.Random(0), max_in_flight=4)
+    # c is alone at the floor: it plays the least-played of the others, b first (mu 39 is nearer to 5:
+    # 34 / sqrt(1.5^2 + 1.5^2) = 16.0 against a's 16.5), then a, who now has fewer, and so on.
+    assert pairs == [("c", "b"), ("c", "a"), ("c", "b"), ("c", "a")]
+
+
+def test_a_slow_bot_at_the_floor_holds_the_queue():
+    # "slow" has played least and its match is still on; the two others are 3 matches ahead (the slack
+    # of 2, plus the one they just got): they wait for it.
+    cands = [
+        Candidate("slow", scheduled=10, in_flight=1),
+        Candidate("x", scheduled=13),
+        Candidate("y", scheduled=13),
+    ]
+    assert pick_pairs(cands, 5, NOW, random.Random(0), max_in_flight=1) == []
+    assert holding(cands, max_in_flight=1) == ["slow"]
+    # Its match over, it plays at once (and, alone at the floor, may play the bots ahead of it).
+    free = [replace(cands[0], in_flight=0), *cands[1:]]
+    assert holding(free, max_in_flight=1) == []
+    assert [a for a, _b in pick_pairs(free, 1, NOW, random.Random(0), max_in_flight=1)] == ["slow"]
+
+
+def test_a_bot_joining_late_starts_level_with_the_least_played(r):
+    reg, rt, q = Registry(r), Ratings(r), MatchQueue(r)
+    sched = Scheduler(r, reg, rt, q)
+    lad = sched.create_ladder(LadderConfig("pilotta", deals=1, target=None))
+    a, b, c = (reg.register(f"bot-{n}", "o", endpoint=f"localhost:{5100 + i}")[0] for i, n in enumerate("abc"))
+    sched.join_all(lad, [a, b])
+    for i in range(5):
+        sched.create_match(lad, (a.bot_id, b.bot_id), seed=i + 1, now=NOW + i)
+    assert r.hgetall(keys.ladder_games(lad)) == {a.bot_id: "5", b.bot_id: "5"}
+    sched.join(lad, c.bot_id)
+    assert r.hget(keys.ladder_games(lad), c.bot_id) == "5"
+    sched.join(lad, c.bot_id)  # joining again changes nothing
+    assert {x.bot_id: x.scheduled for x in sched.candidates(lad)} == {a.bot_id: 5, b.bot_id: 5, c.bot_id: 5}
