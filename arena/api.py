@@ -169,6 +169,11 @@ def _ladder_info(view: LadderView) -> arena_pb2.LadderInfo:
         started=run is not None,
         scheduled=view.scheduled,
         members=view.members,
+        name=view.name,
+        is_default=view.is_default,
+        waiting=view.queue.waiting - view.queue.claimed,
+        playing=view.queue.claimed,
+        oldest_age_seconds=view.queue.oldest_age_s,
     )
     if run is not None:
         info.started_at = run.started
@@ -292,6 +297,20 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
             dead_lettered=s.dead_lettered,
             oldest_pending_age_seconds=s.queue.oldest_age_s,
             workers_alive=list(s.workers_alive),
+            name=s.name,
+            is_default=s.is_default,
+            started=s.run is not None,
+            max_in_flight=s.run.max_in_flight if s.run is not None else 0,
+            matches_per_minute=s.matches_per_minute,
+            eta_seconds=s.eta_s,
+            remaining=s.remaining,
+            holding=list(s.holding),
+            in_flight=[
+                arena_pb2.InFlightMatch(
+                    match_id=m.match_id, bots=list(m.bots), age_seconds=m.age_s, playing=bool(m.worker), worker=m.worker
+                )
+                for m in s.in_flight
+            ],
         )
 
     @_rpc
@@ -306,6 +325,8 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
             matches=request.matches if request.HasField("matches") else None,
             max_in_flight=request.max_in_flight or None,
             endpoint_bots=request.endpoint_bots,
+            name=request.name,
+            make_default=request.make_default,
         )
         return _ladder_info(view)
 

@@ -22,6 +22,7 @@ from typing import Any
 import grpc
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
+from arena import ladder_cli
 from arena.packages import MAX_PACKAGE_BYTES, PackageError, pack, read_manifest
 from arena.up import DEFAULT_API, DEFAULT_DATA_DIR, REGISTRATION_KEY_FILE, TOKEN_FILE, read_state
 from referee.bots import ManifestError, load_manifest
@@ -315,6 +316,8 @@ def admin_token(args: argparse.Namespace) -> str:
 
 
 def ladder_line(info: arena_pb2.LadderInfo) -> str:
+    name = f"{info.name} ({info.ladder})" if info.name else info.ladder
+    queue = f"; {info.waiting} waiting, {info.playing} playing" if info.waiting or info.playing else ""
     length = f"{info.deals} deals" if info.deals else f"to {info.target} points"
     if not info.started:
         state = "stopped"
@@ -324,8 +327,9 @@ def ladder_line(info: arena_pb2.LadderInfo) -> str:
         state = "started, no end"
     options = "" if info.options_json in ("", "{}") else f", options {info.options_json}"
     return (
-        f"{info.ladder}: {info.ruleset or info.game}, {length}, {'duplicate' if info.duplicate else 'single'} matches"
-        f"{options}; {info.members} bots; {info.scheduled} scheduled; {state}"
+        f"{name}{' [default]' if info.is_default else ''}: {info.ruleset or info.game}, {length}, "
+        f"{'duplicate' if info.duplicate else 'single'} matches{options}; {info.members} bots; "
+        f"{info.scheduled} scheduled; {state}{queue}"
     )
 
 
@@ -353,11 +357,18 @@ def cmd_ladder_start(args: argparse.Namespace) -> int:
         single=args.single,
         max_in_flight=args.max_in_flight or 0,
         endpoint_bots=args.endpoint_bots or "",
+        name=args.name or "",
+        make_default=args.default,
     )
+    if args.follow and args.matches is None:
+        raise CommandError("--follow needs --matches N: the matches to follow", 2)
     if args.matches is not None:
         request.matches = args.matches
     info = call(args, "StartLadder", request)
-    print(f"ladder started: {ladder_line(info)}")
+    print(f"ladder started: {ladder_line(info)}", flush=True)
+    if args.follow:
+        status = arena_pb2.LadderStatusRequest(ladder=info.ladder)
+        return ladder_cli.follow(lambda: call(args, "LadderStatus", status), args.matches, 1.0)
     return 0
 
 
@@ -368,13 +379,14 @@ def cmd_ladder_stop(args: argparse.Namespace) -> int:
 
 
 def cmd_ladder_status(args: argparse.Namespace) -> int:
-    s = call(args, "LadderStatus", arena_pb2.LadderStatusRequest(ladder=args.ladder or ""))
-    print(
-        f"ladder {s.ladder} ({s.ruleset or s.game}): {s.completed} played, {s.queued} waiting, "
-        f"{s.pending} being played, "
-        f"{s.dead_lettered} dead-lettered; oldest waiting {s.oldest_pending_age_seconds:.1f} s; "
-        f"workers alive: {len(s.workers_alive)}"
-    )
+    request = arena_pb2.LadderStatusRequest(ladder=args.ladder or "")
+    if args.watch:
+        try:
+            interval = ladder_cli.check_interval(args.interval)
+        except ValueError as e:
+            raise CommandError(str(e), 2) from None
+        return ladder_cli.watch(lambda: call(args, "LadderStatus", request), interval)
+    print(ladder_cli.status_text(call(args, "LadderStatus", request)))
     return 0
 
 
@@ -411,16 +423,21 @@ def add_ladder_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         default=None,
         help="bots their authors run: rate their matches, play them unrated (default), or leave them out",
     )
+    st.add_argument("--name", default=None, help="name the ladder (used in place of its id)")
+    st.add_argument("--default", action="store_true", help="make it the default ladder (the first one started is)")
+    st.add_argument("--follow", action="store_true", help="with --matches: a progress bar until they are played")
     st.add_argument("--token", default=None, help=token_help)
     _common(st)
     st.set_defaults(func=_run(cmd_ladder_start))
     sp = lsub.add_parser("stop", help="stop scheduling matches on a ladder (admin)")
-    sp.add_argument("ladder", help="the ladder id (arena ladder list)")
+    sp.add_argument("ladder", help="the ladder's name or id (arena ladder list)")
     sp.add_argument("--token", default=None, help=token_help)
     _common(sp)
     sp.set_defaults(func=_run(cmd_ladder_stop))
     ss = lsub.add_parser("status", help="matches played, queued and dead-lettered; live workers")
-    ss.add_argument("--ladder", default=None, help="ladder id or ruleset (default: the latest started)")
+    ss.add_argument("--ladder", default=None, help="ladder name, id or ruleset (default: the default ladder)")
+    ss.add_argument("--watch", action="store_true", help="refresh until Ctrl-C: pace, ETA, matches in flight")
+    ss.add_argument("--interval", type=float, default=2.0, help="--watch: seconds between refreshes (default 2)")
     _common(ss)
     ss.set_defaults(func=_run(cmd_ladder_status))
     ls = lsub.add_parser("list", help="every ladder: its settings, whether it is started, its budget")

@@ -119,6 +119,13 @@ LADDER_RUNS = PREFIX + "ladder_runs"
 # Hash ladder id -> matches scheduled since the ladder was first started (the budget counts against it).
 LADDER_RUNS_SCHEDULED = PREFIX + "ladder_runs:scheduled"
 
+# Hash ladder name -> ladder id, and its inverse (a ladder has at most one name; ``arena.ladder``).
+LADDER_NAMES = PREFIX + "ladder_names"
+LADDER_NAME_OF = PREFIX + "ladder_names:of"
+
+# String: the id of the default ladder (the one ``leaderboard`` and the web pages show without being told).
+DEFAULT_LADDER = PREFIX + "ladder_default"
+
 # A hash that is never written: the in-flight key handed to the dead-letter script for a match without a
 # ladder (it only reads counters there, and finds none to release).
 NO_LADDER_INFLIGHT = PREFIX + "none"

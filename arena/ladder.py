@@ -12,6 +12,11 @@ Starting and stopping go through the API (``StartLadder``/``StopLadder``, admin 
 builds and checks a ladder's settings for it.  Redis keys: ``keys.LADDER_RUNS`` (started ladders and their
 budgets) and ``keys.LADDER_RUNS_SCHEDULED`` (matches scheduled per ladder).
 
+A ladder may have a name (``--name``: shown, and accepted wherever a ladder id is; the id stays for
+programs), and one ladder is the *default*: the one ``leaderboard``, ``ladder status`` and the web pages
+take when none is named.  The first ladder started becomes it; ``make_default`` moves it.  Keys:
+``keys.LADDER_NAMES`` / ``keys.LADDER_NAME_OF`` and ``keys.DEFAULT_LADDER``.
+
 ``LadderCounts`` counts results and dead letters per ladder by reading the results and dead-letter
 streams incrementally (each entry once per process), for ``LadderStatus`` and the demo's progress bar.
 """
@@ -22,9 +27,10 @@ import contextlib
 import json
 import logging
 import math
+import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +44,7 @@ from arena.scheduler import DEFAULT_ENDPOINT_POLICY, LadderConfig, Scheduler
 from arena.worker import live_workers
 from referee.errors import RulesetError
 from referee.match import DUPLICATE_BOARDS
-from referee.rules import get_ruleset
+from referee.rules import get_ruleset, ruleset_names
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +136,63 @@ def start_ladder(
     }
     r.hset(keys.LADDER_RUNS, ladder_id, json.dumps(run))
     return get_run(scheduler, ladder_id)
+
+
+NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+
+
+def validate_ladder_name(name: str, ladder_ids: Collection[str]) -> None:
+    """A ladder name: lower-case letters, digits, '-' and '_', a letter first, up to 32; not a ruleset's
+    name nor a ladder id (both are looked up where a ladder is named)."""
+    if not NAME_RE.match(name):
+        raise ValidationError(
+            f"invalid ladder name {name!r}: 1-32 lower-case letters, digits, '-' or '_', a letter first"
+        )
+    if name in ruleset_names():
+        raise ValidationError(f"ladder name {name!r} is a ruleset's name; choose another")
+    if name in ladder_ids:
+        raise ValidationError(f"ladder name {name!r} is a ladder's id; choose another")
+
+
+# KEYS: names, names:of.  ARGV: ladder id, name.  Names the ladder (dropping its old name); refuses a name
+# another ladder has (returns that ladder's id).
+_NAME_LUA = """
+local holder = redis.call('HGET', KEYS[1], ARGV[2])
+if holder and holder ~= ARGV[1] then return holder end
+local old = redis.call('HGET', KEYS[2], ARGV[1])
+if old then redis.call('HDEL', KEYS[1], old) end
+redis.call('HSET', KEYS[1], ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
+return false
+"""
+
+
+def name_ladder(scheduler: Scheduler, ladder_id: str, name: str) -> None:
+    """Give the ladder ``name`` (its old name, if any, is freed); ValidationError if another has it."""
+    validate_ladder_name(name, scheduler.ladders())
+    holder = scheduler.r.eval(_NAME_LUA, 2, keys.LADDER_NAMES, keys.LADDER_NAME_OF, ladder_id, name)
+    if holder:
+        raise ValidationError(f"ladder name {name!r} is taken by ladder {holder}")
+
+
+def ladder_names(scheduler: Scheduler) -> dict[str, str]:
+    """Ladder id -> its name (ladders without a name are absent)."""
+    return dict(scheduler.r.hgetall(keys.LADDER_NAME_OF))
+
+
+def ladder_by_name(scheduler: Scheduler, name: str) -> str | None:
+    found = scheduler.r.hget(keys.LADDER_NAMES, name)
+    return str(found) if found else None
+
+
+def default_ladder(scheduler: Scheduler) -> str | None:
+    """The default ladder's id, or None before any ladder was started."""
+    found = scheduler.r.get(keys.DEFAULT_LADDER)
+    return str(found) if found else None
+
+
+def set_default(scheduler: Scheduler, ladder_id: str, only_if_none: bool = False) -> None:
+    scheduler.r.set(keys.DEFAULT_LADDER, ladder_id, nx=only_if_none)
 
 
 def stop_ladder(scheduler: Scheduler, ladder_id: str) -> bool:

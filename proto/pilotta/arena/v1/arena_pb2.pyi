@@ -999,6 +999,15 @@ class LadderStatusReply(_message.Message):
     OLDEST_PENDING_AGE_SECONDS_FIELD_NUMBER: _builtins.int
     WORKERS_ALIVE_FIELD_NUMBER: _builtins.int
     RULESET_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    MATCHES_PER_MINUTE_FIELD_NUMBER: _builtins.int
+    ETA_SECONDS_FIELD_NUMBER: _builtins.int
+    IN_FLIGHT_FIELD_NUMBER: _builtins.int
+    HOLDING_FIELD_NUMBER: _builtins.int
+    STARTED_FIELD_NUMBER: _builtins.int
+    REMAINING_FIELD_NUMBER: _builtins.int
+    MAX_IN_FLIGHT_FIELD_NUMBER: _builtins.int
+    IS_DEFAULT_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     game: _builtins.str
     """deprecated: the same as ruleset"""
@@ -1009,8 +1018,29 @@ class LadderStatusReply(_message.Message):
     dead_lettered: _builtins.int
     oldest_pending_age_seconds: _builtins.float
     ruleset: _builtins.str
+    name: _builtins.str
+    """the ladder's name, if it has one"""
+    matches_per_minute: _builtins.float
+    """results of the last 5 minutes (or since it started, if later)"""
+    eta_seconds: _builtins.float
+    """a ladder with a budget: when its last match should be played"""
+    started: _builtins.bool
+    remaining: _builtins.int
+    """a ladder with a budget: matches not yet played (to schedule, waiting, playing)"""
+    max_in_flight: _builtins.int
+    is_default: _builtins.bool
     @_builtins.property
     def workers_alive(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    @_builtins.property
+    def in_flight(self) -> _containers.RepeatedCompositeFieldContainer[Global___InFlightMatch]:
+        """its matches waiting or being played, oldest first (at most 50)"""
+
+    @_builtins.property
+    def holding(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The least-played bots with all their matches in flight while every other bot is ahead: no match
+        can be scheduled until theirs finish (scheduler.holding).
+        """
+
     def __init__(
         self,
         *,
@@ -1023,14 +1053,67 @@ class LadderStatusReply(_message.Message):
         oldest_pending_age_seconds: _builtins.float = ...,
         workers_alive: _abc.Iterable[_builtins.str] | None = ...,
         ruleset: _builtins.str = ...,
+        name: _builtins.str = ...,
+        matches_per_minute: _builtins.float = ...,
+        eta_seconds: _builtins.float | None = ...,
+        in_flight: _abc.Iterable[Global___InFlightMatch] | None = ...,
+        holding: _abc.Iterable[_builtins.str] | None = ...,
+        started: _builtins.bool = ...,
+        remaining: _builtins.int | None = ...,
+        max_in_flight: _builtins.int = ...,
+        is_default: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_eta_seconds", b"_eta_seconds", "_remaining", b"_remaining", "eta_seconds", b"eta_seconds", "remaining", b"remaining"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_eta_seconds", b"_eta_seconds", "_remaining", b"_remaining", "completed", b"completed", "dead_lettered", b"dead_lettered", "eta_seconds", b"eta_seconds", "game", b"game", "holding", b"holding", "in_flight", b"in_flight", "is_default", b"is_default", "ladder", b"ladder", "matches_per_minute", b"matches_per_minute", "max_in_flight", b"max_in_flight", "name", b"name", "oldest_pending_age_seconds", b"oldest_pending_age_seconds", "pending", b"pending", "queued", b"queued", "remaining", b"remaining", "ruleset", b"ruleset", "started", b"started", "workers_alive", b"workers_alive"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__eta_seconds: _TypeAlias = _typing.Literal["eta_seconds"]  # noqa: Y015
+    _WhichOneofArgType__eta_seconds: _TypeAlias = _typing.Literal["_eta_seconds", b"_eta_seconds"]  # noqa: Y015
+    _WhichOneofReturnType__remaining: _TypeAlias = _typing.Literal["remaining"]  # noqa: Y015
+    _WhichOneofArgType__remaining: _TypeAlias = _typing.Literal["_remaining", b"_remaining"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__eta_seconds) -> _WhichOneofReturnType__eta_seconds | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__remaining) -> _WhichOneofReturnType__remaining | None: ...
+
+Global___LadderStatusReply: _TypeAlias = LadderStatusReply  # noqa: Y015
+
+@_typing.final
+class InFlightMatch(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCH_ID_FIELD_NUMBER: _builtins.int
+    BOTS_FIELD_NUMBER: _builtins.int
+    AGE_SECONDS_FIELD_NUMBER: _builtins.int
+    PLAYING_FIELD_NUMBER: _builtins.int
+    WORKER_FIELD_NUMBER: _builtins.int
+    match_id: _builtins.str
+    age_seconds: _builtins.float
+    """since it was queued"""
+    playing: _builtins.bool
+    """a worker has claimed it"""
+    worker: _builtins.str
+    """the worker playing it"""
+    @_builtins.property
+    def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """names, by seat"""
+
+    def __init__(
+        self,
+        *,
+        match_id: _builtins.str = ...,
+        bots: _abc.Iterable[_builtins.str] | None = ...,
+        age_seconds: _builtins.float = ...,
+        playing: _builtins.bool = ...,
+        worker: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["completed", b"completed", "dead_lettered", b"dead_lettered", "game", b"game", "ladder", b"ladder", "oldest_pending_age_seconds", b"oldest_pending_age_seconds", "pending", b"pending", "queued", b"queued", "ruleset", b"ruleset", "workers_alive", b"workers_alive"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["age_seconds", b"age_seconds", "bots", b"bots", "match_id", b"match_id", "playing", b"playing", "worker", b"worker"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___LadderStatusReply: _TypeAlias = LadderStatusReply  # noqa: Y015
+Global___InFlightMatch: _TypeAlias = InFlightMatch  # noqa: Y015
 
 @_typing.final
 class StartLadderRequest(_message.Message):
@@ -1046,6 +1129,8 @@ class StartLadderRequest(_message.Message):
     MAX_IN_FLIGHT_FIELD_NUMBER: _builtins.int
     RULESET_FIELD_NUMBER: _builtins.int
     ENDPOINT_BOTS_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    MAKE_DEFAULT_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     """the admin token"""
     variant: _builtins.str
@@ -1068,6 +1153,11 @@ class StartLadderRequest(_message.Message):
     """Endpoint bots (run by their authors) on this ladder: "rated", "unrated" (their matches are played and
     recorded, never rated) or "refused" (left out). Empty: unrated.
     """
+    name: _builtins.str
+    """A name for the ladder (letters, digits, '-', '_'; not a ruleset's), used in place of its id; empty:
+    keep the one it has. The first ladder started is the default one; make_default makes this one it.
+    """
+    make_default: _builtins.bool
     def __init__(
         self,
         *,
@@ -1081,10 +1171,12 @@ class StartLadderRequest(_message.Message):
         max_in_flight: _builtins.int = ...,
         ruleset: _builtins.str = ...,
         endpoint_bots: _builtins.str = ...,
+        name: _builtins.str = ...,
+        make_default: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "matches", b"matches"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "deals", b"deals", "endpoint_bots", b"endpoint_bots", "matches", b"matches", "max_in_flight", b"max_in_flight", "options_json", b"options_json", "ruleset", b"ruleset", "single", b"single", "target", b"target", "token", b"token", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "deals", b"deals", "endpoint_bots", b"endpoint_bots", "make_default", b"make_default", "matches", b"matches", "max_in_flight", b"max_in_flight", "name", b"name", "options_json", b"options_json", "ruleset", b"ruleset", "single", b"single", "target", b"target", "token", b"token", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__matches: _TypeAlias = _typing.Literal["matches"]  # noqa: Y015
     _WhichOneofArgType__matches: _TypeAlias = _typing.Literal["_matches", b"_matches"]  # noqa: Y015
@@ -1149,6 +1241,11 @@ class LadderInfo(_message.Message):
     MEMBERS_FIELD_NUMBER: _builtins.int
     RULESET_FIELD_NUMBER: _builtins.int
     ENDPOINT_BOTS_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    IS_DEFAULT_FIELD_NUMBER: _builtins.int
+    WAITING_FIELD_NUMBER: _builtins.int
+    PLAYING_FIELD_NUMBER: _builtins.int
+    OLDEST_AGE_SECONDS_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     """id: <ruleset>-<hash of the settings>"""
     game: _builtins.str
@@ -1174,6 +1271,16 @@ class LadderInfo(_message.Message):
     ruleset: _builtins.str
     endpoint_bots: _builtins.str
     """rated, unrated or refused (StartLadderRequest.endpoint_bots)"""
+    name: _builtins.str
+    """empty: none"""
+    is_default: _builtins.bool
+    """the ladder `leaderboard` and the web pages show first"""
+    waiting: _builtins.int
+    """its matches queued, not yet claimed by a worker"""
+    playing: _builtins.int
+    """claimed by a worker"""
+    oldest_age_seconds: _builtins.float
+    """of its oldest match queued or playing"""
     def __init__(
         self,
         *,
@@ -1191,10 +1298,15 @@ class LadderInfo(_message.Message):
         members: _builtins.int = ...,
         ruleset: _builtins.str = ...,
         endpoint_bots: _builtins.str = ...,
+        name: _builtins.str = ...,
+        is_default: _builtins.bool = ...,
+        waiting: _builtins.int = ...,
+        playing: _builtins.int = ...,
+        oldest_age_seconds: _builtins.float = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget", "deals", b"deals", "duplicate", b"duplicate", "endpoint_bots", b"endpoint_bots", "game", b"game", "ladder", b"ladder", "max_in_flight", b"max_in_flight", "members", b"members", "options_json", b"options_json", "ruleset", b"ruleset", "scheduled", b"scheduled", "started", b"started", "started_at", b"started_at", "target", b"target"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget", "deals", b"deals", "duplicate", b"duplicate", "endpoint_bots", b"endpoint_bots", "game", b"game", "is_default", b"is_default", "ladder", b"ladder", "max_in_flight", b"max_in_flight", "members", b"members", "name", b"name", "oldest_age_seconds", b"oldest_age_seconds", "options_json", b"options_json", "playing", b"playing", "ruleset", b"ruleset", "scheduled", b"scheduled", "started", b"started", "started_at", b"started_at", "target", b"target", "waiting", b"waiting"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__budget: _TypeAlias = _typing.Literal["budget"]  # noqa: Y015
     _WhichOneofArgType__budget: _TypeAlias = _typing.Literal["_budget", b"_budget"]  # noqa: Y015
@@ -1209,7 +1321,7 @@ class ListLaddersReply(_message.Message):
     LADDERS_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def ladders(self) -> _containers.RepeatedCompositeFieldContainer[Global___LadderInfo]:
-        """started ones first, most recently started first; then by id"""
+        """the default ladder first, then started ones, most recently started first; then by id"""
 
     def __init__(
         self,

@@ -1,0 +1,194 @@
+"""Ladders as an operator sees them, through the real ``arena`` commands against the real API: names and the
+default ladder, ``ladder status --watch`` (pace, ETA, matches in flight, the bot holding the queue, Ctrl-C)
+and ``ladder start --matches N --follow`` with a real worker playing real sample bots."""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
+from system_helpers import REPO, TIMEOUT, arena_cmd, register, rpc_error, worker_proc
+
+from arena import keys
+from arena.api import ApiServer
+from arena.queue import MatchQueue
+from arena.ratings import Ratings
+from arena.registry import Registry
+from arena.scheduler import Scheduler
+
+
+def arena(api: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        arena_cmd(*args, "--api", api), capture_output=True, text=True, timeout=timeout, cwd=REPO, env=dict(os.environ)
+    )
+
+
+def start(api: str, admin: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return arena(api, "ladder", "start", "--token", admin, *args)
+
+
+@pytest.mark.timeout(180)
+def test_ladders_have_names_and_one_default(r, admin, api, stub):
+    register(stub, admin, "random")
+    register(stub, admin, "heuristic")
+    main = start(api.address, admin, "--name", "main", "--deals", "1", "--matches", "1")
+    assert main.returncode == 0, main.stderr
+    main_id = stub.ListLadders(arena_pb2.ListLaddersRequest(), timeout=TIMEOUT).ladders[0].ladder
+    assert f"main ({main_id}) [default]: pilotta, 1 deals" in main.stdout
+    blitz = start(api.address, admin, "--name", "blitz", "--single", "--deals", "2")
+    assert blitz.returncode == 0, blitz.stderr
+    assert "blitz (pilotta-" in blitz.stdout and "[default]" not in blitz.stdout
+
+    # The default ladder is listed first although blitz was started later; the names are shown.
+    listed = arena(api.address, "ladder", "list")
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0].startswith(f"main ({main_id}) [default]") and lines[1].startswith("blitz (")
+    # A name stands for the id everywhere a ladder is named; no name: the default ladder.
+    assert f"Leaderboard of ladder {main_id}" in arena(api.address, "leaderboard").stdout
+    blitz_id = stub.ListLadders(arena_pb2.ListLaddersRequest(), timeout=TIMEOUT).ladders[1].ladder
+    assert stub.Leaderboard(arena_pb2.LeaderboardRequest(ladder="blitz"), timeout=TIMEOUT).ladder == blitz_id
+    status = arena(api.address, "ladder", "status", "--ladder", "blitz")
+    assert status.returncode == 0 and status.stdout.startswith(f"ladder blitz ({blitz_id}): pilotta, started")
+
+    # --default moves the default; a name another ladder has, or a ruleset's, is refused, nothing changed.
+    moved = start(api.address, admin, "--single", "--deals", "2", "--default")
+    assert moved.returncode == 0 and "blitz" in moved.stdout and "[default]" in moved.stdout
+    assert stub.Leaderboard(arena_pb2.LeaderboardRequest(), timeout=TIMEOUT).ladder == blitz_id
+    taken = start(api.address, admin, "--name", "main", "--deals", "3")
+    assert taken.returncode == 1 and f"ladder name 'main' is taken by ladder {main_id}" in taken.stderr
+    assert len(stub.ListLadders(arena_pb2.ListLaddersRequest(), timeout=TIMEOUT).ladders) == 2
+    refused = start(api.address, admin, "--name", "coinche", "--deals", "4")
+    assert refused.returncode == 1 and "ladder name 'coinche' is a ruleset's name" in refused.stderr
+    for bad, why in (("Main Ladder", "invalid ladder name"), (main_id, "is a ladder's id"), ("x" * 33, "1-32")):
+        request = arena_pb2.StartLadderRequest(token=admin, deals=4, name=bad)
+        assert why in rpc_error(lambda request=request: stub.StartLadder(request, timeout=TIMEOUT)).details()
+    stopped = arena(api.address, "ladder", "stop", "blitz", "--token", admin)
+    assert stopped.returncode == 0, stopped.stderr
+    assert not stub.ListLadders(arena_pb2.ListLaddersRequest(), timeout=TIMEOUT).ladders[0].started
+
+
+@pytest.mark.timeout(150)
+def test_watch_shows_pace_eta_and_matches_in_flight_then_ends_with_the_budget(
+    r, admin, api, stub, module_redis, tmp_path
+):
+    register(stub, admin, "random")
+    register(stub, admin, "node", "random")  # a second random bot under another name
+    matches = 4
+    started = start(api.address, admin, "--name", "main", "--deals", "1", "--matches", str(matches))
+    assert started.returncode == 0, started.stderr
+    watch = subprocess.Popen(
+        arena_cmd("ladder", "status", "--watch", "--interval", "0.5", "--api", api.address),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    workers = []
+    try:
+        # Half the budget, then a pause of three refreshes (a pace, 2 left, an ETA), then the rest.
+        for n in range(2):
+            workers.append(worker_proc(module_redis.url, f"w-watch{n}", tmp_path / f"w{n}.log", "--max-matches", "2"))
+            assert workers[-1].wait(timeout=60) == 0
+            time.sleep(1.6 if n == 0 else 0)
+        out, err = watch.communicate(timeout=60)
+    finally:
+        for p in (watch, *workers):
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+    assert watch.returncode == 0, err
+    blocks = out.strip().split("\n\n")
+    first = blocks[0]
+    # Before any match is played: 3 matches left, no pace yet, the first matches waiting with their bots.
+    assert "ladder main (pilotta-" in first and ", the default: pilotta, started" in first
+    assert f"pace: 0.0 matches/min; {matches} left, ETA unknown (no match finished yet)" in first
+    assert "in flight:" in first and ("node vs random" in first or "random vs node" in first)
+    assert any(re.search(r"pace: [0-9.]+ matches/min; 2 left, ETA [0-9]+ .*UTC\)", b) for b in blocks), out
+    assert blocks[-1].splitlines()[-1] == "ladder main: every match of its budget is played"
+    assert f"played {matches} · waiting 0 · playing 0" in blocks[-2]
+    assert "Traceback" not in err
+
+
+@pytest.mark.timeout(60)
+def test_watch_leaves_on_ctrl_c_without_a_traceback(r, admin, api, stub):
+    register(stub, admin, "random")
+    register(stub, admin, "heuristic")
+    assert start(api.address, admin, "--deals", "1").returncode == 0  # no budget, no worker: runs forever
+    watch = subprocess.Popen(
+        arena_cmd("ladder", "status", "--watch", "--interval", "0.5", "--api", api.address),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    try:
+        assert watch.stdout is not None
+        ready, _, _ = select.select([watch.stdout], [], [], 30)
+        assert ready and watch.stdout.readline().startswith("ladder pilotta-")
+        time.sleep(0.7)  # at least one more refresh
+        watch.send_signal(signal.SIGINT)
+        out, err = watch.communicate(timeout=20)
+    finally:
+        if watch.poll() is None:
+            watch.kill()
+            watch.wait(10)
+    assert watch.returncode == 0
+    assert out.rstrip().endswith("stopped watching (the ladder goes on)") and "Traceback" not in err, err
+    bad = arena(api.address, "ladder", "status", "--watch", "--interval", "0.1")
+    assert bad.returncode == 2 and "--interval must be 0.5 to 60 seconds, not 0.1" in bad.stderr
+
+
+@pytest.mark.timeout(150)
+def test_start_follow_shows_progress_until_the_matches_are_played(r, admin, api, stub, module_redis, tmp_path):
+    register(stub, admin, "random")
+    register(stub, admin, "node", "random")
+    worker = worker_proc(module_redis.url, "w-follow", tmp_path / "worker.log", "--max-matches", "2")
+    try:
+        followed = start(api.address, admin, "--deals", "1", "--matches", "2", "--follow")
+        assert worker.wait(timeout=60) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(10)
+    assert followed.returncode == 0, followed.stderr
+    assert followed.stdout.startswith("ladder started: ")
+    assert "[##############################] 2/2 matches" in followed.stderr
+    assert "[------------------------------] 0/2 matches" in followed.stderr  # not a tty: a line per 10 %
+    no_budget = start(api.address, admin, "--deals", "1", "--follow")
+    assert no_budget.returncode == 2 and "--follow needs --matches N" in no_budget.stderr
+
+
+@pytest.mark.timeout(60)
+def test_status_names_the_slow_bot_holding_the_queue(r, admin, tmp_path: Path):
+    """Three bots; "slowbot" has been scheduled least (10 matches) and its one match allowed in flight is
+    still on; the two others are 3 ahead, over the slack: no match can be scheduled until slowbot's ends."""
+    server = ApiServer(r, "127.0.0.1", 0, feed_ladders=False, update_ratings=False, gauges_interval_s=0).start()
+    try:
+        with grpc.insecure_channel(server.address) as channel:
+            stub = arena_pb2_grpc.ArenaStub(channel)
+            for name in ("slowbot", "heuristic", "random"):
+                register(stub, admin, name, "random" if name == "slowbot" else None)
+            started = start(server.address, admin, "--deals", "1", "--matches", "50", "--max-in-flight", "1")
+            assert started.returncode == 0, started.stderr
+            ladder = stub.ListLadders(arena_pb2.ListLaddersRequest(), timeout=TIMEOUT).ladders[0].ladder
+            registry = Registry(r)
+            ids = {n: registry.by_name(n).bot_id for n in ("slowbot", "heuristic", "random")}
+            scheduler = Scheduler(r, registry, Ratings(r), MatchQueue(r))
+            spec = scheduler.create_match(ladder, (ids["slowbot"], ids["heuristic"]), seed=7)
+            r.hset(keys.ladder_games(ladder), mapping={ids["slowbot"]: 10, ids["heuristic"]: 13, ids["random"]: 13})
+            r.hset(keys.ladder_inflight(ladder), ids["heuristic"], 0)  # its side of that match is over
+            plain = arena(server.address, "ladder", "status")
+    finally:
+        server.stop(grace_s=1.0)
+    assert plain.returncode == 0, plain.stderr
+    assert "held by slowbot: fewest games, all 1 of its matches in flight" in plain.stdout
+    assert spec.match_id in plain.stdout and "slowbot vs heuristic" in plain.stdout
