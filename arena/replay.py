@@ -148,7 +148,10 @@ def leg_facts(leg: Mapping[str, Any]) -> list[DealFacts | None]:
 
 def trick_winners(leg: Mapping[str, Any]) -> list[list[int | None]]:
     """Per deal, the seat that won each trick, from the rules; see the module docstring for the fallback."""
-    facts = leg_facts(leg)
+    return _winners(leg, leg_facts(leg))
+
+
+def _winners(leg: Mapping[str, Any], facts: Sequence[DealFacts | None]) -> list[list[int | None]]:
     return [
         [t.winner for t in f.tricks] if f is not None else _inferred_winners(d)
         for f, d in zip(facts, leg["deals"], strict=True)
@@ -292,10 +295,7 @@ def replay_payload(
                 "ruleset": leg.get("ruleset"),
                 "result": _leg_result(leg.get("result")),
                 "deals": deals,
-                "trick_winners": [
-                    [t.winner for t in f.tricks] if f is not None else _inferred_winners(d)
-                    for f, d in zip(facts, leg["deals"], strict=True)
-                ],
+                "trick_winners": _winners(leg, facts),
             }
         )
     forfeit = result_dict.get("forfeit")

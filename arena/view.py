@@ -18,14 +18,14 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from arena.replay import record_legs, replay_payload
+from arena.replay import SEAT_NAMES, record_legs, replay_payload
 from arena.web.render import Pages
 from referee.errors import RecordError
 from referee.record import verify_record
@@ -61,11 +61,7 @@ def load_match(path: Path) -> LocalMatch:
     else:
         raise RecordError(f"not a record: field 'format' is {kind!r}, not {MATCH_RECORD_FORMAT!r} or {FORMAT!r}")
     legs = record_legs(record)
-    players = legs[0].get("players") if legs else None
-    if not (isinstance(players, list) and len(players) == 4 and all(isinstance(p, str) for p in players)):
-        players = [b.get("name", "?") for b in record.get("bots", [])][:2] * 2 if record.get("bots") else []
-    if len(players) != 4:
-        players = ["South", "East", "North", "West"]
+    players = _seats(record, legs)
     result = record.get("result") or {}
     forfeit = result.get("forfeit")
     match_id = str(record.get("match_id") or (legs[0].get("match_id") if legs else "") or path.stem)
@@ -81,6 +77,20 @@ def load_match(path: Path) -> LocalMatch:
     }
     payload = replay_payload(summary, record, {p: p for p in players}, private=True, record_url="/record.json")
     return LocalMatch(match_id, text, payload)
+
+
+def _seats(record: Mapping[str, Any], legs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The bot in each seat of the first leg: its ``players``; without a leg (a forfeit before any), the
+    match's bots by team (team 0 holds seats 0 and 2); without either, the seats' own names."""
+    recorded = legs[0].get("players") if legs else None
+    if isinstance(recorded, list) and len(recorded) == 4 and all(isinstance(p, str) for p in recorded):
+        return [str(p) for p in recorded]
+    bots = record.get("bots")
+    if isinstance(bots, list) and all(isinstance(b, Mapping) for b in bots):
+        teams = [[str(b.get("name")) for b in bots if b.get("team") == t] for t in (0, 1)]
+        if all(teams):
+            return [teams[0][0], teams[1][0], teams[0][-1], teams[1][-1]]
+    return list(SEAT_NAMES)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -26,9 +26,10 @@ from arena.model import MatchResult
 from arena.queue import MatchQueue
 from arena.redis_server import free_port
 from arena.replay import leg_facts, public_reason, record_legs, replay_payload, trick_winners
+from arena.view import load_match, serve_view
 from referee.cli import play_random_game
 from referee.game import Game
-from referee.record import ActionNote, Forfeit, RecordExtras, dumps, game_to_record, verify_record
+from referee.record import ActionNote, Forfeit, RecordExtras, dumps, game_to_record, match_record, verify_record
 from referee.rules import get_ruleset
 
 from .conftest import T0, Arena
@@ -364,3 +365,34 @@ def test_the_public_replay_names_registered_bots_and_shows_no_path_endpoint_or_b
     assert arena.get("/replay/m-web-nothing/record.json")[0] == 404
     status, matches, _h = arena.get("/matches")
     assert status == 200 and "/srv/" not in matches and 'title="bot beta crashed"' in matches
+
+
+def test_arena_view_of_a_match_forfeited_before_any_leg(tmp_path: Path) -> None:
+    reason = "bot b is unreachable at 127.0.0.1:5 (UNAVAILABLE: failed to connect)"
+    record = match_record(
+        match_id="local-x",
+        ruleset=get_ruleset("pilotta", {}),
+        seed=1,
+        deals=2,
+        duplicate=False,
+        boards=None,
+        limits={"deadline_ms": 1000, "time_bank_ms": 1000, "max_strikes": 3},
+        bots=[("a", 0), ("b", 1)],
+        legs=[],
+        winner=0,
+        scores=[0, 0],
+        reason=f"forfeit: {reason}",
+        forfeit=Forfeit(1, "b", 1, reason),
+    )
+    path = tmp_path / "m.json"
+    path.write_text(dumps(record))
+    server, thread = serve_view(load_match(path))
+    try:
+        with urllib.request.urlopen(server.url, timeout=10) as resp:
+            page = resp.read().decode()
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+    assert "a vs b" in page and "forfeit: bot b is unreachable</span> · won by a" in page
+    assert "127.0.0.1:5" not in page and "No replay is stored for this match." in page

@@ -44,8 +44,8 @@ class LateIllegal(testbot.Behaviour):
         return super().decide(request, context)
 
 
-def _engine(tmp: Path, name: str, seed: int, deals: int) -> Path:
-    game = play_random_game(get_ruleset("pilotta", {}), seed, max_deals=deals)
+def _engine(tmp: Path, name: str, seed: int, deals: int, ruleset: str = "pilotta") -> Path:
+    game = play_random_game(get_ruleset(ruleset, {}), seed, max_deals=deals)
     path = tmp / f"{name}.json"
     path.write_text(dumps(game_to_record(game, RecordExtras(players=PLAYERS, match_id=name))))
     return path
@@ -71,6 +71,7 @@ def viewers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tupl
     files = {
         "auction": _engine(tmp, "auction", 3, 1),
         "facts": _engine(tmp, "facts", 5, 2),
+        "french": _engine(tmp, "french", 4, 1, "french"),
         "forfeit": _match(
             tmp,
             "forfeit",
@@ -118,6 +119,8 @@ return {
     .map((c) => c.dataset.card)]),
   dealtShown: !document.getElementById('dealt-section').hidden,
   deal: document.getElementById('deal-select').value,
+  table: document.getElementById('table-info').textContent,
+  trumps: q('.hand .card.trump').map((c) => c.dataset.card),
 };
 """
 
@@ -176,11 +179,32 @@ def test_the_auction_grid_places_every_call_under_its_own_seat(viewers: Any, dri
     # plain order (A 10 K Q J 9 8 7); North's hand from the record, sorted by hand:
     assert sorted(deal["hands"][2]) == sorted(["9D", "8D", "AS", "TS", "KS", "7S", "JC", "7C"])
     assert state["hands"][2] == ["9D", "8D", "AS", "TS", "KS", "7S", "JC", "7C"]
+    assert state["table"] == "trump ♦"
+    assert sorted(state["trumps"]) == sorted(c for h in deal["hands"] for c in h if c[1] == "D")
     _click(driver, "last")
     state = _state(driver)
     assert "Auction in progress" not in state["contract"]
     assert state["dealtShown"] and [s for s, _cards in state["dealt"]] == ["0", "1", "2", "3"]
     assert state["dealt"][2][1] == ["9D", "8D", "AS", "TS", "KS", "7S", "JC", "7C"]
+    no_errors(driver)
+
+    # French Belote (seed 4): East deals and turns up the 8♦; North passes and West takes diamonds. Before the
+    # auction every seat holds five cards; after it, eight (the taker has the turned card).
+    url, _m, record = viewers["french"]
+    deal = record["deals"][0]
+    assert (deal["dealer"], deal["turned_card"]) == (1, "8D")
+    assert [(a["seat"], a["action"]) for a in deal["actions"][:2]] == [(2, "pass"), (3, "bid D")]
+    _open(driver, url, "#0.0.0")
+    state = _state(driver)
+    assert state["table"] == "turned up 8♦" and [len(h) for h in state["hands"]] == [5, 5, 5, 5]
+    assert "turned up 8♦" in state["action"]
+    _click(driver, "next")
+    _click(driver, "next")
+    state = _state(driver)
+    assert state["grid"] == ["North", "West", "South", "East", "pass", "takes ♦"]
+    assert state["contract"] == "Contract: West (dan) takes ♦" and state["action"] == "West (dan): takes ♦"
+    assert [len(h) for h in state["hands"]] == [8, 8, 8, 8] and "8D" in state["hands"][3]
+    assert state["table"] == "trump ♦"
     no_errors(driver)
 
 

@@ -96,7 +96,7 @@
         const c = code.split(" ")[1];
         const h = hands[a.seat], at = h.indexOf(c);
         if (at >= 0) h.splice(at, 1);
-        plays.push({ seat: a.seat, card: c, belote: code.endsWith(" belote") });
+        plays.push({ seat: a.seat, card: c, belote: code.endsWith(" belote"), ms: a.ms });
       }
     });
     const tricks = [];
@@ -199,6 +199,7 @@
       t.forEach((p) => {
         const td = el("td", ("HD".includes(p.card[1]) ? "suit-red" : "") + (p.card[1] === trump ? " trump" : ""), pretty(p.card));
         td.prepend(el("small", "muted", SEATS[p.seat][0] + " "));
+        if (p.ms !== undefined) td.title = p.ms + " ms";
         tr.append(td);
       });
       const w = winners[i];
