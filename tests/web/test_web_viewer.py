@@ -354,8 +354,14 @@ def test_duplicate_boards_side_by_side_and_at_phone_width(viewers: Any, driver: 
                 if c is None
                 else f"{c['value']} {SUIT.get(c['strain'], c['strain'])} {players[c['bidder']]}"
             )
-    driver.execute_script("document.querySelectorAll('table.dup tr.board-row')[1].click()")
+    heads = driver.execute_script(
+        "return Array.from(document.querySelectorAll('table.dup th')).map((c) => c.textContent);"
+    )
+    assert heads == ["Board", "Table 1", "east", "west", "Table 2", "east", "west", "Margin"]
+    driver.execute_script("document.querySelectorAll('table.dup tr.board-row')[1].cells[1].click()")
     assert _state(driver)["deal"] == "0.1"
+    driver.execute_script("document.querySelectorAll('table.dup tr.board-row')[2].cells[5].click()")
+    assert _state(driver)["deal"] == "1.2"
     no_errors(driver)
 
     # A phone, 420 px wide: nothing is cut off or wider than the screen, mid-deal and at its end.

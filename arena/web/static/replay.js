@@ -328,8 +328,11 @@
     const box = $("duplicate");
     if (!box || !data.duplicate.length) return;
     const table = el("table", "dup");
+    // Team 0 holds side 0 at the first table (seats 0 and 2 of leg 1), team 1 side 1.
+    const team = (t) => [...new Set([legs[0].players[t], legs[0].players[t + 2]])].join(" & ");
     const head = el("tr");
-    ["Board", "Table 1", "", "", "Table 2", "", "", "Margin"].forEach((t) => head.append(el("th", "", t)));
+    ["Board", "Table 1", team(0), team(1), "Table 2", team(0), team(1), "Margin"].forEach((t) =>
+      head.append(el("th", "", t)));
     table.append(head);
     const contract = (c, li) => {
       if (!c) return "thrown in";
@@ -337,13 +340,24 @@
       return (c.value ? c.value + " " : "") + STRAIN[c.strain] + " " + p;
     };
     data.duplicate.forEach((b) => {
-      const tr = el("tr", "board-row" + (b.board === dealNo ? " now" : ""));
+      const tr = el("tr", "board-row" + (b.board === dealNo && legs.length === 2 ? " now" : ""));
       tr.dataset.board = String(b.board);
       tr.append(el("td", "", String(b.board + 1)));
-      [0, 1].forEach((t) => tr.append(el("td", "", contract(b.contracts[t], t)),
-        el("td", "num", String(b.points[t][0])), el("td", "num", String(b.points[t][1]))));
+      // A click on a table's cells opens the board at that table.
+      [0, 1].forEach((t) => {
+        const cells = [el("td", "", contract(b.contracts[t], t)),
+          el("td", "num", String(b.points[t][0])), el("td", "num", String(b.points[t][1]))];
+        cells.forEach((c) => { c.dataset.leg = String(Math.min(t, legs.length - 1)); });
+        tr.append(...cells);
+      });
       tr.append(el("td", "num margin", (b.margin > 0 ? "+" : "") + b.margin));
-      tr.addEventListener("click", () => { leg = 0; dealNo = b.board; step = 0; render(); });
+      tr.addEventListener("click", (e) => {
+        const td = e.target.closest("td");
+        leg = td && td.dataset.leg ? Number(td.dataset.leg) : 0;
+        dealNo = b.board;
+        step = 0;
+        render();
+      });
       table.append(tr);
     });
     replace(box, table);
