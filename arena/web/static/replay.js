@@ -233,8 +233,10 @@
     if (f) {
       const side = f.side === undefined ? f.seat & 1 : f.side, won = 1 - side;
       const names = (s) => [...new Set([players()[s], players()[s + 2]])].join(" & ");
-      return who(f.seat) + " forfeited: " + f.reason + ". " + names(won) + " (" + SIDES[won] + ") win " +
-        res.scores.join(" – ") + ".";
+      const head = who(f.seat) + " forfeited: " + f.reason + ". ";
+      // A match without a winner despite a forfeit is void: bots of both teams could not play.
+      if (data.winner === null || data.winner === undefined) return head + "No side wins: the match is void.";
+      return head + names(won) + " (" + SIDES[won] + ") win " + res.scores.join(" – ") + ".";
     }
     if (res.winner === null || res.winner === undefined) return "Game over: draw " + res.scores.join(" – ") +
       (res.reason ? " (" + res.reason + ")" : "");
