@@ -107,6 +107,12 @@ def worker_heartbeat(worker_id: str) -> str:
 # Sorted set worker id -> last heartbeat (unix s), to list workers cheaply.
 WORKERS = PREFIX + "workers"
 
+# A worker is live while its last heartbeat is at most WORKER_LIVE_S old (``worker.live_workers``: the one
+# definition, for the feeder, the API, the gauges and the take-over of a dead worker's matches).  Workers
+# beat every HEARTBEAT_INTERVAL_S, so a live worker misses four beats in a row before it looks dead.
+WORKER_LIVE_S = 10.0
+HEARTBEAT_INTERVAL_S = 2.0
+
 # --------------------------------------------------------------------- ladders
 
 # Hash ladder id -> LadderConfig JSON.

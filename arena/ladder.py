@@ -289,17 +289,16 @@ class LadderFeeder(threading.Thread):
                 log.exception("ladder feeder: tick failed")
                 backoff.failed()
 
-    def _workers_alive(self) -> int:
-        return len(live_workers(self.r))
-
     def tick(self) -> int:
         """One round; returns the number of matches enqueued."""
         runs = [run for run in started_runs(self.scheduler) if run.remaining > 0]
         if not runs:
             return 0
-        # The queue is shared by all ladders: keep ~per_worker matches per live worker waiting in all.
-        target = self.per_worker * max(1, self._workers_alive())
-        waiting = self.scheduler.queue.depth()
+        # The queue is shared by all ladders: keep ~per_worker matches per live worker waiting in all.  A dead
+        # worker's claims do not count: they are taken over soon, and meanwhile the live workers need work.
+        live = live_workers(self.r)
+        target = self.per_worker * max(1, len(live))
+        waiting = self.scheduler.queue.live_depth(live)
         total = 0
         for run in runs:
             if waiting >= target:

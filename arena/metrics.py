@@ -19,6 +19,7 @@ Typical use::
     metrics.observe_decision("play", "heuristic", 0.012)
     metrics.record_bot_error("heuristic", "timeout")
     metrics.record_match("cypriot_pilotta", "win", deals=9)
+    metrics.observe_match_duration("cypriot_pilotta", 4.2)
     metrics.update_queue_gauges(depth=12, oldest_age=4.5, ladder="cypriot_pilotta")
     metrics.set_rating("heuristic", "cypriot_pilotta", mu=27.1, sigma=3.2, games=140)
 """
@@ -36,14 +37,27 @@ from dataclasses import dataclass
 from typing import Final, Literal
 from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import (
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    disable_created_metrics,
+    start_http_server,
+)
 
-from arena.worker import WORKER_LIVE_S
+from arena.keys import WORKER_LIVE_S
+
+# No ``_created`` series: one per counter and histogram child, doubling the series count for a timestamp
+# nothing in deploy/ reads (Prometheus' rate() copes with resets on its own).  Process-wide by design.
+disable_created_metrics()  # type: ignore[no-untyped-call]  # untyped in prometheus_client
 
 __all__ = [
     "BOT_ERROR_KINDS",
     "DECISION_LATENCY_BUCKETS",
     "DEFAULT_METRICS_ADDR",
+    "MATCH_DURATION_BUCKETS",
     "METRICS_ADDR_ENV",
     "METRIC_PREFIX",
     "OUTCOMES",
@@ -55,6 +69,7 @@ __all__ = [
     "get_metrics",
     "metric_infos",
     "observe_decision",
+    "observe_match_duration",
     "record_bot_error",
     "record_deals",
     "record_match",
@@ -109,13 +124,30 @@ DECISION_LATENCY_BUCKETS: Final[tuple[float, ...]] = (
     10.0,
 )
 
+# From a tenth of a second (a short match of fast local bots) up to 30 minutes (many deals of slow bots).
+MATCH_DURATION_BUCKETS: Final[tuple[float, ...]] = (
+    0.1,
+    0.25,
+    0.5,
+    1.0,
+    2.5,
+    5.0,
+    10.0,
+    30.0,
+    60.0,
+    120.0,
+    300.0,
+    600.0,
+    1800.0,
+)
+
 # Free-form label values (bot names, ladders, rulesets, phases, worker ids) must look like names, not like
 # arbitrary text: this rejects accidental junk (whitespace, very long strings) early. It does not, and
 # cannot, prove a value is from a bounded set: callers pass only names from finite sets.
 _LABEL_VALUE_RE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:@/+-]{0,63}$")
 
 # How long after its last heartbeat a worker still counts as alive in update_worker_gauges(): the arena's
-# one definition (worker.live_workers).
+# one definition (keys.WORKER_LIVE_S, worker.live_workers).
 DEFAULT_WORKER_STALE_AFTER_SECONDS: Final = WORKER_LIVE_S
 
 
@@ -137,15 +169,8 @@ class MetricInfo:
 
     def series_names(self) -> tuple[str, ...]:
         """Every sample name this family can expose (what PromQL can select)."""
-        if self.type == "counter":
-            return (self.name, f"{self.base_name}_created")
         if self.type == "histogram":
-            return (
-                f"{self.name}_bucket",
-                f"{self.name}_count",
-                f"{self.name}_sum",
-                f"{self.name}_created",
-            )
+            return (f"{self.name}_bucket", f"{self.name}_count", f"{self.name}_sum")
         return (self.name,)
 
 
@@ -166,6 +191,12 @@ _METRIC_INFOS: Final[tuple[MetricInfo, ...]] = (
         "Time from sending a decision request to a bot until its reply (or the give-up), by phase and bot.",
     ),
     MetricInfo(
+        "pilotta_match_duration_seconds",
+        "histogram",
+        ("ruleset",),
+        "Wall time a worker spent playing a match, from claiming it to the result (played matches only).",
+    ),
+    MetricInfo(
         "pilotta_bot_errors_total",
         "counter",
         ("bot", "kind"),
@@ -179,10 +210,17 @@ _METRIC_INFOS: Final[tuple[MetricInfo, ...]] = (
         "Age of the oldest pending match in the ladder queue (0 when the queue is empty).",
     ),
     MetricInfo(
+        "pilotta_matches_in_flight",
+        "gauge",
+        ("ladder",),
+        "Matches of the ladder a worker has claimed and not finished yet (being played).",
+    ),
+    MetricInfo(
         "pilotta_matches_reclaimed_total",
         "counter",
         (),
-        "Matches taken back from a worker whose lease expired and re-queued.",
+        "Matches taken over from a worker that died (heartbeat stopped) or left them idle, by the worker that "
+        "took them over.",
     ),
     MetricInfo(
         "pilotta_matches_dead_lettered_total",
@@ -238,9 +276,11 @@ class ArenaMetrics:
     matches_completed: Counter
     deals_completed: Counter
     decision_latency: Histogram
+    match_duration: Histogram
     bot_errors: Counter
     queue_depth: Gauge
     queue_oldest_pending_age: Gauge
+    matches_in_flight: Gauge
     matches_reclaimed: Counter
     matches_dead_lettered: Counter
     worker_heartbeat: Gauge
@@ -271,6 +311,7 @@ def _gauge(name: str, registry: CollectorRegistry) -> Gauge:
 
 def _build(registry: CollectorRegistry) -> ArenaMetrics:
     latency = _info("pilotta_decision_latency_seconds")
+    duration = _info("pilotta_match_duration_seconds")
     return ArenaMetrics(
         registry=registry,
         matches_completed=_counter("pilotta_matches_completed_total", registry),
@@ -282,9 +323,17 @@ def _build(registry: CollectorRegistry) -> ArenaMetrics:
             registry=registry,
             buckets=DECISION_LATENCY_BUCKETS,
         ),
+        match_duration=Histogram(
+            duration.base_name,
+            duration.documentation,
+            duration.labels,
+            registry=registry,
+            buckets=MATCH_DURATION_BUCKETS,
+        ),
         bot_errors=_counter("pilotta_bot_errors_total", registry),
         queue_depth=_gauge("pilotta_queue_depth", registry),
         queue_oldest_pending_age=_gauge("pilotta_queue_oldest_pending_age_seconds", registry),
+        matches_in_flight=_gauge("pilotta_matches_in_flight", registry),
         matches_reclaimed=_counter("pilotta_matches_reclaimed_total", registry),
         matches_dead_lettered=_counter("pilotta_matches_dead_lettered_total", registry),
         worker_heartbeat=_gauge("pilotta_worker_heartbeat_timestamp_seconds", registry),
@@ -326,9 +375,9 @@ def exposed_series_names(registry: CollectorRegistry | None = None) -> frozenset
         if not family.name.startswith(METRIC_PREFIX):
             continue
         if family.type == "counter":
-            names.update({f"{family.name}_total", f"{family.name}_created"})
+            names.add(f"{family.name}_total")
         elif family.type == "histogram":
-            names.update({f"{family.name}_{s}" for s in ("bucket", "count", "sum", "created")})
+            names.update({f"{family.name}_{s}" for s in ("bucket", "count", "sum")})
         else:
             names.add(family.name)
     return frozenset(names)
@@ -391,6 +440,13 @@ def observe_decision(phase: str, bot: str, seconds: float, *, registry: Collecto
     )
 
 
+def observe_match_duration(ruleset: str, seconds: float, *, registry: CollectorRegistry | None = None) -> None:
+    """Observe one played match of ``ruleset`` that took ``seconds`` of a worker's time."""
+    get_metrics(registry).match_duration.labels(ruleset=_label(ruleset, "ruleset")).observe(
+        _non_negative(seconds, "match duration")
+    )
+
+
 def record_bot_error(
     bot: str, kind: BotErrorKind, count: int = 1, *, registry: CollectorRegistry | None = None
 ) -> None:
@@ -407,16 +463,23 @@ def record_bot_error(
 
 
 def update_queue_gauges(
-    depth: int, oldest_age: float | None, ladder: str, *, registry: CollectorRegistry | None = None
+    depth: int,
+    oldest_age: float | None,
+    ladder: str,
+    in_flight: int = 0,
+    *,
+    registry: CollectorRegistry | None = None,
 ) -> None:
     """Set the queue gauges of ``ladder`` from a fresh read of the queue.
 
     ``oldest_age`` is the age in seconds of the oldest pending match, ``None`` (or 0) when the queue is
-    empty. Call it periodically (e.g. every few seconds) from the one process that reads the queue.
+    empty; ``in_flight`` how many of the ``depth`` a worker has claimed. Call it periodically (e.g. every
+    few seconds) from the one process that reads the queue.
     """
     m = get_metrics(registry)
     ladder = _label(ladder, "ladder")
     m.queue_depth.labels(ladder=ladder).set(_non_negative(depth, "queue depth"))
+    m.matches_in_flight.labels(ladder=ladder).set(_non_negative(in_flight, "matches in flight"))
     age = 0.0 if oldest_age is None else _non_negative(oldest_age, "oldest pending age")
     m.queue_oldest_pending_age.labels(ladder=ladder).set(age)
 

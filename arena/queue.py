@@ -4,7 +4,8 @@ Life of a match::
 
     enqueue ──XADD──▶ pa:q:matches ──XREADGROUP──▶ worker (pending, owned)
                                    ◀─XCLAIM JUSTID── keep_alive (resets idle)
-            dead worker's entry ──XAUTOCLAIM(min idle)──▶ another worker
+            dead worker's entry ──XCLAIM (owner not live)──▶ another worker
+            entry idle for stale_ms ──XAUTOCLAIM(min idle)──▶ another worker
     record_result: SET NX pa:result:<id> + XADD pa:results   (one Lua script)
     ack:           XACK + XDEL                               (one transaction)
     too many deliveries: XADD pa:q:dead + XACK + XDEL        (one Lua script)
@@ -21,13 +22,13 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import redis
 
-from arena import keys
+from arena import keys, metrics
 from arena.model import MatchResult, MatchSpec, NotRequeueable
 
 # Where queue counts put an entry whose spec names no ladder (not a valid ladder id, so it never clashes).
@@ -167,9 +168,32 @@ class MatchQueue:
                     # Entry body deleted while still pending; nothing to play.
                     self.r.xack(keys.MATCH_STREAM, keys.WORKER_GROUP, msg_id)
                     continue
+                metrics.record_match_reclaimed()
                 return self._parse(worker_id, msg_id, fields, self._deliveries(msg_id), reclaimed=True)
             if cursor == "0-0":
                 return None
+        return None
+
+    def reclaim_orphaned(self, worker_id: str, live: Collection[str], min_idle_ms: int) -> Claimed | None:
+        """Take over one match claimed by a worker that is not in ``live`` (its heartbeat stopped) and not
+        kept alive for ``min_idle_ms``: the owner died, so waiting for ``stale_ms`` would only stall its
+        bots.  XCLAIM's own idle check makes a late keep-alive of a live owner win the race."""
+        pending = self._grouped(
+            lambda: self.r.xpending_range(keys.MATCH_STREAM, keys.WORKER_GROUP, "-", "+", 100, idle=min_idle_ms)
+        )
+        for entry in pending:
+            if entry["consumer"] in live or entry["consumer"] == worker_id:
+                continue
+            msg_id = entry["message_id"]
+            got = self.r.xclaim(keys.MATCH_STREAM, keys.WORKER_GROUP, worker_id, min_idle_ms, [msg_id])
+            if not got:
+                continue  # kept alive (or taken) in the meantime
+            _id, fields = got[0]
+            if not fields:  # entry body deleted while still pending; nothing to play
+                self.r.xack(keys.MATCH_STREAM, keys.WORKER_GROUP, msg_id)
+                continue
+            metrics.record_match_reclaimed()
+            return self._parse(worker_id, msg_id, fields, int(entry["times_delivered"]) + 1, reclaimed=True)
         return None
 
     def _deliveries(self, msg_id: str) -> int:
@@ -284,6 +308,8 @@ class MatchQueue:
                 *bots,
             ],
         )
+        if out:
+            metrics.record_match_dead_lettered()
         return bool(out)
 
     # dead letters ---------------------------------------------------------------
@@ -322,6 +348,20 @@ class MatchQueue:
     def depth(self) -> int:
         """Matches not yet acknowledged: waiting plus being played."""
         return int(self.r.xlen(keys.MATCH_STREAM))
+
+    def live_depth(self, live: Collection[str]) -> int:
+        """Matches waiting or being played by a live worker: ``depth`` less the claims of workers not in
+        ``live`` (dead; their matches are taken over soon, and must not keep the feeder from topping up)."""
+        with self.r.pipeline(transaction=False) as p:
+            p.xlen(keys.MATCH_STREAM)
+            p.xpending(keys.MATCH_STREAM, keys.WORKER_GROUP)
+            depth, summary = p.execute(raise_on_error=False)
+        if isinstance(depth, redis.ResponseError):
+            raise depth
+        if isinstance(summary, redis.ResponseError):  # no group yet: nothing claimed
+            return int(depth)
+        orphaned = sum(int(c["pending"]) for c in summary.get("consumers") or () if c["name"] not in live)
+        return max(0, int(depth) - orphaned)
 
     def pending(self) -> int:
         """Matches delivered to a worker and not yet acknowledged."""

@@ -609,7 +609,7 @@ class Arena:
         by_ladder = self.views.queue_by_ladder()
         for ladder in (set(ladders) | set(by_ladder)) - {UNKNOWN_LADDER}:
             q = by_ladder.get(ladder, LadderQueue())
-            metrics.update_queue_gauges(q.waiting, q.oldest_age_s, ladder)
+            metrics.update_queue_gauges(q.waiting, q.oldest_age_s, ladder, q.claimed)
         # live_workers decided who is live; the gauges take its answer as it is.
         metrics.update_worker_gauges(self.live_workers(), stale_after=float("inf"))
         for ladder in ladders:

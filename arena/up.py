@@ -328,7 +328,9 @@ class Stack:
             "--redis",
             self.url,
             "--worker-id",
-            f"{socket.gethostname()}-up{os.getpid()}-{i}",
+            # A new id for every start: a restarted worker must not beat under its dead predecessor's id, or
+            # the predecessor's claims would look live and wait for the stale_ms take-over.
+            f"{socket.gethostname()}-up{os.getpid()}-{i}.{self.restarts}",
             "--host",
             self.cfg.host,
             "--health-port",

@@ -11,7 +11,10 @@ runners).  The loop in ``Worker.run_once`` reads top to bottom:
     -> record (exactly once by match id) -> ack
 
 Failure handling: a runner exception is counted (``MatchQueue.fail``) and the
-match is left pending; once idle for ``stale_ms`` any worker reclaims it.
+match is left pending; once idle for ``stale_ms`` any worker reclaims it.  A
+worker that dies (its heartbeat stops) has its matches taken over much sooner:
+once it has not beaten for ``WORKER_LIVE_S`` (10 s), the next scan of any
+live worker (at most 1 s later) claims them, so within about 11 s.
 After ``max_deliveries`` it goes to the dead-letter stream with the reason.
 Redis being down (restart) is waited out with bounded backoff; a result that
 cannot be recorded within ``record_patience_s`` is dropped and the match is
@@ -49,7 +52,8 @@ from typing import Any, TypeVar
 
 import redis
 
-from arena import keys
+from arena import keys, metrics
+from arena.keys import HEARTBEAT_INTERVAL_S, WORKER_LIVE_S
 from arena.model import MatchResult, MatchSpec
 from arena.queue import Claimed, MatchQueue
 from arena.redis_server import connect
@@ -60,9 +64,10 @@ Runner = Callable[[MatchSpec], MatchResult]
 T = TypeVar("T")
 
 
-# A worker is live while its last heartbeat is at most this old.  Workers beat every keep-alive interval,
-# at most a third of their heartbeat key's TTL (whose default is this), so a live worker is never missed.
-WORKER_LIVE_S = 30.0
+__all__ = ["WORKER_LIVE_S", "Worker", "WorkerStats", "live_workers", "load_runner"]
+
+# How often a worker scans for matches to take over (a dead worker's, or stale ones) while it finds none.
+RECLAIM_SCAN_S = 1.0
 
 
 def live_workers(r: redis.Redis, now: float | None = None) -> dict[str, float]:
@@ -155,8 +160,9 @@ class Worker:
         self.stale_ms = stale_ms
         self.block_ms = block_ms
         self.heartbeat_ttl_s = heartbeat_ttl_s
-        # Refresh well within stale_ms so a live worker's claim never looks stale.
-        default_interval = max(0.05, min(stale_ms / 3000, heartbeat_ttl_s / 3))
+        # Beat every HEARTBEAT_INTERVAL_S (well within WORKER_LIVE_S) and refresh well within stale_ms, so
+        # a live worker never looks dead and its claim never looks stale.
+        default_interval = max(0.05, min(HEARTBEAT_INTERVAL_S, stale_ms / 3000, heartbeat_ttl_s / 3))
         self.keepalive_interval_s = keepalive_interval_s or default_interval
         self.record_patience_s = record_patience_s
         self.stats = WorkerStats()
@@ -220,12 +226,14 @@ class Worker:
         """Handle at most one match.  Returns False if there was none to handle."""
         claimed = None
         if time.monotonic() >= self._next_reclaim:
-            # Stale matches first (their bots are waiting longest).  Checked at
-            # most every stale_ms/4 while none are found: one XAUTOCLAIM round
-            # trip per match would cost more than the claim itself.
-            claimed = self.queue.reclaim_stale(self.worker_id, self.stale_ms)
+            # Taken-over matches first (their bots are waiting longest): a dead worker's (its heartbeat is
+            # older than WORKER_LIVE_S), then any left idle for stale_ms.  Checked at most every
+            # RECLAIM_SCAN_S while none are found: a scan per match would cost more than the claim itself.
+            claimed = self.queue.reclaim_orphaned(self.worker_id, live_workers(self.r), int(WORKER_LIVE_S * 1000))
             if claimed is None:
-                self._next_reclaim = time.monotonic() + min(1.0, self.stale_ms / 4000)
+                claimed = self.queue.reclaim_stale(self.worker_id, self.stale_ms)
+            if claimed is None:
+                self._next_reclaim = time.monotonic() + min(RECLAIM_SCAN_S, self.stale_ms / 4000)
         if claimed is None:
             claimed = self.queue.claim(self.worker_id, self.block_ms)
         if claimed is None:
@@ -245,6 +253,7 @@ class Worker:
         log.info("%s: playing %s (delivery %d)", self.worker_id, spec.match_id, claimed.deliveries)
         self._hb.track(claimed)
         error: Exception | None = None
+        started = time.monotonic()
         try:
             result = self.runner(spec)
             if result.match_id != spec.match_id or result.ladder != spec.ladder:
@@ -265,6 +274,7 @@ class Worker:
             return True
 
         self.stats.played += 1
+        metrics.observe_match_duration(spec.ruleset, time.monotonic() - started)
         recorded = self._patiently(lambda: self.queue.record_result(result, spec.distinct_bots()))
         if recorded:
             self.stats.recorded += 1

@@ -57,7 +57,9 @@ def test_exposition_over_http(registry: CollectorRegistry, server_url: str) -> N
     metrics.observe_decision("bid", "random", 3.0, registry=registry)
     metrics.record_bot_error("random", "timeout", registry=registry)
     metrics.record_bot_error("random", "illegal_action", 2, registry=registry)
-    metrics.update_queue_gauges(12, 4.5, "cypriot_pilotta", registry=registry)
+    metrics.update_queue_gauges(12, 4.5, "cypriot_pilotta", 3, registry=registry)
+    metrics.observe_match_duration("cypriot_pilotta", 0.7, registry=registry)
+    metrics.observe_match_duration("cypriot_pilotta", 42.0, registry=registry)
     metrics.update_queue_gauges(0, None, "coinche", registry=registry)
     metrics.record_match_reclaimed(registry=registry)
     metrics.record_match_dead_lettered(3, registry=registry)
@@ -86,6 +88,16 @@ def test_exposition_over_http(registry: CollectorRegistry, server_url: str) -> N
     assert value("pilotta_bot_errors_total", bot="random", kind="illegal_action") == 2
     assert value("pilotta_queue_depth", ladder="cypriot_pilotta") == 12
     assert value("pilotta_queue_oldest_pending_age_seconds", ladder="cypriot_pilotta") == 4.5
+    assert value("pilotta_matches_in_flight", ladder="cypriot_pilotta") == 3
+    assert value("pilotta_matches_in_flight", ladder="coinche") == 0
+    duration = {"ruleset": "cypriot_pilotta"}
+    assert value("pilotta_match_duration_seconds_bucket", **duration, le="0.5") == 0
+    assert value("pilotta_match_duration_seconds_bucket", **duration, le="1.0") == 1
+    assert value("pilotta_match_duration_seconds_bucket", **duration, le="30.0") == 1
+    assert value("pilotta_match_duration_seconds_bucket", **duration, le="60.0") == 2
+    assert value("pilotta_match_duration_seconds_sum", **duration) == pytest.approx(42.7)
+    # No _created series (disable_created_metrics): nothing reads them, and they doubled the series count.
+    assert not [name for name, _labels in samples if name.endswith("_created")], text
     assert value("pilotta_queue_depth", ladder="coinche") == 0
     assert value("pilotta_queue_oldest_pending_age_seconds", ladder="coinche") == 0
     assert value("pilotta_matches_reclaimed_total") == 1
@@ -133,9 +145,11 @@ def test_names_follow_conventions() -> None:
         "pilotta_matches_completed_total",
         "pilotta_deals_completed_total",
         "pilotta_decision_latency_seconds",
+        "pilotta_match_duration_seconds",
         "pilotta_bot_errors_total",
         "pilotta_queue_depth",
         "pilotta_queue_oldest_pending_age_seconds",
+        "pilotta_matches_in_flight",
         "pilotta_matches_reclaimed_total",
         "pilotta_matches_dead_lettered_total",
         "pilotta_worker_heartbeat_timestamp_seconds",
@@ -183,14 +197,16 @@ def test_invalid_values_are_rejected(call: Callable[[CollectorRegistry], object]
 
 
 def test_update_worker_gauges_keeps_only_live_workers(registry: CollectorRegistry) -> None:
-    alive = metrics.update_worker_gauges({"w1": 100.0, "w2": 95.0, "w3": 10.0}, now=110.0, registry=registry)
+    alive = metrics.update_worker_gauges(
+        {"w1": 100.0, "w2": 95.0, "w3": 10.0}, now=110.0, stale_after=30.0, registry=registry
+    )
     assert alive == 2
     assert registry.get_sample_value("pilotta_workers_alive") == 2
     get = registry.get_sample_value
     assert get("pilotta_worker_heartbeat_timestamp_seconds", {"worker": "w1"}) == 100.0
     assert get("pilotta_worker_heartbeat_timestamp_seconds", {"worker": "w3"}) is None
     # w2 restarted as w4: the old series disappears instead of piling up.
-    assert metrics.update_worker_gauges({"w1": 130.0, "w4": 131.0}, now=132.0, registry=registry) == 2
+    assert metrics.update_worker_gauges({"w1": 130.0, "w4": 131.0}, now=132.0, stale_after=30.0, registry=registry) == 2
     assert get("pilotta_worker_heartbeat_timestamp_seconds", {"worker": "w2"}) is None
     assert get("pilotta_worker_heartbeat_timestamp_seconds", {"worker": "w4"}) == 131.0
     assert metrics.update_worker_gauges({}, registry=registry) == 0

