@@ -1,12 +1,13 @@
 """Every metric ``arena/metrics.py`` defines is updated by production code in a real run.
 
 ``arena up`` runs as a subprocess (embedded Redis, API, 2 workers, metrics on free loopback ports); the
-sample bots and a bot that answers illegal actions play a short ladder; meanwhile a malformed match is put in the queue (a worker dead-letters
-it) and a worker is SIGKILLed mid-match (the other takes its match over: a reclaim).  The test scrapes the
-real /metrics endpoints of the API and of both workers throughout and requires, for every family
-``metrics.metric_infos()`` lists, a sample set by one of these processes, and a positive value for the
-counters, the histograms' counts, the in-flight and workers-alive gauges.  No metric defined and left
-unwired (as the dead-letter and reclaim counters once were, so their alert could never fire).
+sample bots and a bot that answers illegal actions play a short ladder; meanwhile a malformed match is put
+in the queue (a worker dead-letters it) and a worker is SIGKILLed mid-match (the other takes its match
+over: a reclaim).  The test scrapes the real /metrics endpoints of the API and of both workers throughout
+and requires, for every family ``metrics.metric_infos()`` lists, a sample set by one of these processes,
+and a positive value for the counters, the histograms' counts, the in-flight and workers-alive gauges.
+No metric defined and left unwired (as the dead-letter and reclaim counters once were, so their alert
+could never fire).
 """
 
 from __future__ import annotations
