@@ -14,8 +14,12 @@ does, and every Redis key, lives below (docs/arena.md has the map of the layers)
 Errors become status codes with the arena's own message (``_CODES``): INVALID_ARGUMENT (malformed
 manifest, endpoint, name...), NOT_FOUND (unknown bot, ladder, match), UNAUTHENTICATED (no token),
 PERMISSION_DENIED (wrong token), ALREADY_EXISTS (name taken), FAILED_PRECONDITION (retired bot, a dead
-letter that cannot be played again), UNAVAILABLE (Redis unreachable).  Anything else is a bug of ours:
-INTERNAL, logged with its traceback (a bare ``ValueError`` too: client mistakes have typed errors).
+letter that cannot be played again), RESOURCE_EXHAUSTED (a quota: ``arena.limits``), UNAVAILABLE (Redis
+unreachable).  Anything else is a bug of ours: INTERNAL, logged with its traceback (a bare ``ValueError``
+too: client mistakes have typed errors).  Every message is cut to ``limits.MESSAGE_MAX`` characters (gRPC
+sends it in a header, and a header past the metadata limit would replace the error with another).  A
+request that does not parse as its protobuf message is INVALID_ARGUMENT, for every service of the server
+(``_RefuseUndecodable``), instead of gRPC's own ``Exception deserializing request!``.
 Every Redis call is bounded by the client's socket timeout (``redis_server.connect``).
 """
 
@@ -40,6 +44,7 @@ from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 from arena.batch import DEFAULT_ANCHOR
 from arena.bradley_terry import PROVISIONAL_BOARDS, PROVISIONAL_WIDTH_ELO
 from arena.ladder import LadderFeeder
+from arena.limits import QuotaExceeded, bounded
 from arena.model import (
     AuthError,
     Bot,
@@ -58,7 +63,7 @@ from arena.model import (
 from arena.packages import MAX_PACKAGE_BYTES, PackageError
 from arena.ratings import Ratings
 from arena.retry import REDIS_DOWN, Backoff
-from arena.service import Arena, BotSource, LadderView, MatchSummary
+from arena.service import Arena, BotSource, LadderView, MatchSummary, Page
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name
@@ -82,6 +87,7 @@ _CODES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], grpc.
     (EndpointRefused, grpc.StatusCode.FAILED_PRECONDITION),
     (NotPlayable, grpc.StatusCode.FAILED_PRECONDITION),
     (PackageError, grpc.StatusCode.INVALID_ARGUMENT),
+    (QuotaExceeded, grpc.StatusCode.RESOURCE_EXHAUSTED),
     (REDIS_DOWN, grpc.StatusCode.UNAVAILABLE),
 )
 
@@ -96,9 +102,9 @@ def _status(e: Exception) -> tuple[grpc.StatusCode, str]:
     for cls, code in _CODES:
         if isinstance(e, cls):
             if code == grpc.StatusCode.UNAVAILABLE:
-                return code, f"the arena's storage (Redis) is unavailable: {e}"
-            return code, str(e)
-    return grpc.StatusCode.INTERNAL, f"internal error: {type(e).__name__}: {e}"
+                return code, bounded(f"the arena's storage (Redis) is unavailable: {e}")
+            return code, bounded(str(e))
+    return grpc.StatusCode.INTERNAL, bounded(f"internal error: {type(e).__name__}: {e}")
 
 
 def _rpc(fn: Callable[[ArenaService, Req], Rep]) -> Callable[[ArenaService, Req, _Context], Rep]:
@@ -118,15 +124,81 @@ def _rpc(fn: Callable[[ArenaService, Req], Rep]) -> Callable[[ArenaService, Req,
     return handler
 
 
+class _Undecodable:
+    """What a request that does not parse as its message becomes, so the handler can refuse it clearly."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def _lenient(deserializer: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    def deserialize(data: bytes) -> Any:
+        try:
+            return deserializer(data)
+        except Exception as e:  # DecodeError, or anything a message's parser raises on garbage
+            return _Undecodable(e)
+
+    return deserialize
+
+
+def _undecodable(method: str) -> str:
+    return f"the request to {method} is not a valid protobuf message of its type (docs: proto/pilotta/arena/v1)"
+
+
+class _RefuseUndecodable(grpc.ServerInterceptor):  # type: ignore[misc]  # grpc is untyped here
+    """Every method's request deserializer made lenient: a request that does not parse reaches the method's
+    wrapper as ``_Undecodable`` and is refused there with INVALID_ARGUMENT naming the method (gRPC would
+    answer INTERNAL ``Exception deserializing request!``).  Streams of requests are checked message by
+    message; a bad one ends the call with the same message."""
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler | None:
+        handler: Any = continuation(handler_call_details)  # Any: grpc's handlers are namedtuples
+        if handler is None or handler.request_deserializer is None:
+            return handler
+        method = str(handler_call_details.method)
+        lenient = _lenient(handler.request_deserializer)
+        if handler.unary_unary is not None or handler.unary_stream is not None:
+            kind = "unary_unary" if handler.unary_unary is not None else "unary_stream"
+            inner = getattr(handler, kind)
+
+            def unary(request: Any, context: grpc.ServicerContext) -> Any:
+                if isinstance(request, _Undecodable):
+                    context.abort(grpc.StatusCode.INVALID_ARGUMENT, _undecodable(method))
+                return inner(request, context)
+
+            return handler._replace(request_deserializer=lenient, **{kind: unary})
+        kind = "stream_unary" if handler.stream_unary is not None else "stream_stream"
+        inner = getattr(handler, kind)
+
+        def streamed(requests: Iterator[Any], context: grpc.ServicerContext) -> Any:
+            def checked() -> Iterator[Any]:
+                for request in requests:
+                    if isinstance(request, _Undecodable):
+                        raise ValidationError(_undecodable(method))
+                    yield request
+
+            return inner(checked(), context)
+
+        return handler._replace(request_deserializer=lenient, **{kind: streamed})
+
+
 # ---------------------------------------------------------------------------- replies
 
 
-def _bot_info(bot: Bot) -> arena_pb2.BotInfo:
+def _bot_info(bot: Bot, full: bool = True) -> arena_pb2.BotInfo:
+    """A bot as a reply shows it; ``full``: with its endpoint or manifest (replies to its owner only, never
+    in a list)."""
     v = bot.current
     info = arena_pb2.BotInfo(
-        name=bot.name, owner=bot.owner, version=v.version, retired=bot.retired, created_at=bot.created
+        name=bot.name, owner=bot.owner, version=v.version, retired=bot.retired, created_at=bot.created, kind=v.kind
     )
-    if v.endpoint is not None:
+    if not full:
+        pass
+    elif v.endpoint is not None:
         info.endpoint = v.endpoint
     else:
         info.manifest_json = json.dumps(dict(v.manifest or {}))
@@ -229,15 +301,17 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
 
     @_rpc
     def ListBots(self, request: arena_pb2.ListBotsRequest) -> arena_pb2.ListBotsReply:
-        return arena_pb2.ListBotsReply(bots=[_bot_info(b) for b in self.arena.list_bots(request.include_retired)])
+        bots, token = self.arena.list_bots(request.include_retired, Page(request.page_token, request.limit))
+        return arena_pb2.ListBotsReply(bots=[_bot_info(b, full=False) for b in bots], next_page_token=token)
 
     # ladders ---------------------------------------------------------------------------
 
     @_rpc
     def Leaderboard(self, request: arena_pb2.LeaderboardRequest) -> arena_pb2.LeaderboardReply:
-        ladder, standings = self.arena.leaderboard(request.ladder)
+        ladder, standings, token = self.arena.leaderboard(request.ladder, Page(request.page_token, request.limit))
         return arena_pb2.LeaderboardReply(
             ladder=ladder,
+            next_page_token=token,
             entries=[
                 arena_pb2.LeaderboardEntry(
                     rank=s.rank,
@@ -271,8 +345,8 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
 
     @_rpc
     def MatchHistory(self, request: arena_pb2.MatchHistoryRequest) -> arena_pb2.MatchHistoryReply:
-        found = self.arena.match_history(request.ladder, request.bot, request.limit)
-        return arena_pb2.MatchHistoryReply(matches=[_match(m) for m in found])
+        found, token = self.arena.match_history(request.ladder, request.bot, request.limit, request.page_token)
+        return arena_pb2.MatchHistoryReply(matches=[_match(m) for m in found], next_page_token=token)
 
     @_rpc
     def GetReplay(self, request: arena_pb2.GetReplayRequest) -> arena_pb2.GetReplayReply:
@@ -281,8 +355,10 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
 
     @_rpc
     def Challenge(self, request: arena_pb2.ChallengeRequest) -> arena_pb2.ChallengeReply:
-        spec = self.arena.challenge(list(request.bots), request.token, request.ladder, request.seed)
-        return arena_pb2.ChallengeReply(match_id=spec.match_id)
+        spec = self.arena.challenge(
+            list(request.bots), request.token, request.ladder, request.seed, request.rated, list(request.tokens)
+        )
+        return arena_pb2.ChallengeReply(match_id=spec.match_id, rated=spec.rated)
 
     @_rpc
     def LadderStatus(self, request: arena_pb2.LadderStatusRequest) -> arena_pb2.LadderStatusReply:
@@ -491,7 +567,10 @@ class ApiServer:
     ) -> None:
         self.r = r
         self.service = ArenaService(r)
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="api"))
+        self.server = grpc.server(
+            futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="api"),
+            interceptors=[_RefuseUndecodable()],
+        )
         arena_pb2_grpc.add_ArenaServicer_to_server(self.service, self.server)
         self.health = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
@@ -503,6 +582,7 @@ class ApiServer:
         if not bound:
             raise OSError(f"cannot listen on {host}:{port} (in use?)")
         self.host, self.port = host, bound
+        self.service.arena.own_ports.append(bound)  # never an endpoint bot's
         self.threads: list[_RatingsUpdater | LadderFeeder | _Gauges] = []
         arena = self.service.arena
         if update_ratings:

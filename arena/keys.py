@@ -17,6 +17,23 @@ ADMIN_TOKEN_HASH = PREFIX + "admin:token_sha256"
 # String: sha256 hex of the registration key, when the operator requires one (absent: open registration).
 REGISTRATION_KEY_HASH = PREFIX + "admin:registration_key_sha256"
 
+# String: the arena's seed secret (64 hex digits), made once (SET NX): every rated match's seed is an HMAC
+# of its match id with it (arena.trust.match_seed), so no one outside the arena can know a seed before the
+# finished record publishes it.
+SEED_SECRET = PREFIX + "admin:seed_secret"
+
+# String: the arena's Policy JSON (arena.limits), written by `arena up/api --policy FILE`; absent: defaults.
+POLICY = PREFIX + "config:policy"
+
+
+def rate(what: str, subject: str, window: int) -> str:
+    """String counter with a TTL: events of a kind (``what``) by one subject (a hash) in a one-minute window."""
+    return f"{PREFIX}rate:{what.replace(' ', '-')}:{subject}:{window}"
+
+
+# Hash owner -> how many active (not retired) bots it has: the bots-per-owner cap.
+OWNER_BOTS = PREFIX + "bots:per_owner"
+
 # Set of all bot ids ever registered (retired ones included).
 BOTS = PREFIX + "bots"
 

@@ -214,8 +214,15 @@ class MatchSpec(Record):
     deals: int | None = None
     target: int | None = None
     created: float = 0.0
-    # False: played and recorded but never rated (an endpoint bot on a ladder that does not rate them).
+    # False: played and recorded but never rated (an endpoint bot on a ladder that does not rate them, a
+    # challenge not asked to be rated, or one with a seed its challenger chose).
     rated: bool = True
+    # A challenge (``Arena.challenge``), not the scheduler's pick: it holds none of the ladder's in-flight
+    # slots (``in_flight_bots``).
+    challenge: bool = False
+    # The bots whose owners' tokens asked for this challenge: a forfeit by one of them that never started
+    # is not rated (an owner cannot feed its own broken bot to another for points).
+    requested_by: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         c = "MatchSpec"
@@ -242,6 +249,9 @@ class MatchSpec(Record):
             check_int(c, "target", self.target, lo=1, hi=1_000_000)
         check_float(c, "created", self.created, lo=0)
         check_bool(c, "rated", self.rated)
+        check_bool(c, "challenge", self.challenge)
+        if not isinstance(self.requested_by, tuple) or not set(self.requested_by) <= set(self.bots):
+            raise fail(c, "requested_by", f"expected bots of this match, got {self.requested_by!r}")
 
     def seats(self) -> tuple[str, str, str, str]:
         """The bot in each of the four seats (first table of a duplicate pair)."""
@@ -256,6 +266,11 @@ class MatchSpec(Record):
     def distinct_bots(self) -> tuple[str, ...]:
         a, b = self.teams()
         return a + b
+
+    def in_flight_bots(self) -> tuple[str, ...]:
+        """The bots this match counts in flight on its ladder (and releases when it ends): a challenge none,
+        so that challenges can never hold another owner's bot out of the ladder."""
+        return () if self.challenge else self.distinct_bots()
 
 
 def teams_of(seats: tuple[str, str, str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -229,13 +229,13 @@ class MatchQueue:
     def is_recorded(self, match_id: str) -> bool:
         return bool(self.r.exists(keys.result(match_id)))
 
-    def record_result(self, result: MatchResult, bots: Sequence[str] = ()) -> bool:
+    def record_result(self, result: MatchResult, bots: Sequence[str] | None = None) -> bool:
         """Record a result once per match id.  True if this call recorded it,
         False if a result already existed (a duplicate run, counted apart).
 
-        ``bots`` are released from the ladder's in-flight counters (defaults to
-        the distinct bots of the result's seats)."""
-        release = list(bots) or list(dict.fromkeys(result.seats))
+        ``bots`` are released from the ladder's in-flight counters (None: the
+        distinct bots of the result's seats; a challenge's spec gives none)."""
+        release = list(dict.fromkeys(result.seats)) if bots is None else list(bots)
         out = self._record(
             keys=[
                 keys.result(result.match_id),
@@ -279,7 +279,7 @@ class MatchQueue:
             claimed.deliveries,
             worker_id,
             ladder=s.ladder,
-            bots=s.distinct_bots(),
+            bots=s.in_flight_bots(),
         )
 
     def _dead_letter(
@@ -337,7 +337,7 @@ class MatchQueue:
             raise NotRequeueable(f"dead letter {dead_id} ({dead.match_id}) cannot be played again: {e}") from None
         out = self._requeue(
             keys=[keys.DEAD_STREAM, keys.MATCH_STREAM, keys.ladder_inflight(spec.ladder), keys.result(spec.match_id)],
-            args=[dead_id, *spec.distinct_bots()],
+            args=[dead_id, *spec.in_flight_bots()],
         )
         if out == "recorded":
             raise NotRequeueable(f"dead letter {dead_id}: match {spec.match_id} has a result already; not requeued")

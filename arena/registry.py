@@ -31,6 +31,7 @@ from typing import Any
 import redis
 
 from arena import keys
+from arena.limits import QuotaExceeded, clip
 from arena.model import (
     AuthError,
     Bot,
@@ -73,31 +74,31 @@ def sha256_hex(token: str) -> str:
 def validate_name(name: object) -> str:
     if not isinstance(name, str) or not NAME_RE.match(name):
         raise ValidationError(
-            f"invalid bot name {name!r}: 2-32 chars, a letter first, then letters, digits, '_', '.', '-'"
+            f"invalid bot name {clip(name)}: 2-32 chars, a letter first, then letters, digits, '_', '.', '-'"
         )
     return name
 
 
 def validate_owner(owner: object) -> str:
     if not isinstance(owner, str) or not owner.strip() or len(owner) > 128 or not owner.isprintable():
-        raise ValidationError(f"invalid owner {owner!r}: 1-128 printable characters")
+        raise ValidationError(f"invalid owner {clip(owner)}: 1-128 printable characters")
     return owner
 
 
 def validate_endpoint(endpoint: object) -> str:
     """``host:port`` with a hostname, an IPv4 address or a bracketed IPv6 address."""
-    if not isinstance(endpoint, str) or ":" not in endpoint:
-        raise ValidationError(f"invalid endpoint {endpoint!r}: expected host:port")
+    if not isinstance(endpoint, str) or ":" not in endpoint or len(endpoint) > 260:
+        raise ValidationError(f"invalid endpoint {clip(endpoint)}: expected host:port")
     host, _, port = endpoint.rpartition(":")
     if not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise ValidationError(f"invalid endpoint {endpoint!r}: port must be 1-65535")
+        raise ValidationError(f"invalid endpoint {clip(endpoint)}: port must be 1-65535")
     if host.startswith("[") and host.endswith("]"):
         try:
             ipaddress.IPv6Address(host[1:-1])
         except ValueError:
-            raise ValidationError(f"invalid endpoint {endpoint!r}: bad IPv6 address {host}") from None
+            raise ValidationError(f"invalid endpoint {clip(endpoint)}: bad IPv6 address {clip(host)}") from None
     elif not HOST_RE.match(host):
-        raise ValidationError(f"invalid endpoint {endpoint!r}: bad host {host!r}")
+        raise ValidationError(f"invalid endpoint {clip(endpoint)}: bad host {clip(host)}")
     return endpoint
 
 
@@ -106,11 +107,11 @@ def validate_games(games: object, what: str = "games") -> tuple[str, ...]:
     known = ruleset_names()
     if not isinstance(games, list | tuple) or not games:
         raise ValidationError(
-            f"{what}: give the rulesets the bot plays, a non-empty list of {', '.join(known)}; got {games!r}"
+            f"{what}: give the rulesets the bot plays, a non-empty list of {', '.join(known)}; got {clip(games)}"
         )
     for game in games:
         if game not in known:
-            raise ValidationError(f"{what}: unknown game {game!r} (known: {', '.join(known)})")
+            raise ValidationError(f"{what}: unknown game {clip(game)} (known: {', '.join(known)})")
     if len(set(games)) != len(games):
         twice = next(g for g in games if list(games).count(g) > 1)
         raise ValidationError(f"{what}: {twice!r} is listed twice")
@@ -244,6 +245,21 @@ class Registry:
                 refused or "token is not valid: need the owner token of one of these bots or the admin token"
             )
 
+    def token_owns(self, token: str, bot_ids: Sequence[str]) -> tuple[bool, list[str]]:
+        """Whether ``token`` is the admin token, and which of ``bot_ids`` it is the owner token of (constant
+        time comparisons of hashes, every one made)."""
+        if not isinstance(token, str) or not token:
+            return False, []
+        digest = sha256_hex(token)
+        with self.r.pipeline(transaction=False) as p:
+            p.get(keys.ADMIN_TOKEN_HASH)
+            for b in bot_ids:
+                p.hget(keys.bot(b), "token_sha256")
+            admin, *owners = p.execute()
+        is_admin = bool(admin) and hmac.compare_digest(str(admin), digest)
+        owned = [b for b, h in zip(bot_ids, owners, strict=True) if h and hmac.compare_digest(str(h), digest)]
+        return is_admin, owned
+
     # reads --------------------------------------------------------------------
 
     def get(self, bot_id: str) -> Bot:
@@ -258,7 +274,7 @@ class Registry:
     def by_name(self, name: str) -> Bot:
         bot_id = self.r.hget(keys.BOT_NAMES, name)
         if bot_id is None:
-            raise UnknownBotError(f"unknown bot name {name!r}")
+            raise UnknownBotError(f"unknown bot name {clip(name)}")
         return self.get(str(bot_id))
 
     def name_taken(self, name: str) -> bool:
@@ -287,20 +303,54 @@ class Registry:
             if raw is not None
         ]
 
+    def list_page(self, after: str, limit: int, include_retired: bool = False) -> tuple[list[Bot], str]:
+        """Up to ``limit`` bots by name, the first after the name ``after`` (empty: from the start), and the
+        name to continue after (empty: no more).  Reads the names index, then only the page's bots."""
+        names = sorted(n for n in self.r.hgetall(keys.BOT_NAMES).items() if n[0] > after)
+        out: list[Bot] = []
+        i = 0
+        while i < len(names) and len(out) < limit:
+            chunk = names[i : i + max(limit - len(out), 16)]
+            i += len(chunk)
+            with self.r.pipeline(transaction=False) as p:
+                for _name, bot_id in chunk:
+                    p.hgetall(keys.bot(bot_id))
+                hashes = p.execute()
+            wanted = [
+                (bot_id, h)
+                for (_name, bot_id), h in zip(chunk, hashes, strict=True)
+                if h and (include_retired or h["retired"] != "1")
+            ][: limit - len(out)]
+            with self.r.pipeline(transaction=False) as p:
+                for bot_id, h in wanted:
+                    p.lindex(keys.bot_versions(bot_id), int(h["version"]) - 1)
+                versions = p.execute()
+            out += [
+                _bot_from_hash(bot_id, h, BotVersion.from_json(raw))
+                for (bot_id, h), raw in zip(wanted, versions, strict=True)
+                if raw is not None
+            ]
+            if len(out) == limit:
+                last = out[-1].name
+                return out, last if any(n > last for n, _ in names[i - len(chunk) :]) else ""
+        return out, ""
+
     # writes -------------------------------------------------------------------
 
-    def _insert(self, name: str, owner: str, version: BotVersion) -> str:
+    def _insert(self, name: str, owner: str, version: BotVersion, max_per_owner: int = 0) -> str:
         """Store a new bot with its first version; returns its owner token (stored hashed, shown once).
         HSETNX on the name index and the bot writes run in one Lua script, so two concurrent registrations
-        of one name cannot both succeed."""
+        of one name cannot both succeed, nor two of one owner pass its cap of ``max_per_owner`` active bots
+        (0: none)."""
         token = new_token(24)
         ok = self.r.eval(
             _REGISTER_LUA,
-            4,
+            5,
             keys.BOT_NAMES,
             keys.bot(version.bot_id),
             keys.bot_versions(version.bot_id),
             keys.BOTS,
+            keys.OWNER_BOTS,
             name,
             version.bot_id,
             owner,
@@ -308,7 +358,10 @@ class Registry:
             sha256_hex(token),
             version.to_json(),
             version.kind,
+            max_per_owner,
         )
+        if ok == -1:
+            raise QuotaExceeded(f"owner {clip(owner)} has {max_per_owner} active bots, the most allowed")
         if not ok:
             raise NameTakenError(f"bot name {name!r} is already taken")
         return token
@@ -321,6 +374,7 @@ class Registry:
         manifest: Mapping[str, Any] | None = None,
         manifest_dir: str | None = None,
         games: Sequence[str] | None = None,
+        max_per_owner: int = 0,
     ) -> tuple[Bot, str]:
         """Register a new bot; returns it and its owner token (shown only now).
 
@@ -332,7 +386,7 @@ class Registry:
         ep, man, mdir, gms = _target(endpoint, manifest, manifest_dir, games)
         bot_id = "b-" + secrets.token_hex(5)
         version = BotVersion(bot_id, 1, time.time(), endpoint=ep, manifest=man, manifest_dir=mdir, games=gms)
-        token = self._insert(name, owner, version)
+        token = self._insert(name, owner, version, max_per_owner)
         return self.get(bot_id), token
 
     def update(
@@ -364,14 +418,20 @@ class Registry:
     # uploaded packages ----------------------------------------------------------------
 
     def register_package(
-        self, name: str, owner: str, digest: str, manifest: Mapping[str, Any], games: Sequence[str]
+        self,
+        name: str,
+        owner: str,
+        digest: str,
+        manifest: Mapping[str, Any],
+        games: Sequence[str],
+        max_per_owner: int = 0,
     ) -> tuple[Bot, str]:
         """A new bot whose version 1 is an uploaded package (pending until a worker validates it)."""
         validate_name(name)
         validate_owner(owner)
         bot_id = "b-" + secrets.token_hex(5)
         version = BotVersion(bot_id, 1, time.time(), manifest=dict(manifest), games=tuple(games), package=digest)
-        token = self._insert(name, owner, version)
+        token = self._insert(name, owner, version, max_per_owner)
         self.set_state(bot_id, 1, VersionState("pending"))
         return self.get(bot_id), token
 
@@ -459,6 +519,8 @@ class Registry:
         def write(pipe: Any, h: dict[str, str]) -> None:
             pipe.multi()
             pipe.hset(keys.bot(bot_id), "retired", "1")
+            if h["retired"] != "1":  # its owner may register another in its place
+                pipe.hincrby(keys.OWNER_BOTS, h["owner"], -1)
 
         self._authorized_write(bot_id, token, write)
         return self.get(bot_id)
@@ -496,10 +558,14 @@ def _bot_from_hash(bot_id: str, h: Mapping[str, str], current: BotVersion) -> Bo
     )
 
 
-# KEYS: names hash, bot hash, versions list, bots set
-# ARGV: name, bot_id, owner, created, token_sha256, version-1 JSON, kind of the current version
+# KEYS: names hash, bot hash, versions list, bots set, active bots per owner hash
+# ARGV: name, bot_id, owner, created, token_sha256, version-1 JSON, kind of the current version, cap (0: none)
+# Returns 1, 0 (the name is taken) or -1 (the owner has its cap of active bots).
 _REGISTER_LUA = """
+local cap = tonumber(ARGV[8])
+if cap > 0 and tonumber(redis.call('HGET', KEYS[5], ARGV[3]) or '0') >= cap then return -1 end
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('HINCRBY', KEYS[5], ARGV[3], 1)
 redis.call('HSET', KEYS[2], 'name', ARGV[1], 'owner', ARGV[3], 'created', ARGV[4],
            'retired', '0', 'version', '1', 'token_sha256', ARGV[5], 'kind', ARGV[7])
 redis.call('RPUSH', KEYS[3], ARGV[6])

@@ -247,7 +247,8 @@ class ArenaRunner:
         ids_by_endpoint = {
             ep: b for seats, eps in zip(legs, seat_endpoints, strict=True) for b, ep in zip(seats, eps, strict=True)
         }
-        self._note_starts(bots, outcome, ids_by_endpoint, start_errors)
+        never_started = _never_started(outcome, ids_by_endpoint, start_errors)
+        self._note_starts(bots, never_started)
         by_endpoint = {
             ep: names[b]
             for seats, eps in zip(legs, seat_endpoints, strict=True)
@@ -266,6 +267,9 @@ class ArenaRunner:
         for bot_id, why in start_errors.items():
             log.info("match %s: bot %s could not be started: %s", spec.match_id, names[bot_id], why)
         result = to_result(spec, outcome)
+        if outcome.forfeit is not None and set(never_started) & set(spec.requested_by):
+            # A bot that never started, in a challenge its own owner asked for: no points for anyone.
+            result = dataclasses.replace(result, rated=False)
         if outcome.forfeit is not None and outcome.forfeit.team is None:
             # Neither side could play: void, recorded and shown, never rated.
             result = dataclasses.replace(
@@ -299,18 +303,21 @@ class ArenaRunner:
             parts = [read_from(i.bot.stderr_path, offsets[i]) for i in instances.get(bot_id, [])]
             logs.add(bot_id, match_log(header, parts, spec.match_id, bot.version))
 
-    def _note_starts(
-        self, bots: Mapping[str, Bot], outcome: MatchOutcome, ids: Mapping[str, str], start_errors: Mapping[str, str]
-    ) -> None:
+    def _note_starts(self, bots: Mapping[str, Bot], failed: Mapping[str, str]) -> None:
         """Count, per bot, a match it failed to start or answer its Handshake in (3 in a row: suspended)."""
-        failed = dict(start_errors)
-        for b in outcome.bots:
-            bot_id = ids.get(b.endpoint)
-            if bot_id is not None and b.counts.get("unreachable", 0):
-                failed.setdefault(bot_id, "no Handshake answer")
         for bot_id, bot in bots.items():
             if self.registry.note_start(bot_id, bot.version, bot_id in failed, failed.get(bot_id, "")):
                 log.warning("bot %s suspended: %s", bot.name, self.registry.suspended(bot_id))
+
+
+def _never_started(outcome: MatchOutcome, ids: Mapping[str, str], start_errors: Mapping[str, str]) -> dict[str, str]:
+    """Bot id -> why, of the bots that could not be started or never answered their Handshake."""
+    failed = dict(start_errors)
+    for b in outcome.bots:
+        bot_id = ids.get(b.endpoint)
+        if bot_id is not None and b.counts.get("unreachable", 0):
+            failed.setdefault(bot_id, "no Handshake answer")
+    return failed
 
 
 _STRIKE_WORDS = {

@@ -58,6 +58,7 @@ from arena.model import (
 from arena.queue import MatchQueue
 from arena.ratings import Ratings
 from arena.registry import Registry
+from arena.trust import match_seed
 
 PRIOR_SIGMA = 25.0 / 3.0
 NEVER_AGE_S = 86_400.0  # a bot never scheduled counts as having waited a day
@@ -305,21 +306,27 @@ class Scheduler:
         now = time.time() if now is None else now
         rng = rng or random.Random()
         pairs = pick_pairs(self.candidates(ladder_id), n, now, rng, max_in_flight=max_in_flight)
-        return [self.create_match(ladder_id, (a, b), rng.getrandbits(63), now, cfg) for a, b in pairs]
+        return [self.create_match(ladder_id, (a, b), None, now, cfg) for a, b in pairs]
 
     def create_match(
         self,
         ladder_id: str,
         bots: tuple[str, ...],
-        seed: int,
+        seed: int | None = None,
         now: float | None = None,
         config: LadderConfig | None = None,
+        *,
+        challenge: bool = False,
+        requested_by: tuple[str, ...] = (),
+        rated: bool = True,
     ) -> MatchSpec:
         """Create one match of the ladder's settings between ``bots`` (2, or 4 by seat) and enqueue it: the
-        scheduler's picks and challenges alike.  Its bots are counted in flight and stamped as just
-        scheduled."""
+        scheduler's picks and challenges alike.  ``seed`` None: the arena's secret one (``match_seed``).
+        Its bots are counted in flight and stamped as just scheduled; a challenge's are neither
+        (``MatchSpec.in_flight_bots``): a challenge cannot hold a bot's ladder slots or its turn."""
         cfg = config or self.ladder(ladder_id)
         now = time.time() if now is None else now
+        match_id = new_match_id(now)
         distinct = list(dict.fromkeys(bots))
         with self.r.pipeline(transaction=False) as p:
             for b in distinct:
@@ -329,22 +336,24 @@ class Scheduler:
         if endpoint_bots and cfg.endpoint_bots == "refused":
             raise ValidationError(f"ladder {ladder_id} does not take endpoint bots ({', '.join(endpoint_bots)})")
         spec = MatchSpec(
-            match_id=new_match_id(now),
+            match_id=match_id,
             ladder=ladder_id,
             ruleset=cfg.ruleset,
-            seed=seed,
+            seed=match_seed(self.r, match_id) if seed is None else seed,
             bots=bots,
             options=dict(cfg.options),
             duplicate=cfg.duplicate,
             deals=cfg.deals,
             target=cfg.target,
             created=now,
-            rated=not endpoint_bots or cfg.endpoint_bots == "rated",
+            rated=rated and (not endpoint_bots or cfg.endpoint_bots == "rated"),
+            challenge=challenge,
+            requested_by=requested_by,
         )
         # Mark in flight before enqueueing: a crash in between leaves a bot
         # briefly over-counted (skipped once), never double-booked.
         with self.r.pipeline(transaction=True) as p:
-            for bot in spec.distinct_bots():
+            for bot in spec.in_flight_bots():
                 p.hincrby(keys.ladder_inflight(ladder_id), bot, 1)
                 p.hincrby(keys.ladder_games(ladder_id), bot, 1)
                 p.hset(keys.ladder_last_scheduled(ladder_id), bot, repr(now))

@@ -12,9 +12,7 @@ ladder / views -> keys (Redis).
 
 from __future__ import annotations
 
-import json
 import logging
-import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +37,7 @@ from arena.ladder import (
     stop_ladder,
     validate_ladder_name,
 )
+from arena.limits import Policy, RateLimit, clip, load_policy, parse_json_object
 from arena.model import (
     AuthError,
     Bot,
@@ -50,6 +49,7 @@ from arena.model import (
     NotPlayable,
     NotRequeueable,
     RetiredBotError,
+    Unauthenticated,
     UnknownLadderError,
     ValidationError,
     VersionState,
@@ -57,6 +57,7 @@ from arena.model import (
 from arena.queue import UNKNOWN_LADDER, DeadLetter, LadderQueue, MatchQueue
 from arena.ratings import Ratings
 from arena.registry import (
+    NAME_RE,
     Registry,
     validate_endpoint,
     validate_games,
@@ -69,8 +70,8 @@ from arena.views import STREAM_ID_RE, Board, BotPage, MatchPage, Standing, Summa
 
 log = logging.getLogger(__name__)
 
-LEADERBOARD_MAX = 500  # rows of one leaderboard reply
-HISTORY_MAX = 500  # matches of one history reply
+DEFAULT_PAGE = 100  # rows of a ListBots or Leaderboard page when the request gives no limit
+LEADERBOARD_OFFSET_MAX = 10_000  # a leaderboard page starts at most this far down
 DEAD_LETTERS_MAX = 1000  # dead letters listed, or requeued with --all, per call
 DEFAULT_RULESET = "pilotta"
 
@@ -160,17 +161,49 @@ class Requeued:
     reason: str = ""
 
 
+@dataclass(frozen=True)
+class Page:
+    """Where a page of a list starts (``token``, empty: at the beginning) and how long it is (0: the
+    default); the reply gives the next page's token, empty after the last page."""
+
+    token: str = ""
+    limit: int = 0
+
+
 class Arena:
-    def __init__(self, r: redis.Redis, endpoint_check: Callable[[str, Sequence[str]], None] | None = None) -> None:
+    def __init__(
+        self,
+        r: redis.Redis,
+        endpoint_check: Callable[[str, Sequence[str]], None] | None = None,
+        own_ports: Sequence[int] = (),
+    ) -> None:
         self.r = r
         # How an endpoint bot is checked before it is registered (arena.trust.check_endpoint).
         self.endpoint_check = endpoint_check or trust.check_endpoint
+        # Ports of this arena's own services, never an endpoint bot's: its Redis's (and its API's, added by
+        # the API server once it is bound).
+        redis_port = r.connection_pool.connection_kwargs.get("port")
+        self.own_ports = [*own_ports, *([int(redis_port)] if redis_port else [])]
         self.registry = Registry(r)
         self.queue = MatchQueue(r)
         self.ratings = Ratings(r)
         self.scheduler = Scheduler(r, self.registry, self.ratings, self.queue)
         self.views = Views(r, self.registry, self.ratings, self.queue)
         self.counts = LadderCounts(r)
+
+    @property
+    def policy(self) -> Policy:
+        """The operator's limits and endpoint policy (``arena.limits``), as stored now."""
+        return load_policy(self.r)
+
+    def _registration_quota(self, token: str) -> int:
+        """Count a new bot against the arena's registrations a minute (QuotaExceeded past it); returns the
+        owner's cap of active bots.  The admin token has neither limit (0: no cap)."""
+        if token and self.registry.is_admin(token):
+            return 0
+        policy = self.policy
+        RateLimit(self.r, "registrations").take("arena", policy.registrations_per_minute)
+        return policy.max_bots_per_owner
 
     # bots ------------------------------------------------------------------------------
 
@@ -181,13 +214,13 @@ class Arena:
         ``token``; any other bot the ``registration_key`` when the arena requires one (or the admin token),
         and an endpoint bot must pass its Handshake check (``arena.trust``).  All checked before anything
         is stored."""
-        args = self._source(source)
         validate_name(name)
         validate_owner(owner)
+        args = self._source(source)
         if self.registry.name_taken(name):  # before the endpoint check: no call out for a name in use
             raise NameTakenError(f"bot name {name!r} is already taken")
-        self._admit(args, token, registration_key)
-        bot, owner_token = self.registry.register(name, owner, **args)
+        cap = self._admit(args, token, registration_key)
+        bot, owner_token = self.registry.register(name, owner, **args, max_per_owner=cap)
         log.info("registered bot %s (%s) for %s", bot.name, bot.bot_id, bot.owner)
         return bot, owner_token
 
@@ -204,17 +237,23 @@ class Arena:
         self.registry.update(bot.bot_id, token, **args)
         return self.registry.get(bot.bot_id)
 
-    def _admit(self, args: Mapping[str, Any], token: str, registration_key: str, key_checked: bool = False) -> None:
+    def _admit(self, args: Mapping[str, Any], token: str, registration_key: str, key_checked: bool = False) -> int:
+        """Authorize and check a new version (``key_checked``: of a bot that exists); returns the owner's
+        cap of active bots for a new one (0: none, as for the admin token)."""
         if "manifest" in args:
             trust.require_operator(self.registry, token)
             # Validated now, so that a bad manifest is refused before the key is even looked at.
             validate_manifest(args["manifest"], args["manifest_dir"])
-            return
+            return 0
         if not key_checked:
             trust.require_registration(self.registry, registration_key, token)
         validate_endpoint(args["endpoint"])
         validate_games(args["games"])
-        self.endpoint_check(args["endpoint"], args["games"])
+        # Counted before the call out, so that registration cannot be a fast way to probe addresses.
+        cap = 0 if key_checked else self._registration_quota(token)
+        dial = trust.check_endpoint_policy(args["endpoint"], self.policy, self.own_ports)
+        self.endpoint_check(dial, args["games"])
+        return cap
 
     def submit_bot(
         self, name: str, owner: str, data: bytes, token: str = "", registration_key: str = ""
@@ -228,8 +267,11 @@ class Arena:
             validate_owner(owner)
             trust.require_registration(self.registry, registration_key, token)
             pm = packages.read_manifest(data)
+            cap = self._registration_quota(token)
             digest = packages.PackageStore(self.r).put(data)
-            bot, owner_token = self.registry.register_package(name, owner, digest, pm.raw, pm.manifest.games)
+            bot, owner_token = self.registry.register_package(
+                name, owner, digest, pm.raw, pm.manifest.games, max_per_owner=cap
+            )
             version = 1
         else:
             bot = self.registry.by_name(name)
@@ -265,8 +307,15 @@ class Arena:
             metrics.remove_rating(bot.name, ladder)
         return bot
 
-    def list_bots(self, include_retired: bool = False) -> list[Bot]:
-        return sorted(self.registry.list_bots(include_retired=include_retired), key=lambda b: b.name)
+    def list_bots(self, include_retired: bool = False, page: Page = Page()) -> tuple[list[Bot], str]:
+        """A page of bots by name (the token: the last name of the previous page) and the next token."""
+        if page.token and not NAME_RE.match(page.token):
+            raise ValidationError(f"page_token {clip(page.token)} is not one this arena gave (a bot name)")
+        limit = self._limit(page.limit, DEFAULT_PAGE)
+        return self.registry.list_page(page.token, limit, include_retired=include_retired)
+
+    def _limit(self, limit: int, default: int) -> int:
+        return max(1, min(limit or default, self.policy.page_max))
 
     def _source(self, source: BotSource) -> dict[str, Any]:
         """Registry arguments (endpoint + games | manifest + manifest_dir) of a source; ValidationError
@@ -292,10 +341,15 @@ class Arena:
                     "manifest_dir is required with manifest_json: the directory the "
                     "bot's command runs in, on the workers"
                 )
+            policy = self.policy
             try:
-                manifest = json.loads(source.manifest_json)
-            except ValueError as e:
-                raise ManifestError(f"manifest_json: not valid JSON: {e}") from None
+                manifest = parse_json_object(
+                    source.manifest_json, "manifest_json", policy.max_manifest_bytes, policy.max_json_depth
+                )
+            except ValidationError as e:
+                raise ManifestError(str(e)) from None
+            if len(source.manifest_dir) > 4096:
+                raise ValidationError(f"manifest_dir: {len(source.manifest_dir)} characters, more than 4096")
             return {"manifest": manifest, "manifest_dir": source.manifest_dir}
         raise ValidationError("source: give an endpoint (host:port) or a manifest_json")
 
@@ -344,12 +398,12 @@ class Arena:
         self.registry.require_admin(token)
         if name:
             validate_ladder_name(name, self.scheduler.ladders())
-        try:
-            options = json.loads(options_json) if options_json else {}
-        except ValueError as e:
-            raise ValidationError(f"options_json: not valid JSON: {e}") from None
-        if not isinstance(options, dict):
-            raise ValidationError(f"options_json: must be a JSON object, not {type(options).__name__}")
+        policy = self.policy
+        options = (
+            parse_json_object(options_json, "options_json", policy.max_options_bytes, policy.max_json_depth)
+            if options_json
+            else {}
+        )
         config = ladder_config(
             ruleset or DEFAULT_RULESET,
             options,
@@ -456,26 +510,83 @@ class Arena:
 
     # matches -----------------------------------------------------------------------------
 
-    def challenge(self, bot_names: Sequence[str], token: str, ladder: str = "", seed: int = 0) -> MatchSpec:
-        """Queue a match now between these bots (2, or 4 by seat) on a ladder's settings: an owner token
-        of one of them, or the admin token.  Created as the scheduler creates its own (in flight, stamped)."""
+    def challenge(
+        self,
+        bot_names: Sequence[str],
+        token: str,
+        ladder: str = "",
+        seed: int = 0,
+        rated: bool = False,
+        tokens: Sequence[str] = (),
+    ) -> MatchSpec:
+        """Queue a match now between these bots (2, or 4 by seat) on a ladder's settings: an owner token of
+        one of them (``token`` or ``tokens``), or the admin token; at most ``challenges_per_minute`` per
+        owner (the policy's).
+
+        Unrated unless ``rated``: then every bot must be on the ladder, every bot's owner must consent (its
+        owner token among ``tokens``, or the admin token), and the arena deals (no ``seed``: a challenger
+        who chose the seed would know every hidden card).  A challenge holds none of the ladder's in-flight
+        slots, and a forfeit by one of the requesters' own bots that never started is never rated."""
         if len(bot_names) not in (2, 4):
             raise ValidationError(f"a challenge names 2 bots or 4 (one per seat), not {len(bot_names)}")
         if not 0 <= seed < 2**63:
             raise ValidationError(f"seed must be 0 (the arena chooses) up to 2^63 - 1, not {seed}")
+        if rated and seed:
+            raise ValidationError(
+                "a rated challenge is dealt by the arena: propose a seed only for an unrated challenge"
+            )
         bots = [self.registry.by_name(name) for name in bot_names]
-        self.registry.authorize(token, list(dict.fromkeys(b.bot_id for b in bots)))
+        distinct = {b.bot_id: b for b in bots}
+        given = list(dict.fromkeys(t for t in (token, *tokens) if t))
+        if not given:
+            raise Unauthenticated("a token is required: the bot's owner token or the admin token")
+        is_admin, owned = False, set[str]()
+        for t in given:
+            admin, mine = self.registry.token_owns(t, list(distinct))
+            is_admin, owned = is_admin or admin, owned | set(mine)
+        if not is_admin and not owned:
+            raise AuthError("token is not valid: need the owner token of one of these bots or the admin token")
         for bot in bots:
             if bot.retired:
                 raise RetiredBotError(f"bot {bot.name!r} is retired")
             if not self.registry.playable(bot):
                 raise NotPlayable(f"bot {bot.name!r} has no validated version yet (see `arena bot status`)")
         lid = self.resolve_ladder(ladder)
-        return self.scheduler.create_match(lid, tuple(b.bot_id for b in bots), seed or random.getrandbits(63))
+        if rated:
+            if not is_admin:
+                missing = [b.name for b in distinct.values() if b.bot_id not in owned]
+                if missing:
+                    raise AuthError(
+                        "a rated challenge needs every owner's consent: give the owner tokens of "
+                        f"{', '.join(missing)} too (tokens), or the admin token"
+                    )
+            members = self.r.smembers(keys.ladder_members(lid))
+            off = [b.name for b in distinct.values() if b.bot_id not in members]
+            if off:
+                raise ValidationError(f"a rated challenge is between bots on ladder {lid}; not on it: {', '.join(off)}")
+        if not is_admin:
+            limit = self.policy.challenges_per_minute
+            for owner in sorted({distinct[b].owner for b in owned}):
+                RateLimit(self.r, "challenges").take(owner, limit)
+        return self.scheduler.create_match(
+            lid,
+            tuple(b.bot_id for b in bots),
+            seed or None,
+            challenge=True,
+            requested_by=() if is_admin else tuple(b for b in distinct if b in owned),
+            rated=rated,
+        )
 
-    def leaderboard(self, ladder: str = "") -> tuple[str, list[Standing]]:
+    def leaderboard(self, ladder: str = "", page: Page = Page()) -> tuple[str, list[Standing], str]:
+        """A page of the ladder's leaderboard (the token: the rank the previous page ended at) and the next
+        page's token."""
         lid = self.resolve_ladder(ladder)
-        return lid, self.views.leaderboard(lid, limit=LEADERBOARD_MAX)
+        if page.token and not (page.token.isdigit() and int(page.token) <= LEADERBOARD_OFFSET_MAX):
+            raise ValidationError(f"page_token {clip(page.token)} is not one this arena gave (a rank)")
+        offset, limit = int(page.token or 0), self._limit(page.limit, DEFAULT_PAGE)
+        rows = self.views.leaderboard(lid, limit=offset + limit + 1)
+        more = len(rows) > offset + limit and offset + limit <= LEADERBOARD_OFFSET_MAX
+        return lid, rows[offset : offset + limit], str(offset + limit) if more else ""
 
     def batch_ratings(self, ladder: str = "", anchor: str = DEFAULT_ANCHOR) -> dict[str, Any]:
         """The ladder's batch rating from every stored board (``arena.batch``), anchored on bot ``anchor``
@@ -489,11 +600,19 @@ class Arena:
         names = self.views.names([anchor_id, *(row.bot for row in table.ratings)])
         return named(table, names)
 
-    def match_history(self, ladder: str = "", bot: str = "", limit: int = 50) -> list[MatchSummary]:
+    def match_history(
+        self, ladder: str = "", bot: str = "", limit: int = 50, page_token: str = ""
+    ) -> tuple[list[MatchSummary], str]:
+        """A page of recorded matches, newest first (the token: where the previous page stopped in the
+        results stream), and the next page's token."""
         lid = self.resolve_ladder(ladder) if ladder else None
         bot_id = self.views.bot_id_by_name(bot) if bot else None
-        found, _cursor = self.views.matches(ladder=lid, bot_id=bot_id, limit=min(limit or 50, HISTORY_MAX))
-        return self._summaries(found)
+        if page_token and not STREAM_ID_RE.match(page_token):
+            raise ValidationError(f"page_token {clip(page_token)} is not one this arena gave")
+        found, cursor = self.views.matches(
+            ladder=lid, bot_id=bot_id, limit=self._limit(limit, 50), before=page_token or None
+        )
+        return self._summaries(found), cursor or ""
 
     def replay(self, match_id: str) -> tuple[MatchSummary, str]:
         """A recorded match and its record (JSON text)."""

@@ -11,22 +11,42 @@ Three kinds of bot, three levels of trust (docs/arena.md, "Trust"):
   when one is required.
 
 The registration key is stored as its sha256 only, like the tokens.
+
+Also here, the two things that keep what the arena knows from those it must not reach:
+
+* ``check_endpoint_policy``: an endpoint's host (an address, or a DNS name resolved once, every address it
+  gives checked) must not be on a network the operator's ``Policy`` refuses (loopback, link-local...) unless
+  its allow-list names it, nor name one of the arena's own service ports;
+* ``match_seed``: every match the arena deals itself has a seed derived from a secret kept in Redis (an
+  HMAC of the match id), which no bot can read: it is published with the finished record only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import ipaddress
+import logging
+import secrets
+import socket
 from collections.abc import Sequence
+from concurrent import futures
+from typing import Any
 
 import grpc
+import redis
 from pilotta.arena.v1 import bot_pb2_grpc
 
 from arena import keys
+from arena.limits import Policy, clip
 from arena.model import AuthError, EndpointRefused, Unauthenticated, ValidationError
 from arena.registry import Registry, new_token, sha256_hex
 from referee import wire
 
+log = logging.getLogger(__name__)
+
 HANDSHAKE_DEADLINE_S = 5.0
+RESOLVE_DEADLINE_S = 5.0
 REFEREE_NAME = "pilotta-arena registration check"
 
 
@@ -72,19 +92,18 @@ def require_operator(registry: Registry, token: str) -> None:
 
 def check_endpoint(endpoint: str, rulesets: Sequence[str], deadline_s: float = HANDSHAKE_DEADLINE_S) -> None:
     """EndpointRefused (naming the reason) unless the bot at ``endpoint`` answers a Handshake within
-    ``deadline_s`` listing every one of ``rulesets``."""
+    ``deadline_s`` listing every one of ``rulesets``.  Whatever kept it from answering (nothing listens, a
+    silent port, another service) gets the one reason "unreachable": told apart, they would make
+    registration a port scanner.  The details go to the API's log."""
     request = wire.handshake_request(REFEREE_NAME, wire.PROTOCOL_VERSIONS)
     with grpc.insecure_channel(endpoint) as channel:
         try:
             reply = bot_pb2_grpc.BotStub(channel).Handshake(request, timeout=deadline_s)
         except grpc.RpcError as e:
-            if e.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
-                why = f"no Handshake answer within {deadline_s:g} s"
-            elif e.code() == grpc.StatusCode.UNAVAILABLE:
-                why = "nothing answers there (connection refused or unreachable)"
-            else:
-                why = f"its Handshake failed with {e.code().name}"
-            raise EndpointRefused(f"endpoint {endpoint} refused: {why}") from None
+            log.info("endpoint %s: Handshake failed: %s %s", endpoint, e.code().name, clip(e.details(), 200))
+            raise EndpointRefused(
+                f"endpoint {endpoint} refused: unreachable (no Handshake answer within {deadline_s:g} s)"
+            ) from None
     listed = wire.handshake_rulesets(reply)
     missing = [r for r in rulesets if r not in listed]
     if missing:
@@ -96,3 +115,71 @@ def check_endpoint(endpoint: str, rulesets: Sequence[str], deadline_s: float = H
         raise EndpointRefused(
             f"endpoint {endpoint} refused: it speaks protocol version {wire.reply_protocol_version(reply)}"
         )
+
+
+def _host_port(endpoint: str) -> tuple[str, int]:
+    host, _, port = endpoint.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def _resolve(host: str, port: int, deadline_s: float) -> list[str]:
+    """Every address ``host`` resolves to (one lookup, bounded by ``deadline_s``)."""
+    pool = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="resolve")
+    try:
+        infos = pool.submit(socket.getaddrinfo, host, port, 0, socket.SOCK_STREAM).result(timeout=deadline_s)
+    except futures.TimeoutError:
+        raise EndpointRefused(f"endpoint host {clip(host)} refused: no DNS answer within {deadline_s:g} s") from None
+    except OSError:
+        raise EndpointRefused(f"endpoint host {clip(host)} refused: it does not resolve") from None
+    finally:
+        pool.shutdown(wait=False)
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def check_endpoint_policy(
+    endpoint: str, policy: Policy, own_ports: Sequence[int] = (), deadline_s: float = RESOLVE_DEADLINE_S
+) -> str:
+    """EndpointRefused unless ``endpoint`` (a checked ``host:port``) may be dialled under ``policy``: its
+    port is none of the arena's (the policy's ``refused_ports`` and ``own_ports``, e.g. its Redis's), and
+    every address of its host is off the refused networks, or on an allowed one.  A DNS name is resolved
+    once here; returns the address to dial for the registration check (the first one, as ``ip:port``), so
+    the check talks to an address that was checked."""
+    host, port = _host_port(endpoint)
+    if port in policy.refused_ports or port in own_ports:
+        raise EndpointRefused(f"endpoint {endpoint} refused: port {port} is one of the arena's own services")
+    try:
+        addresses = [str(ipaddress.ip_address(host))]
+    except ValueError:
+        addresses = _resolve(host, port, deadline_s)
+    if not addresses:
+        raise EndpointRefused(f"endpoint host {clip(host)} refused: it does not resolve")
+    allowed = [ipaddress.ip_network(n, strict=False) for n in policy.allow_networks]
+    refused = [ipaddress.ip_network(n, strict=False) for n in policy.refused_networks]
+    for text in addresses:
+        address: Any = ipaddress.ip_address(text)  # Any: IPv4Address | IPv6Address, checked against either
+        if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+            address = address.ipv4_mapped  # ::ffff:127.0.0.1 is loopback too
+        if any(address.version == n.version and address in n for n in allowed):
+            continue
+        bad = next((n for n in refused if address.version == n.version and address in n), None)
+        if bad is not None:
+            shown = "" if text == host else f" ({host} resolves to {text})"
+            raise EndpointRefused(
+                f"endpoint {endpoint} refused{shown}: the network {bad} is not allowed for endpoint bots "
+                "(the operator's policy: allow_networks)"
+            )
+    first = addresses[0]
+    return f"[{first}]:{port}" if ":" in first else f"{first}:{port}"
+
+
+def seed_secret(r: redis.Redis) -> bytes:
+    """The arena's seed secret, made the first time it is needed (SET NX: every process agrees on one)."""
+    r.set(keys.SEED_SECRET, secrets.token_hex(32), nx=True)
+    raw: Any = r.get(keys.SEED_SECRET)
+    return bytes.fromhex(str(raw))
+
+
+def match_seed(r: redis.Redis, match_id: str) -> int:
+    """The seed of a match the arena deals itself: HMAC-SHA256 of its id with the seed secret, 63 bits."""
+    digest = hmac.new(seed_secret(r), match_id.encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") >> 1

@@ -275,7 +275,7 @@ class Worker:
 
         self.stats.played += 1
         metrics.observe_match_duration(spec.ruleset, time.monotonic() - started)
-        recorded = self._patiently(lambda: self.queue.record_result(result, spec.distinct_bots()))
+        recorded = self._patiently(lambda: self.queue.record_result(result, spec.in_flight_bots()))
         if recorded:
             self.stats.recorded += 1
         else:

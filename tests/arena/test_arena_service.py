@@ -172,18 +172,20 @@ def test_requeue_refusals_change_nothing(r):
     assert "cannot be played again" in out[1].reason
 
 
-def test_challenge_is_created_as_the_scheduler_creates_matches(r):
+def test_a_challenge_has_the_ladders_settings_and_holds_none_of_its_slots(r):
     arena = Arena(r)
     lid = _ladder(arena)
     # Registered in the registry directly (the service would check the endpoint answers a Handshake).
     a, token = arena.registry.register("alpha", "ann", endpoint="127.0.0.1:50061", games=["pilotta"])
     b, _ = arena.registry.register("bravo", "bob", endpoint="127.0.0.1:50061", games=["pilotta"])
-    t0 = time.time()
     spec = arena.challenge(["alpha", "bravo"], token, lid, seed=5)
     assert (spec.ladder, spec.ruleset, spec.seed, spec.bots, spec.deals) == (lid, "pilotta", 5, (a.bot_id, b.bot_id), 1)
-    assert arena.scheduler.in_flight(lid) == {a.bot_id: 1, b.bot_id: 1}
-    stamped = r.hgetall(keys.ladder_last_scheduled(lid))
-    assert set(stamped) == {a.bot_id, b.bot_id} and all(float(v) >= t0 for v in stamped.values())
+    # Unrated (it was not asked to be, and its challenger chose the seed), asked for by alpha's owner alone.
+    assert (spec.rated, spec.challenge, spec.requested_by) == (False, True, (a.bot_id,))
+    # Neither bot's ladder slots nor its turn are taken by it (bravo's owner never asked for it).
+    assert arena.scheduler.in_flight(lid) == {}
+    assert r.hgetall(keys.ladder_last_scheduled(lid)) == {}
+    assert spec.in_flight_bots() == ()
     with pytest.raises(ValueError, match="seed must be"):
         arena.challenge(["alpha", "bravo"], token, lid, seed=2**63)
 
@@ -195,7 +197,7 @@ def test_match_lists_carry_the_ruleset_stored_with_the_result(r):
     old = make_spec("m-old", ladder=lid, ruleset="coinche", seed=8)
     arena.queue.record_result(dataclasses.replace(play(spec), ruleset="coinche"))
     arena.queue.record_result(play(old))  # a result from before the ruleset was stored: from its ladder
-    found = {m.match_id: m.ruleset for m in arena.match_history()}
+    found = {m.match_id: m.ruleset for m in arena.match_history()[0]}
     assert found == {"m-new": "coinche", "m-old": "coinche"}
     assert json.loads(r.get(keys.result("m-new")))["ruleset"] == "coinche"
 

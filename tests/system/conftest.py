@@ -15,8 +15,11 @@ import redis
 from pilotta.arena.v1 import arena_pb2_grpc
 
 from arena.api import ApiServer
+from arena.limits import Policy, store_policy
 from arena.redis_server import EmbeddedRedis, connect, find_redis_server
 from arena.registry import Registry
+
+LOOPBACK = ("127.0.0.0/8", "::1/128")
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +52,9 @@ def admin(r: redis.Redis) -> str:
 
 @pytest.fixture
 def api(r: redis.Redis) -> Iterator[ApiServer]:
-    """The real API (service, health, reflection, ratings updater, ladder feeder, gauges) on a free port."""
+    """The real API (service, health, reflection, ratings updater, ladder feeder, gauges) on a free port.
+    Its policy allows endpoint bots on loopback, where these tests run them (the default refuses them)."""
+    store_policy(r, Policy(allow_networks=LOOPBACK))
     server = ApiServer(r, "127.0.0.1", 0, gauges_interval_s=0.2).start()
     try:
         yield server

@@ -52,7 +52,7 @@ def test_refused_calls_say_why_and_change_nothing(r, admin, stub):
         (reg("op2", manifest_source("random"), token=token), Code.PERMISSION_DENIED, "takes the admin token"),
         (reg("op3", manifest_source("random"), token="x" * 40), Code.PERMISSION_DENIED, "takes the admin token"),
         # an endpoint bot where nothing answers is refused with the reason
-        (reg("ep0", endpoint, ["pilotta"], token=""), Code.FAILED_PRECONDITION, "nothing answers there"),
+        (reg("ep0", endpoint, ["pilotta"], token=""), Code.FAILED_PRECONDITION, "unreachable (no Handshake answer"),
         # malformed manifests and sources
         (reg("bad1", _src("{not json")), Code.INVALID_ARGUMENT, "not valid JSON"),
         (reg("bad2", _src(json.dumps(_manifest(command=None)))), Code.INVALID_ARGUMENT, "'command'"),

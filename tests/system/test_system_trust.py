@@ -103,7 +103,7 @@ def test_an_endpoint_bot_is_checked_at_registration(r, stub, endpoint_bot, tmp_p
         s.bind(("127.0.0.1", 0))
         closed = f"127.0.0.1:{s.getsockname()[1]}"
     e = rpc_error(register("nobody", closed, ["pilotta"]))
-    assert e.code() == Code.FAILED_PRECONDITION and "nothing answers there" in e.details()
+    assert e.code() == Code.FAILED_PRECONDITION and "unreachable (no Handshake answer" in e.details()
     # Something listens but never speaks gRPC: refused once the Handshake deadline passes.
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
@@ -194,9 +194,9 @@ def test_a_ladder_rates_plays_unrated_or_refuses_endpoint_bots(r, admin, endpoin
     assert ratings.leaderboard(views["unrated"].ladder_id) == []
     assert ratings.apply(_result(rated, 0)) and ratings.apply(_result(plain, 0))
     # The leaderboard marks the endpoint bot.
-    _lid, board = arena.leaderboard(views["rated"].ladder_id)
+    _lid, board, _next = arena.leaderboard(views["rated"].ladder_id)
     assert {s.name: s.endpoint for s in board} == {"remote": True, "heuristic": False}
-    _lid, board = arena.leaderboard(views["unrated"].ladder_id)
+    _lid, board, _next = arena.leaderboard(views["unrated"].ladder_id)
     assert {s.name: s.endpoint for s in board} == {"random": False, "heuristic": False}
 
 

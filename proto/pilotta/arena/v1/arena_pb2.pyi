@@ -8,7 +8,14 @@ Starting and stopping ladders needs the admin token (printed by `arena up`, kept
 Errors use gRPC status codes with a message naming what was wrong: INVALID_ARGUMENT (a malformed
 manifest or endpoint), NOT_FOUND (an unknown bot, match or ladder), PERMISSION_DENIED (a wrong token),
 UNAUTHENTICATED (no token), ALREADY_EXISTS (a bot name taken), FAILED_PRECONDITION (a retired bot, a dead
-letter that cannot be played again), UNAVAILABLE (the arena's Redis is down), INTERNAL (a bug of ours).
+letter that cannot be played again, an endpoint refused), RESOURCE_EXHAUSTED (too many registrations or
+challenges a minute, too many bots for one owner), UNAVAILABLE (the arena's Redis is down), INTERNAL (a bug
+of ours). A request that is not a valid protobuf message is INVALID_ARGUMENT. Messages are at most 1000
+characters and quote at most a short prefix of any input.
+
+Lists (ListBots, Leaderboard, MatchHistory) come in pages: a reply's next_page_token, given back as
+page_token, continues after it (empty: that was the last page); limit is at most the arena's page_max.
+Limits and the policy behind them: docs/security.md.
 
 Words: a "ruleset" is the rule family (pilotta, bulgarian, coinche, french, bela); a "game" is one game
 to a target.  Fields that used "game"/"games"/"variant" for the ruleset are kept, filled and read as
@@ -439,6 +446,7 @@ class BotInfo(_message.Message):
     GAMES_FIELD_NUMBER: _builtins.int
     RULESETS_FIELD_NUMBER: _builtins.int
     SUSPENDED_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     owner: _builtins.str
     version: _builtins.int
@@ -452,6 +460,10 @@ class BotInfo(_message.Message):
     suspended: _builtins.str
     """Why it is suspended (not scheduled) after failing to start or answer its Handshake in 3 matches in a
     row; empty when it is not. An update or a new upload lifts it.
+    """
+    kind: _builtins.str
+    """endpoint, manifest or package. Lists (ListBots) give this and never the endpoint or the manifest;
+    replies to the bot's owner (RegisterBot, UpdateBot, RetireBot, SubmitBot) give them too.
     """
     @_builtins.property
     def games(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -474,10 +486,11 @@ class BotInfo(_message.Message):
         games: _abc.Iterable[_builtins.str] | None = ...,
         rulesets: _abc.Iterable[_builtins.str] | None = ...,
         suspended: _builtins.str = ...,
+        kind: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "endpoint", b"endpoint", "games", b"games", "manifest_json", b"manifest_json", "name", b"name", "owner", b"owner", "retired", b"retired", "rulesets", b"rulesets", "suspended", b"suspended", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "endpoint", b"endpoint", "games", b"games", "kind", b"kind", "manifest_json", b"manifest_json", "name", b"name", "owner", b"owner", "retired", b"retired", "rulesets", b"rulesets", "suspended", b"suspended", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -488,15 +501,23 @@ class ListBotsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     INCLUDE_RETIRED_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
     include_retired: _builtins.bool
+    page_token: _builtins.str
+    """empty: the first page (bots by name)"""
+    limit: _builtins.int
+    """0: 100"""
     def __init__(
         self,
         *,
         include_retired: _builtins.bool = ...,
+        page_token: _builtins.str = ...,
+        limit: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_retired", b"include_retired"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_retired", b"include_retired", "limit", b"limit", "page_token", b"page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -507,16 +528,21 @@ class ListBotsReply(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     BOTS_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
     @_builtins.property
-    def bots(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotInfo]: ...
+    def bots(self) -> _containers.RepeatedCompositeFieldContainer[Global___BotInfo]:
+        """without endpoint and manifest_json"""
+
     def __init__(
         self,
         *,
         bots: _abc.Iterable[Global___BotInfo] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -527,16 +553,23 @@ class LeaderboardRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     LADDER_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     """ladder id; empty: the default ladder"""
+    page_token: _builtins.str
+    limit: _builtins.int
+    """0: 100"""
     def __init__(
         self,
         *,
         ladder: _builtins.str = ...,
+        page_token: _builtins.str = ...,
+        limit: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder", "limit", b"limit", "page_token", b"page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -600,7 +633,9 @@ class LeaderboardReply(_message.Message):
 
     LADDER_FIELD_NUMBER: _builtins.int
     ENTRIES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
+    next_page_token: _builtins.str
     @_builtins.property
     def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___LeaderboardEntry]: ...
     def __init__(
@@ -608,10 +643,11 @@ class LeaderboardReply(_message.Message):
         *,
         ladder: _builtins.str = ...,
         entries: _abc.Iterable[Global___LeaderboardEntry] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "ladder", b"ladder"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "ladder", b"ladder", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -774,21 +810,24 @@ class MatchHistoryRequest(_message.Message):
     LADDER_FIELD_NUMBER: _builtins.int
     BOT_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     bot: _builtins.str
     """only this bot's matches, when given"""
     limit: _builtins.int
     """default 50"""
+    page_token: _builtins.str
     def __init__(
         self,
         *,
         ladder: _builtins.str = ...,
         bot: _builtins.str = ...,
         limit: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "ladder", b"ladder", "limit", b"limit"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "ladder", b"ladder", "limit", b"limit", "page_token", b"page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -857,16 +896,22 @@ class MatchHistoryReply(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCHES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """older matches continue from here"""
     @_builtins.property
-    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchSummary]: ...
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchSummary]:
+        """newest first"""
+
     def __init__(
         self,
         *,
         matches: _abc.Iterable[Global___MatchSummary] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -917,20 +962,34 @@ Global___GetReplayReply: _TypeAlias = GetReplayReply  # noqa: Y015
 
 @_typing.final
 class ChallengeRequest(_message.Message):
+    """A challenge is unrated unless asked to be rated; it holds none of the ladder's in-flight slots, and each
+    owner may send a few a minute (the arena's challenges_per_minute).
+    """
+
     DESCRIPTOR: _descriptor.Descriptor
 
     LADDER_FIELD_NUMBER: _builtins.int
     BOTS_FIELD_NUMBER: _builtins.int
     SEED_FIELD_NUMBER: _builtins.int
     TOKEN_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
+    TOKENS_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     seed: _builtins.int
-    """0: the arena chooses"""
+    """0: the arena deals; another seed only for an unrated challenge"""
     token: _builtins.str
     """an owner token of one of the bots, or the admin token"""
+    rated: _builtins.bool
+    """Rated: every bot on the ladder, every bot's owner consenting (each one's owner token in token or
+    tokens, or the admin token), dealt by the arena (no seed).
+    """
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """two bots (each partnered with itself) or four, by seat"""
+
+    @_builtins.property
+    def tokens(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """more owner tokens: the other owners' consent"""
 
     def __init__(
         self,
@@ -939,10 +998,12 @@ class ChallengeRequest(_message.Message):
         bots: _abc.Iterable[_builtins.str] | None = ...,
         seed: _builtins.int = ...,
         token: _builtins.str = ...,
+        rated: _builtins.bool = ...,
+        tokens: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "ladder", b"ladder", "seed", b"seed", "token", b"token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bots", b"bots", "ladder", b"ladder", "rated", b"rated", "seed", b"seed", "token", b"token", "tokens", b"tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -953,15 +1014,19 @@ class ChallengeReply(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MATCH_ID_FIELD_NUMBER: _builtins.int
+    RATED_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
+    rated: _builtins.bool
+    """false also when the ladder does not rate an endpoint bot in it"""
     def __init__(
         self,
         *,
         match_id: _builtins.str = ...,
+        rated: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["match_id", b"match_id", "rated", b"rated"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

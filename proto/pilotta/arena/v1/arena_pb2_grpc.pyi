@@ -8,7 +8,14 @@ Starting and stopping ladders needs the admin token (printed by `arena up`, kept
 Errors use gRPC status codes with a message naming what was wrong: INVALID_ARGUMENT (a malformed
 manifest or endpoint), NOT_FOUND (an unknown bot, match or ladder), PERMISSION_DENIED (a wrong token),
 UNAUTHENTICATED (no token), ALREADY_EXISTS (a bot name taken), FAILED_PRECONDITION (a retired bot, a dead
-letter that cannot be played again), UNAVAILABLE (the arena's Redis is down), INTERNAL (a bug of ours).
+letter that cannot be played again, an endpoint refused), RESOURCE_EXHAUSTED (too many registrations or
+challenges a minute, too many bots for one owner), UNAVAILABLE (the arena's Redis is down), INTERNAL (a bug
+of ours). A request that is not a valid protobuf message is INVALID_ARGUMENT. Messages are at most 1000
+characters and quote at most a short prefix of any input.
+
+Lists (ListBots, Leaderboard, MatchHistory) come in pages: a reply's next_page_token, given back as
+page_token, continues after it (empty: that was the last page); limit is at most the arena's page_max.
+Limits and the policy behind them: docs/security.md.
 
 Words: a "ruleset" is the rule family (pilotta, bulgarian, coinche, french, bela); a "game" is one game
 to a target.  Fields that used "game"/"games"/"variant" for the ruleset are kept, filled and read as
