@@ -163,13 +163,20 @@ def cmd_bot_update(args: argparse.Namespace) -> int:
 
 
 def cmd_bot_list(args: argparse.Namespace) -> int:
-    reply = call(args, "ListBots", arena_pb2.ListBotsRequest(include_retired=args.all))
-    if not reply.bots:
+    bots: list[arena_pb2.BotInfo] = []
+    token = ""
+    while True:  # every page (a list shows each bot's kind, never its endpoint or manifest)
+        reply = call(args, "ListBots", arena_pb2.ListBotsRequest(include_retired=args.all, page_token=token))
+        bots += reply.bots
+        token = reply.next_page_token
+        if not token:
+            break
+    if not bots:
         print("no bots registered yet: arena bot register NAME --manifest DIR | --endpoint HOST:PORT")
         return 0
-    print(f"{'name':<20} {'ver':>3}  {'owner':<14} {'status':<8} {'rulesets':<34} source")
-    for b in reply.bots:
-        source = b.endpoint or "manifest: " + " ".join(json.loads(b.manifest_json).get("command", []))
+    print(f"{'name':<20} {'ver':>3}  {'owner':<14} {'status':<8} {'rulesets':<34} kind")
+    for b in bots:
+        source = b.kind
         games = ",".join(b.rulesets or b.games) or "(not declared)"
         print(
             f"{b.name:<20} {b.version:>3}  {b.owner[:14]:<14} {'retired' if b.retired else 'active':<8} "

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -38,6 +39,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from arena import metrics
 from arena.api import ApiServer
+from arena.limits import Policy, store_policy
 from arena.packages import PackageCache, PackageStore
 from arena.redis_server import EmbeddedRedis, connect
 from arena.registry import Registry
@@ -89,9 +91,11 @@ def _wait_redis(r: redis.Redis, timeout_s: float) -> None:
 # ------------------------------------------------------------------------- arena api
 
 
-def run_api(redis_url: str, host: str, port: int, metrics_port: int | None) -> int:
+def run_api(redis_url: str, host: str, port: int, metrics_port: int | None, policy: Policy | None = None) -> int:
     r = connect(redis_url)
     _wait_redis(r, 60)
+    if policy is not None:
+        store_policy(r, policy)
     token = ensure_admin_token(r, os.environ.get("ARENA_ADMIN_TOKEN") or None)
     if token:
         # Shown once; Redis keeps only its hash.  Set ARENA_ADMIN_TOKEN to choose it instead.
@@ -228,6 +232,8 @@ class UpConfig:
     stop_timeout_s: float = 20.0
     # False: new bots need the registration key (made once, kept in the data dir, printed at start).
     open_registration: bool = False
+    # The arena's limits and endpoint policy (arena.limits), stored at start; None: keep the stored one.
+    policy: Policy | None = None
 
 
 class Stack:
@@ -265,6 +271,8 @@ class Stack:
                 self.url = self.redis.url
             self.r = connect(self.url)
             _wait_redis(self.r, 30)
+            if self.cfg.policy is not None:
+                store_policy(self.r, self.cfg.policy)
             self._admin_token()
             self._registration_key()
             # Workers first: forking while gRPC threads are busy makes gRPC log a warning per fork.
@@ -526,13 +534,36 @@ def cmd_up(args: argparse.Namespace) -> int:
             metrics_port=args.metrics_port,
             worker_args=worker_args,
             open_registration=args.open_registration,
+            policy=_policy(args),
         )
+    )
+
+
+def _policy(args: argparse.Namespace) -> Policy | None:
+    """The policy of ``--policy FILE`` (or the defaults) with ``--allow-network``s added; None with neither."""
+    if args.policy is None and not args.allow_network:
+        return None
+    base = Policy.from_file(args.policy) if args.policy else Policy()
+    return dataclasses.replace(base, allow_networks=(*base.allow_networks, *args.allow_network))
+
+
+def _policy_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--policy", default=None, help="the arena's limits and endpoint policy, a TOML file (docs/security.md)"
+    )
+    p.add_argument(
+        "--allow-network",
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="let endpoint bots be on this network, e.g. 127.0.0.0/8 (repeatable; loopback and link-local are "
+        "refused by default)",
     )
 
 
 def cmd_api(args: argparse.Namespace) -> int:
     _setup_logging(args)
-    return run_api(args.redis, args.host, args.port, args.metrics_port)
+    return run_api(args.redis, args.host, args.port, args.metrics_port, _policy(args))
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -578,6 +609,7 @@ def add_server_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     up.add_argument(
         "--open-registration", action="store_true", help="let anyone register a bot without the registration key"
     )
+    _policy_args(up)
     _log_level(up)
     up.set_defaults(func=cmd_up, log_level="WARNING")
 
@@ -586,6 +618,7 @@ def add_server_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     api.add_argument("--host", default="0.0.0.0")
     api.add_argument("--port", type=int, default=50051)
     _metrics_port(api, None, "default: none")
+    _policy_args(api)
     _log_level(api)
     api.set_defaults(func=cmd_api)
 
