@@ -196,11 +196,9 @@ def _bot_info(bot: Bot, full: bool = True) -> arena_pb2.BotInfo:
     info = arena_pb2.BotInfo(
         name=bot.name, owner=bot.owner, version=v.version, retired=bot.retired, created_at=bot.created, kind=v.kind
     )
-    if not full:
-        pass
-    elif v.endpoint is not None:
+    if full and v.endpoint is not None:
         info.endpoint = v.endpoint
-    else:
+    elif full:
         info.manifest_json = json.dumps(dict(v.manifest or {}))
     info.rulesets.extend(v.games)
     info.games.extend(v.games)  # deprecated field, still filled

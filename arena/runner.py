@@ -45,11 +45,22 @@ from typing import Any
 
 from arena import metrics
 from arena.botlogs import BotLogs, match_log, read_from, size_of
-from arena.model import BoardEntry, Bot, BotStats, BotVersion, LatencySummary, MatchResult, MatchSpec
+from arena.limits import load_policy
+from arena.model import (
+    BoardEntry,
+    Bot,
+    BotStats,
+    BotVersion,
+    EndpointRefused,
+    LatencySummary,
+    MatchResult,
+    MatchSpec,
+)
 from arena.packages import PackageCache, parse_package_manifest
 from arena.pool import Instance, InstancePool, launch
 from arena.registry import Registry, launch_manifest, manifest_dict
 from arena.sandbox import CgroupCpu, Sandbox, SandboxedBot
+from arena.trust import check_endpoint_policy, is_address
 from referee.bots import BotProcess, Manifest, free_port
 from referee.cputime import CpuMeter, ProcessTreeCpu
 from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
@@ -182,13 +193,14 @@ class ArenaRunner:
         # Where each instance's stderr stood at the start: what it writes from here is this match's.
         offsets = {i: size_of(i.bot.stderr_path) for insts in instances.values() for i in insts}
         taken = {b: list(reversed(insts)) for b, insts in instances.items()}
-        closed = {b: _closed_endpoint() for b in start_errors}
+        dial, refused = self._endpoints(bots)
+        closed = {b: _closed_endpoint() for b in (*start_errors, *refused)}
         try:
             seat_endpoints: list[list[str]] = []
             for seats in legs:
                 eps = []
                 for b in seats:
-                    endpoint = bots[b].current.endpoint
+                    endpoint = dial.get(b)
                     if endpoint is not None:
                         self.links.doubt(endpoint)  # it runs elsewhere and may have changed since
                     eps.append(endpoint or closed.get(b) or taken[b].pop().endpoint)
@@ -241,7 +253,7 @@ class ArenaRunner:
                 for i in insts
                 if isinstance(i.bot, SandboxedBot) and (why := i.bot.failure())
             }
-            self._keep_logs(spec, bots, instances, offsets, outcome, start_errors, seat_endpoints, legs)
+            self._keep_logs(spec, bots, instances, offsets, outcome, {**start_errors, **refused}, seat_endpoints, legs)
         finally:
             self.pool.release([i for insts in instances.values() for i in insts], spec.seed)
         ids_by_endpoint = {
@@ -278,6 +290,25 @@ class ArenaRunner:
         metrics.record_match(spec.ruleset, _outcome_label(result))
         return result
 
+    def _endpoints(self, bots: Mapping[str, Bot]) -> tuple[dict[str, str], dict[str, str]]:
+        """The address to dial of each endpoint bot, and why each refused one is not dialled (it plays as
+        unreachable; the reason goes to its owner's logs).  An address was checked against the operator's
+        endpoint policy at registration and cannot change; a DNS name can point anywhere since, so it is
+        resolved and checked again now, and the address that passed is dialled (no second lookup)."""
+        policy = load_policy(self.registry.r)
+        redis_port = self.registry.r.connection_pool.connection_kwargs.get("port")
+        own = [int(redis_port)] if redis_port else []
+        dial, refused = {}, {}
+        for b, bot in bots.items():
+            endpoint = bot.current.endpoint
+            if endpoint is None:
+                continue
+            try:
+                dial[b] = endpoint if is_address(endpoint) else check_endpoint_policy(endpoint, policy, own)
+            except EndpointRefused as e:
+                refused[b] = f"not dialled: {e}"
+        return dial, refused
+
     def _keep_logs(
         self,
         spec: MatchSpec,
@@ -285,17 +316,18 @@ class ArenaRunner:
         instances: Mapping[str, Sequence[Instance]],
         offsets: Mapping[Instance, int],
         outcome: MatchOutcome,
-        start_errors: Mapping[str, str],
+        problems: Mapping[str, str],
         seat_endpoints: Sequence[Sequence[str]],
         legs: Sequence[Sequence[str]],
     ) -> None:
-        """Each bot's stderr of this match and the referee's account of its problems, for its owner."""
+        """Each bot's stderr of this match and the referee's account of its problems (``problems``: why it
+        could not be started or was not dialled), for its owner."""
         ids = {ep: b for seats, eps in zip(legs, seat_endpoints, strict=True) for b, ep in zip(seats, eps, strict=True)}
         logs = BotLogs(self.registry.r)
         for bot_id, bot in bots.items():
             header = [f"match {spec.match_id}, {spec.ruleset}, version {bot.version}"]
-            if bot_id in start_errors:
-                header.append(f"could not be started: {start_errors[bot_id]}")
+            if bot_id in problems:
+                header.append(problems[bot_id])
             for b in outcome.bots:
                 if ids.get(b.endpoint) == bot_id:
                     header += b.errors

@@ -536,6 +536,10 @@ class Arena:
                 "a rated challenge is dealt by the arena: propose a seed only for an unrated challenge"
             )
         bots = [self.registry.by_name(name) for name in bot_names]
+        seats = [b.name for b in bots] * (2 if len(bots) == 2 else 1)
+        both = set(seats[0::2]) & set(seats[1::2])
+        if both:
+            raise ValidationError(f"a bot cannot play on both sides: {', '.join(sorted(both))}")
         distinct = {b.bot_id: b for b in bots}
         given = list(dict.fromkeys(t for t in (token, *tokens) if t))
         if not given:

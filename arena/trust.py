@@ -122,6 +122,15 @@ def _host_port(endpoint: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
+def is_address(endpoint: str) -> bool:
+    """Whether an endpoint's host is an IP address (not a DNS name)."""
+    try:
+        ipaddress.ip_address(_host_port(endpoint)[0])
+    except ValueError:
+        return False
+    return True
+
+
 def _resolve(host: str, port: int, deadline_s: float) -> list[str]:
     """Every address ``host`` resolves to (one lookup, bounded by ``deadline_s``)."""
     pool = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="resolve")

@@ -7,15 +7,19 @@ process listening on loopback."""
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 
 import grpc
 import pytest
-from abuse_helpers import LOOPBACK, SHORT, TIMEOUT, rpc_error
+from abuse_helpers import LOOPBACK, SAMPLES, SHORT, TIMEOUT, rpc_error, sample_manifest
 from pilotta.arena.v1 import arena_pb2
 
+from arena.botlogs import BotLogs
 from arena.limits import Policy, store_policy
-from arena.model import EndpointRefused
+from arena.model import EndpointRefused, MatchSpec
+from arena.registry import Registry
+from arena.runner import ArenaRunner
 from arena.trust import check_endpoint_policy
 from arena.up import health_server
 
@@ -111,3 +115,28 @@ def test_the_policy_check_itself():
             check_endpoint_policy(endpoint, policy, own)
     with pytest.raises(EndpointRefused, match="does not resolve"):
         check_endpoint_policy("no-such-host.invalid:7000", default)
+
+
+@pytest.mark.timeout(120)
+def test_a_dns_name_is_checked_again_at_each_match(r, endpoint_bot, tmp_path):
+    """A name checked at registration may point at the arena's machine by the time it plays (DNS
+    rebinding): the worker resolves and checks it again, and a refused one plays as unreachable, the
+    reason in its owner's logs only."""
+    reg = Registry(r)
+    port = _port(endpoint_bot)
+    # As if "localhost" had resolved to an allowed address when it was registered.
+    rebound, _token = reg.register("rebound", "mallory", endpoint=f"localhost:{port}", games=["pilotta"])
+    other = reg.register("random", "t", manifest=sample_manifest("random"), manifest_dir=str(SAMPLES / "random"))[0]
+    runner = ArenaRunner(reg, log_dir=tmp_path / "logs")
+    try:
+        spec = MatchSpec("m-rebound", "lad", "pilotta", 5, (rebound.bot_id, other.bot_id), deals=1)
+        result = runner(spec)
+        assert result.winner == 1 and result.forfeit == "bot rebound is unreachable (no Handshake answer)"
+        (log,) = BotLogs(r).recent(rebound.bot_id, "m-rebound")
+        assert "not dialled: endpoint localhost:" in log.text and "127.0.0.0/8 is not allowed" in log.text
+        # Where the operator allows it, the same bot plays (dialled at the address that was checked).
+        store_policy(r, Policy(allow_networks=LOOPBACK))
+        result = runner(dataclasses.replace(spec, match_id="m-allowed"))
+        assert result.forfeit is None and result.deals_played >= 1
+    finally:
+        runner.close()
