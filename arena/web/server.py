@@ -1,4 +1,4 @@
-"""The arena's web pages and their JSON API: a thin HTTP layer over ``service.Arena``.
+"""The arena's web pages and their JSON API: a thin HTTP layer over ``service.Arena``, served by Starlette on uvicorn.
 
 ``serve_web(redis_client, host, port) -> (server, thread)`` starts serving in a daemon thread (port 0
 picks a free one: ``server.server_address``); ``server.shutdown()`` then ``server.server_close()`` stops it.
@@ -14,14 +14,17 @@ A handler parses the request, calls one ``Arena`` method, and renders its answer
 through the templates (``render``).  The arena's typed errors become statuses: unknown bot, ladder or
 match 404, a bad query value 400, Redis down 503; anything else 500 (logged).
 
-The server only reads.  Robustness: a request handler waits at most ``REQUEST_TIMEOUT_S`` for a slow
-client, at most ``MAX_CONCURRENT`` requests are handled at once (more get a 503 at once rather than a
-thread each), Redis calls are bounded (``arena.views``), and Redis being down gives a 503 page, not a crash.
+The server only reads.  One Starlette route takes every GET (and HEAD) and ``Site.respond`` dispatches on
+the raw path, each segment percent-decoded on its own (a bot name may hold a ``/``).  Handlers call Redis
+synchronously, so Starlette runs them on its thread pool while uvicorn's event loop keeps accepting.
+Robustness: idle connections cost a socket, not a thread; a request head must arrive within
+``HEAD_TIMEOUT_S`` and one client may hold at most ``PER_CLIENT_CONNECTIONS`` connections
+(``arena.web.limits``); kept-alive connections close after ``KEEP_ALIVE_S``; beyond ``MAX_CONNECTIONS``
+uvicorn answers 503; Redis calls are bounded (``arena.views``), and Redis being down gives a 503 page.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import logging
@@ -31,12 +34,16 @@ import sys
 import threading
 from collections.abc import Callable
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, unquote
 
 import redis
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from arena.batch import DEFAULT_ANCHOR
 from arena.bradley_terry import PROVISIONAL_BOARDS, PROVISIONAL_WIDTH_ELO
@@ -44,17 +51,21 @@ from arena.model import NotFoundError, UnknownBotError, UnknownLadderError, Vali
 from arena.redis_server import connect
 from arena.service import Arena
 from arena.views import BotPage, MatchPage
+from arena.web.limits import ClientLimits, guarded_protocol
 from arena.web.render import Pages, points
 
 log = logging.getLogger(__name__)
 
-REQUEST_TIMEOUT_S = 15.0
-MAX_CONCURRENT = 64
+HEAD_TIMEOUT_S = 5.0  # a request head must arrive whole within this
+PER_CLIENT_CONNECTIONS = 32  # open connections per client address
+KEEP_ALIVE_S = 5.0  # an idle kept-alive connection is closed after this
+MAX_CONNECTIONS = 1000  # beyond this many open connections, requests get a 503
+SHUTDOWN_GRACE_S = 2.0  # requests still running when stopping get this long
 _STATIC_TYPES = {"style.css": "text/css; charset=utf-8", "replay.js": "text/javascript; charset=utf-8"}
 # Nothing but our own files may load or run: a string that slipped past escaping still cannot run a script.
 _CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
-# A route: query -> (status, content type, body).
-Route = Callable[[dict[str, str]], tuple[int, str, bytes]]
+# A handler: query -> (status, content type, body).
+Handler = Callable[[dict[str, str]], tuple[int, str, bytes]]
 
 
 class NotFound(Exception):
@@ -71,18 +82,15 @@ def load_static() -> dict[str, bytes]:
     return {name: (root / name).read_bytes() for name in _STATIC_TYPES}
 
 
-class WebServer(ThreadingHTTPServer):
-    daemon_threads = True  # a stuck client never blocks shutdown
-    allow_reuse_address = True
+class Site:
+    """The pages and the API, independent of the HTTP server: ``respond(raw_path, query)`` is one request."""
 
-    def __init__(self, addr: tuple[str, int], r: redis.Redis) -> None:
+    def __init__(self, r: redis.Redis) -> None:
         self.r = r
         self.static = load_static()
         self.pages = Pages()
         self._arena: Arena | None = None
         self._arena_lock = threading.Lock()
-        self._slots = threading.BoundedSemaphore(MAX_CONCURRENT)
-        super().__init__(addr, Handler)
 
     @property
     def arena(self) -> Arena:
@@ -93,51 +101,17 @@ class WebServer(ThreadingHTTPServer):
                 self._arena = Arena(self.r)
             return self._arena
 
-    def process_request(self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
-        # Any: socketserver types the client address as _RetAddress, which typeshed does not export.
-        if not self._slots.acquire(blocking=False):
-            if isinstance(request, socket.socket):
-                with contextlib.suppress(OSError):
-                    request.sendall(
-                        b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-                    )
-            self.shutdown_request(request)
-            return
-        super().process_request(request, client_address)
-
-    def process_request_thread(self, request: socket.socket | tuple[bytes, socket.socket], client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._slots.release()
-
-
-class Handler(BaseHTTPRequestHandler):
-    server: WebServer
-    timeout = REQUEST_TIMEOUT_S  # socket timeout while reading the request
-    protocol_version = "HTTP/1.1"
-    server_version = "pilotta-arena-web"
-
-    def log_message(self, format: str, *args: Any) -> None:  # Any: as BaseHTTPRequestHandler declares it
-        log.debug("%s " + format, self.address_string(), *args)
-
-    def do_HEAD(self) -> None:
-        self._dispatch(head=True)
-
-    def do_GET(self) -> None:
-        self._dispatch(head=False)
-
     # routing --------------------------------------------------------------------------
 
-    def _dispatch(self, head: bool) -> None:
-        url = urlsplit(self.path)
-        query = {k: v[-1] for k, v in parse_qs(url.query).items()}
-        parts = [unquote(p) for p in url.path.split("/")[1:]]
+    def respond(self, raw_path: str, raw_query: str) -> tuple[int, str, bytes, list[tuple[str, str]]]:
+        """(status, content type, body, other headers) of a GET of ``raw_path`` (still percent-encoded)."""
+        query = {k: v[-1] for k, v in parse_qs(raw_query).items()}
+        parts = [unquote(p) for p in raw_path.split("/")[1:]]
         api = parts[:1] == ["api"]
         try:
             route = self._route(parts[1:] if api else parts, api)
             if route is None:
-                raise NotFound(f"There is no page at {url.path}.")
+                raise NotFound(f"There is no page at {unquote(raw_path)}.")
             status, ctype, body = route(query)
         except NotFound as e:
             status, ctype, body = self._error(HTTPStatus.NOT_FOUND, "Not found", str(e), api)
@@ -152,29 +126,22 @@ class Handler(BaseHTTPRequestHandler):
                 api,
             )
         except Exception:
-            log.exception("web: error serving %s", self.path)
+            log.exception("web: error serving %s", raw_path)
             status, ctype, body = self._error(
                 HTTPStatus.INTERNAL_SERVER_ERROR,
                 "Server error",
                 "Something went wrong on our side; it has been logged.",
                 api,
             )
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Content-Security-Policy", _CSP)
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.send_header("Cache-Control", "max-age=3600" if parts[:1] == ["static"] else "no-cache")
-        # One request per connection: an idle keep-alive connection would hold a thread and one of the
-        # MAX_CONCURRENT slots for REQUEST_TIMEOUT_S; a page is only three requests.
-        self.send_header("Connection", "close")
-        self.close_connection = True
-        self.end_headers()
-        if not head:
-            self.wfile.write(body)
+        headers = [
+            ("Content-Security-Policy", _CSP),
+            ("X-Content-Type-Options", "nosniff"),
+            ("Referrer-Policy", "no-referrer"),
+            ("Cache-Control", "max-age=3600" if parts[:1] == ["static"] else "no-cache"),
+        ]
+        return status, ctype, body, headers
 
-    def _route(self, p: list[str], api: bool) -> Route | None:
+    def _route(self, p: list[str], api: bool) -> Handler | None:
         one = len(p) == 2 and p[1] != ""
         if api:
             if p == ["leaderboard"]:
@@ -209,19 +176,19 @@ class Handler(BaseHTTPRequestHandler):
             return lambda q: self._page("replay.html", f"Match {p[1]}", "", payload=self._replay(p[1]))
         if len(p) == 3 and p[0] == "replay" and p[2] == "record.json":
             return lambda q: (200, "application/json", self._record(p[1]).encode())
-        if one and p[0] == "static" and p[1] in self.server.static:
-            return lambda q: (200, _STATIC_TYPES[p[1]], self.server.static[p[1]])
+        if one and p[0] == "static" and p[1] in self.static:
+            return lambda q: (200, _STATIC_TYPES[p[1]], self.static[p[1]])
         if p == ["healthz"]:
-            return lambda q: (200, "text/plain; charset=utf-8", b"ok\n" if self.server.arena.ping() else b"no\n")
+            return lambda q: (200, "text/plain; charset=utf-8", b"ok\n" if self.arena.ping() else b"no\n")
         return None
 
     def _page(self, template: str, title: str, active: str, **context: object) -> tuple[int, str, bytes]:
-        return _html(self.server.pages.render(template, title=title, active=active, **context))
+        return _html(self.pages.render(template, title=title, active=active, **context))
 
     def _error(self, status: HTTPStatus, title: str, message: str, api: bool) -> tuple[int, str, bytes]:
         if api:
             return _json({"error": message}, status)
-        page = self.server.pages.render("error.html", title=title, active="", status=int(status), message=message)
+        page = self.pages.render("error.html", title=title, active="", status=int(status), message=message)
         return _html(page, status)
 
     # calls of the arena, its errors in the pages' words ------------------------------------
@@ -229,7 +196,7 @@ class Handler(BaseHTTPRequestHandler):
     def _boards(self, q: dict[str, str]) -> list[dict[str, Any]]:
         ladder = q.get("ladder")
         try:
-            boards = self.server.arena.boards(ladder)
+            boards = self.arena.boards(ladder)
         except UnknownLadderError:
             raise NotFound(f"There is no ladder named “{ladder}”.") from None
         return [
@@ -248,14 +215,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def _api_leaderboard(self, ladder: str | None) -> dict[str, Any]:
         try:
-            boards = [b.to_dict() for b in self.server.arena.boards(ladder)]
+            boards = [b.to_dict() for b in self.arena.boards(ladder)]
         except UnknownLadderError:
             raise NotFound(f"There is no ladder named “{ladder}”.") from None
         return boards[0] if ladder else {"ladders": boards}
 
     def _batch(self, q: dict[str, str]) -> dict[str, Any]:
         try:
-            return self.server.arena.batch_ratings(q.get("ladder") or "", q.get("anchor") or DEFAULT_ANCHOR)
+            return self.arena.batch_ratings(q.get("ladder") or "", q.get("anchor") or DEFAULT_ANCHOR)
         except UnknownLadderError:
             raise NotFound(f"There is no ladder named “{q.get('ladder')}”.") from None
         except UnknownBotError:
@@ -269,7 +236,7 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             raise BadRequest("limit must be a whole number") from None
         try:
-            return self.server.arena.match_page(q.get("ladder"), q.get("bot"), q.get("before") or None, limit)
+            return self.arena.match_page(q.get("ladder"), q.get("bot"), q.get("before") or None, limit)
         except UnknownLadderError:
             raise NotFound(f"There is no ladder named “{q.get('ladder')}”.") from None
         except UnknownBotError:
@@ -279,26 +246,26 @@ class Handler(BaseHTTPRequestHandler):
 
     def _bot(self, name: str) -> BotPage:
         try:
-            return self.server.arena.bot_page(name)
+            return self.arena.bot_page(name)
         except UnknownBotError:
             raise NotFound(f"There is no bot named “{name}”.") from None
 
     def _replay(self, match_id: str) -> dict[str, Any]:
         try:
-            return self.server.arena.replay_view(match_id)
+            return self.arena.replay_view(match_id)
         except NotFoundError:
             raise NotFound(f"There is no recorded match “{match_id}”.") from None
 
     def _record(self, match_id: str) -> str:
         """A match's record as stored (the replay page's download link)."""
         try:
-            return self.server.arena.replay(match_id)[1]
+            return self.arena.replay(match_id)[1]
         except (NotFoundError, ValidationError):
             raise NotFound(f"There is no recorded match “{match_id}”.") from None
 
     def _rating_history(self, name: str, ladder: str | None) -> dict[str, Any]:
         try:
-            return self.server.arena.rating_history(name, ladder)
+            return self.arena.rating_history(name, ladder)
         except UnknownBotError:
             raise NotFound(f"There is no bot named “{name}”.") from None
         except UnknownLadderError:
@@ -318,14 +285,79 @@ def _html(text: str, status: int = 200) -> tuple[int, str, bytes]:
     return status, "text/html; charset=utf-8", text.encode()
 
 
+def build_app(site: Site) -> Starlette:
+    """The ASGI application: every GET (and HEAD) goes to ``site.respond``, run on Starlette's thread pool."""
+
+    def endpoint(request: Request) -> Response:
+        raw_path = request.scope.get("raw_path") or request.url.path.encode()
+        status, ctype, body, headers = site.respond(raw_path.decode("latin-1"), request.url.query)
+        response = Response(body, status_code=status, media_type=None, headers=dict(headers))
+        response.headers["Content-Type"] = ctype
+        return response
+
+    return Starlette(routes=[Route("/{path:path}", endpoint, methods=["GET"])])
+
+
+class WebServer:
+    """uvicorn serving ``build_app`` on a socket bound at construction (so a port in use raises OSError
+    here), with the connection limits of ``arena.web.limits``."""
+
+    def __init__(self, addr: tuple[str, int], r: redis.Redis) -> None:
+        self.site = Site(r)
+        self.limits = ClientLimits(head_timeout_s=HEAD_TIMEOUT_S, per_client=PER_CLIENT_CONNECTIONS)
+        family = socket.AF_INET6 if ":" in addr[0] else socket.AF_INET
+        self.socket = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self.socket.bind(addr)
+            self.socket.listen(1024)
+        except OSError:
+            self.socket.close()
+            raise
+        self.server_address: tuple[str, int] = self.socket.getsockname()[:2]
+        config = uvicorn.Config(
+            build_app(self.site),
+            http=guarded_protocol(self.limits),
+            lifespan="off",
+            ws="none",
+            timeout_keep_alive=int(KEEP_ALIVE_S),
+            limit_concurrency=MAX_CONNECTIONS,
+            timeout_graceful_shutdown=int(SHUTDOWN_GRACE_S),
+            server_header=False,
+            date_header=False,
+            log_config=None,
+            access_log=False,
+        )
+        self.uvicorn = uvicorn.Server(config)
+        self._serving = threading.Event()
+        self._done = threading.Event()
+
+    def serve_forever(self) -> None:
+        """Serve until ``shutdown``, on an event loop of the calling thread's own.  The socket listens
+        already, so connections made before the loop runs wait in its backlog."""
+        self._serving.set()
+        try:
+            self.uvicorn.run(sockets=[self.socket])
+        finally:
+            self._done.set()
+
+    def shutdown(self) -> None:
+        """Stop accepting and finish; returns once ``serve_forever`` has (requests still running get
+        ``SHUTDOWN_GRACE_S``, the wait is bounded)."""
+        self.uvicorn.should_exit = True
+        if self._serving.is_set():
+            self._done.wait(SHUTDOWN_GRACE_S + 3)
+
+    def server_close(self) -> None:
+        self.socket.close()
+
+
 def serve_web(
     redis_client: redis.Redis, host: str = "127.0.0.1", port: int = 8080
 ) -> tuple[WebServer, threading.Thread]:
     """Serve in a daemon thread.  ``redis_client`` should come from ``redis_server.connect`` (timeouts)."""
     server = WebServer((host, port), redis_client)
-    thread = threading.Thread(
-        target=server.serve_forever, kwargs={"poll_interval": 0.2}, name=f"web:{server.server_address[1]}", daemon=True
-    )
+    thread = threading.Thread(target=server.serve_forever, name=f"web:{server.server_address[1]}", daemon=True)
     thread.start()
     return server, thread
 
@@ -350,9 +382,10 @@ def run_web(redis_url: str, host: str = "0.0.0.0", port: int = 8080) -> int:
             pass
     finally:
         server.shutdown()
+        thread.join(timeout=SHUTDOWN_GRACE_S + 3)
         server.server_close()
         client.close()
     return 0
 
 
-__all__ = ["WebServer", "run_web", "serve_web"]
+__all__ = ["Site", "WebServer", "build_app", "run_web", "serve_web"]

@@ -14,6 +14,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from email.message import Message
 from pathlib import Path
 from typing import Any
 
@@ -47,14 +48,15 @@ class Arena:
     results: dict[str, MatchResult] = field(default_factory=dict)  # match id -> result, oldest first
     records: dict[str, dict[str, Any]] = field(default_factory=dict)  # match id -> stored record
 
-    def get(self, path: str, timeout: float = 10.0) -> tuple[int, str, dict[str, str]]:
-        """GET ``path``: (status, body, headers); HTTP errors are returned, not raised."""
+    def get(self, path: str, timeout: float = 10.0) -> tuple[int, str, Message]:
+        """GET ``path``: (status, body, headers); HTTP errors are returned, not raised.  Header names are
+        looked up as HTTP says, whatever their case (the server sends them in lower case)."""
         try:
             with urllib.request.urlopen(self.url + path, timeout=timeout) as resp:
-                return resp.status, resp.read().decode(), dict(resp.headers)
+                return resp.status, resp.read().decode(), resp.headers
         except urllib.error.HTTPError as e:
             with e:
-                return e.code, e.read().decode(), dict(e.headers)
+                return e.code, e.read().decode(), e.headers
 
     def json(self, path: str) -> Any:
         status, body, headers = self.get(path)

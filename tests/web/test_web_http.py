@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import select
 import socket
 import time
 from typing import Any
@@ -16,6 +17,7 @@ from arena import stats
 from arena.ratings import Ratings
 from arena.redis_server import connect, free_port
 from arena.web import serve_web
+from arena.web import server as server_mod
 from referee.record import verify_record
 
 from .conftest import EVIL, NO_REPLAY, Arena
@@ -279,3 +281,96 @@ def test_a_silent_client_does_not_hold_a_thread_forever(arena: Arena) -> None:
         s.sendall(b"GET / HTTP/1.1\r\n")  # ...and never finishes the request
         # Meanwhile other requests are served.
         assert arena.get("/healthz")[0] == 200
+
+
+# Idle and slow clients (issue 15: 70 idle connections took the old threaded server's 64 slots for 15 s each,
+# and /healthz answered 503).
+
+
+def _addr(arena: Arena) -> tuple[str, int]:
+    host, port = arena.url.removeprefix("http://").split(":")
+    return host, int(port)
+
+
+def _closed_by_server(s: socket.socket, within_s: float) -> bool:
+    """True if the server closes ``s`` (EOF or reset) within ``within_s``; anything it sent first is read."""
+    s.settimeout(0.2)
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            if s.recv(4096) == b"":
+                return True
+        except TimeoutError:
+            continue
+        except OSError:
+            return True
+    return False
+
+
+def _answered(s: socket.socket) -> bool:
+    """True if the server has sent something on ``s`` or closed it (looked at without waiting)."""
+    readable, _, _ = select.select([s], [], [], 0)
+    return bool(readable)
+
+
+def _health_within(arena: Arena, within_s: float) -> float:
+    """Seconds until /healthz answers 200 (polled), failing the test after ``within_s``."""
+    start = time.monotonic()
+    while True:
+        try:
+            status = arena.get("/healthz", timeout=2)[0]
+        except OSError:
+            status = 0
+        if status == 200:
+            return time.monotonic() - start
+        assert time.monotonic() - start < within_s, f"/healthz still {status} after {within_s}s"
+        time.sleep(0.1)
+
+
+def test_seventy_idle_connections_leave_healthz_at_200(arena: Arena) -> None:
+    # The idle client comes from 127.0.0.2 (all of 127/8 is loopback): another client than the health check.
+    idle = [socket.create_connection(_addr(arena), timeout=5, source_address=("127.0.0.2", 0)) for _ in range(70)]
+    try:
+        assert _health_within(arena, 3.0) < 3.0
+        assert arena.get("/api/leaderboard")[0] == 200
+        # One client holds at most PER_CLIENT_CONNECTIONS; the rest were refused with a 503 at once...
+        time.sleep(0.3)
+        refused = [s for s in idle if _answered(s)]
+        assert len(refused) == 70 - server_mod.PER_CLIENT_CONNECTIONS
+        assert all(s.recv(100).startswith(b"HTTP/1.1 503 ") for s in refused)
+        # ...and the ones it held are closed once the head timeout has passed without a request.
+        held = [s for s in idle if s not in refused]
+        assert all(_closed_by_server(s, server_mod.HEAD_TIMEOUT_S + 3) for s in held)
+    finally:
+        for s in idle:
+            s.close()
+
+
+def test_idle_connections_of_the_same_client_free_healthz_within_the_head_timeout(arena: Arena) -> None:
+    idle = [socket.create_connection(_addr(arena), timeout=5) for _ in range(70)]
+    try:
+        # This client is at its limit, so its own health check waits for its idle connections to time out.
+        assert _health_within(arena, server_mod.HEAD_TIMEOUT_S + 3) < server_mod.HEAD_TIMEOUT_S + 3
+    finally:
+        for s in idle:
+            s.close()
+
+
+def test_a_slowloris_client_is_cut_off_at_the_head_timeout(arena: Arena) -> None:
+    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-Pad-%d: y\r\n" % i for i in range(200))
+    with socket.create_connection(_addr(arena), timeout=5, source_address=("127.0.0.3", 0)) as s:
+        start, sent, cut = time.monotonic(), 0, False
+        while time.monotonic() - start < server_mod.HEAD_TIMEOUT_S + 3:
+            try:
+                s.sendall(head[sent : sent + 1])  # one byte at a time, never finishing the head
+            except OSError:
+                cut = True
+                break
+            sent += 1
+            if sent % 10 == 0:
+                assert arena.get("/healthz", timeout=2)[0] == 200  # served meanwhile
+            time.sleep(0.05)
+        cut = cut or _closed_by_server(s, 1.0)
+        elapsed = time.monotonic() - start
+    assert cut, "the server kept a connection whose request head never ended"
+    assert server_mod.HEAD_TIMEOUT_S - 0.5 <= elapsed <= server_mod.HEAD_TIMEOUT_S + 3

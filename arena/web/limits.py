@@ -1,0 +1,106 @@
+"""What keeps idle and slow clients from taking the web pages down: limits enforced per connection.
+
+uvicorn serves every connection on one event loop, so an idle connection costs a socket, not a thread; but
+it has no timeout for a request head that never completes (a slowloris client sending its headers a byte
+at a time keeps the connection forever) and no limit per client.  ``guarded_protocol`` is uvicorn's h11
+protocol with both:
+
+- **head timeout**: a request head (request line and headers) must arrive whole within ``head_timeout_s``
+  of the connection opening, or of the previous response on a kept-alive connection; else the connection
+  is closed.  Bytes trickling in do not reset it.
+- **per-client connections**: at most ``per_client`` connections open at once from one client address; the
+  next one gets a 503 and is closed at once, so one client cannot use up the server's file descriptors.
+
+Counts live on the event loop's thread (protocol callbacks all run there), so they need no lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import h11
+from uvicorn.config import Config
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.server import ServerState
+
+_BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+
+
+@dataclass
+class ClientLimits:
+    head_timeout_s: float = 5.0
+    per_client: int = 32
+    open: Counter[str] = field(default_factory=Counter)  # client address -> its open connections
+    refused: int = 0  # connections refused for being over ``per_client``
+    timed_out: int = 0  # connections closed for a request head that did not arrive in time
+
+
+def guarded_protocol(limits: ClientLimits) -> type[H11Protocol]:
+    """uvicorn's h11 protocol class with ``limits`` (see the module docstring); pass it as ``Config(http=...)``."""
+
+    class GuardedH11Protocol(H11Protocol):
+        def __init__(
+            self,
+            config: Config,
+            server_state: ServerState,
+            app_state: dict[str, Any],  # Any: as uvicorn declares it
+            _loop: asyncio.AbstractEventLoop | None = None,
+        ) -> None:
+            super().__init__(config, server_state, app_state, _loop)
+            self._head_timer: asyncio.TimerHandle | None = None
+            self._counted: str | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            # (uvicorn declares it with the narrower Transport too.)
+            super().connection_made(transport)
+            host = self.client[0] if self.client else ""
+            if limits.open[host] >= limits.per_client:
+                limits.refused += 1
+                transport.write(_BUSY)
+                transport.close()
+                return
+            limits.open[host] += 1
+            self._counted = host
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            if self._counted is not None:
+                limits.open[self._counted] -= 1
+                if limits.open[self._counted] <= 0:
+                    del limits.open[self._counted]
+                self._counted = None
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state is not h11.IDLE:
+                self._disarm()  # a whole request head has arrived
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+                self._arm()  # kept alive: the next request head has the same time to arrive
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._head_timer = self.loop.call_later(limits.head_timeout_s, self._head_timed_out)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _head_timed_out(self) -> None:
+            self._head_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                limits.timed_out += 1
+                self.transport.close()
+
+    return GuardedH11Protocol
+
+
+__all__ = ["ClientLimits", "guarded_protocol"]
