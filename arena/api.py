@@ -41,6 +41,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
+from arena.archive import Archive, RecordUnreadable
 from arena.batch import DEFAULT_ANCHOR
 from arena.bradley_terry import PROVISIONAL_BOARDS, PROVISIONAL_WIDTH_ELO
 from arena.ladder import LadderFeeder
@@ -88,6 +89,7 @@ _CODES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], grpc.
     (NotPlayable, grpc.StatusCode.FAILED_PRECONDITION),
     (PackageError, grpc.StatusCode.INVALID_ARGUMENT),
     (QuotaExceeded, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (RecordUnreadable, grpc.StatusCode.DATA_LOSS),
     (REDIS_DOWN, grpc.StatusCode.UNAVAILABLE),
 )
 
@@ -275,8 +277,8 @@ def _match(m: MatchSummary) -> arena_pb2.MatchSummary:
 
 
 class ArenaService(arena_pb2_grpc.ArenaServicer):
-    def __init__(self, r: redis.Redis) -> None:
-        self.arena = Arena(r)
+    def __init__(self, r: redis.Redis, archive: Archive | None = None) -> None:
+        self.arena = Arena(r, archive=archive)
 
     # bots ------------------------------------------------------------------------------
 
@@ -562,9 +564,10 @@ class ApiServer:
         update_ratings: bool = True,
         gauges_interval_s: float = 2.0,
         max_workers: int = 16,
+        archive: Archive | None = None,
     ) -> None:
         self.r = r
-        self.service = ArenaService(r)
+        self.service = ArenaService(r, archive)
         self.server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="api"),
             interceptors=[_RefuseUndecodable()],

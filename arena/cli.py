@@ -10,6 +10,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from arena.archive import add_archive_parser
 from arena.client import add_bot_parser, add_deadletters_parser, add_ladder_parser, add_view_parsers
 from arena.demo import add_demo_parser
 from arena.local import add_check_bot_parser, add_match_parser
@@ -28,6 +29,7 @@ PARSERS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], No
     add_view_parsers,  # leaderboard, matches, replay
     add_view_parser,  # view FILE
     add_deadletters_parser,
+    add_archive_parser,
     add_demo_parser,
 ]
 

@@ -97,8 +97,20 @@ DUPLICATE_RESULTS = PREFIX + "q:duplicate_results"
 
 
 def result(match_id: str) -> str:
-    """String: MatchResult JSON.  SET NX on it is the exactly-once gate."""
+    """String: MatchResult JSON without its record (``arena.archive``; results stored before records were
+    compressed hold the record too).  SET NX on it is the exactly-once gate; it never expires."""
     return f"{PREFIX}result:{match_id}"
+
+
+def record(match_id: str) -> str:
+    """String: the match's game record, zlib-compressed bytes; a TTL only once it is archived (``arena.archive``)."""
+    return f"{PREFIX}record:{match_id}"
+
+
+# Strings: results stream ids; every result up to ARCHIVE_CURSOR is in the archive directory, every Redis
+# copy of a record up to ARCHIVE_RELEASED has been deleted (``arena.archive.Archiver``).
+ARCHIVE_CURSOR = PREFIX + "archive:cursor"
+ARCHIVE_RELEASED = PREFIX + "archive:released"
 
 
 # Stream of recorded results, one entry per match: fields match_id, ladder.

@@ -6,7 +6,7 @@ Life of a match::
                                    ◀─XCLAIM JUSTID── keep_alive (resets idle)
             dead worker's entry ──XCLAIM (owner not live)──▶ another worker
             entry idle for stale_ms ──XAUTOCLAIM(min idle)──▶ another worker
-    record_result: SET NX pa:result:<id> + XADD pa:results   (one Lua script)
+    record_result: SET NX pa:result:<id> + SET pa:record:<id> + XADD pa:results   (one Lua script)
     ack:           XACK + XDEL                               (one transaction)
     too many deliveries: XADD pa:q:dead + XACK + XDEL        (one Lua script)
 
@@ -14,6 +14,8 @@ Exactly-once is the SET NX on the result key: a match may be *played* twice
 (its worker looked dead but was only slow), but only the first result is
 recorded and appended to the results stream; later ones bump a counter.
 Enqueue is idempotent by match id too (SADD on a set of known ids).
+The result key holds the result without its game record, which goes compressed into its own key
+(``arena.archive``: how records are stored, archived and read back).
 
 Needs Redis >= 6.2 (XAUTOCLAIM, XPENDING IDLE).
 """
@@ -29,6 +31,7 @@ from typing import Any, TypeVar
 import redis
 
 from arena import keys, metrics
+from arena.archive import Archive, load_result, pack_record, summary_json
 from arena.model import MatchResult, MatchSpec, NotRequeueable
 
 # Where queue counts put an entry whose spec names no ladder (not a valid ladder id, so it never clashes).
@@ -243,8 +246,9 @@ class MatchQueue:
                 keys.DUPLICATE_RESULTS,
                 keys.ladder_inflight(result.ladder),
                 keys.LAST_ERROR,
+                keys.record(result.match_id),
             ],
-            args=[result.match_id, result.to_json(), result.ladder, *release],
+            args=[result.match_id, summary_json(result), pack_record(result.record), result.ladder, *release],
         )
         return bool(out)
 
@@ -418,9 +422,9 @@ class MatchQueue:
     def results_count(self) -> int:
         return int(self.r.xlen(keys.RESULTS_STREAM))
 
-    def get_result(self, match_id: str) -> MatchResult | None:
-        raw = self.r.get(keys.result(match_id))
-        return MatchResult.from_json(raw) if raw else None
+    def get_result(self, match_id: str, archive: Archive | None = None) -> MatchResult | None:
+        """The whole result, record included, wherever it is stored (``arena.archive.load_result``)."""
+        return load_result(self.r, match_id, archive)
 
 
 def ladder_of(spec_json: str) -> str | None:
@@ -452,16 +456,17 @@ if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return false end
 return redis.call('XADD', KEYS[2], '*', 'match_id', ARGV[1], 'spec', ARGV[2])
 """
 
-# KEYS: result key, results stream, duplicates counter, ladder inflight hash, last-error hash
-# ARGV: match_id, result JSON, ladder, bots to release...
-# The result JSON lives only in the result key; the stream carries the id.
+# KEYS: result key, results stream, duplicates counter, ladder inflight hash, last-error hash, record key
+# ARGV: match_id, result JSON without the record, compressed record, ladder, bots to release...
+# The result lives only in the result and record keys; the stream carries the id.
 _RECORD_LUA = """
 if not redis.call('SET', KEYS[1], ARGV[2], 'NX') then
   redis.call('INCR', KEYS[3])
   return false
 end
-local id = redis.call('XADD', KEYS[2], '*', 'match_id', ARGV[1], 'ladder', ARGV[3])
-for i = 4, #ARGV do
+redis.call('SET', KEYS[6], ARGV[3])
+local id = redis.call('XADD', KEYS[2], '*', 'match_id', ARGV[1], 'ladder', ARGV[4])
+for i = 5, #ARGV do
   local n = tonumber(redis.call('HGET', KEYS[4], ARGV[i]) or '0')
   if n > 0 then redis.call('HINCRBY', KEYS[4], ARGV[i], -1) end
 end

@@ -1,7 +1,8 @@
 """Waiting Redis out: which errors mean "Redis is down for now", and the one backoff every loop uses.
 
-``REDIS_DOWN`` are the errors of a Redis that is restarting, loading its data or unreachable: worth
-retrying after a pause.  Any other Redis error (a wrong type, a script error) is a bug and is not retried.
+``REDIS_DOWN`` are the errors of a Redis that is restarting, loading its data, unreachable, or at its
+``maxmemory`` with nothing it may evict (the archiver makes room: docs/storage.md): worth retrying after a
+pause.  Any other Redis error (a wrong type, a script error) is a bug and is not retried.
 
 ``Backoff`` is exponential: ``initial``, doubled after each failure up to ``cap``, back to ``initial``
 after a success.  The loops that use it: the worker's main loop and its patient result recording, the
@@ -21,6 +22,7 @@ REDIS_DOWN: tuple[type[redis.RedisError], ...] = (
     redis.ConnectionError,
     redis.TimeoutError,
     redis.BusyLoadingError,
+    redis.exceptions.OutOfMemoryError,
 )
 T = TypeVar("T")
 

@@ -20,6 +20,7 @@ from typing import Any
 import redis
 
 from arena import keys, ladder_status, metrics, packages, trust
+from arena.archive import Archive
 from arena.batch import DEFAULT_ANCHOR, batch_table, named
 from arena.botlogs import BotLog, BotLogs
 from arena.ladder import (
@@ -176,6 +177,7 @@ class Arena:
         r: redis.Redis,
         endpoint_check: Callable[[str, Sequence[str]], None] | None = None,
         own_ports: Sequence[int] = (),
+        archive: Archive | None = None,  # where archived records are read (default: $ARENA_ARCHIVE_DIR)
     ) -> None:
         self.r = r
         # How an endpoint bot is checked before it is registered (arena.trust.check_endpoint).
@@ -188,7 +190,7 @@ class Arena:
         self.queue = MatchQueue(r)
         self.ratings = Ratings(r)
         self.scheduler = Scheduler(r, self.registry, self.ratings, self.queue)
-        self.views = Views(r, self.registry, self.ratings, self.queue)
+        self.views = Views(r, self.registry, self.ratings, self.queue, archive)
         self.counts = LadderCounts(r)
 
     @property

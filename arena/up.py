@@ -3,7 +3,8 @@
 
 ``arena up`` starts, with bounded waits at every step: a Redis (the embedded one, persisting under the
 data dir, unless ``--redis`` names one), the API (with the ratings updater, the ladder feeder and the
-gauges), its /metrics, the web pages, and N worker processes (``arena worker``, restarted if they die).
+gauges), its /metrics, the web pages, the archiver (records into ``<data dir>/archive``, ``arena.archive``),
+and N worker processes (``arena worker``, restarted if they die).
 It writes ``<data dir>/arena-up.json`` (addresses, for the other ``arena`` commands) and the admin token
 to ``<data dir>/admin-token`` (mode 0600), printed once when first created.  SIGINT/SIGTERM stop it all:
 workers first (warm: they finish their match; then cold; then SIGKILL), then the servers, then Redis.
@@ -39,6 +40,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from arena import metrics
 from arena.api import ApiServer
+from arena.archive import Archive, Archiver
 from arena.limits import Policy, store_policy
 from arena.packages import PackageCache, PackageStore
 from arena.redis_server import EmbeddedRedis, connect
@@ -256,6 +258,9 @@ class Stack:
         self.new_token = False
         self.registration_key: str | None = None  # None: open registration
         self.restarts = 0
+        self.archive = Archive(self.data_dir / "archive")
+        self._archiver_stop = threading.Event()
+        self._archiver_r: redis.Redis | None = None
 
     # start -----------------------------------------------------------------------------
 
@@ -278,9 +283,12 @@ class Stack:
             # Workers first: forking while gRPC threads are busy makes gRPC log a warning per fork.
             for i in range(self.cfg.workers):
                 self.workers.append(self._spawn_worker(i))
-            self.api = ApiServer(self.r, self.cfg.host, self.cfg.api_port).start()
+            self.api = ApiServer(self.r, self.cfg.host, self.cfg.api_port, archive=self.archive).start()
+            self._archiver_r = connect(self.url)
+            archiver = Archiver(self._archiver_r, self.archive)
+            threading.Thread(target=archiver.run, args=(self._archiver_stop,), name="archiver", daemon=True).start()
             try:
-                self.web, _thread = serve_web(connect(self.url), self.cfg.host, self.cfg.web_port)
+                self.web, _thread = serve_web(connect(self.url), self.cfg.host, self.cfg.web_port, self.archive)
             except OSError as e:
                 raise OSError(f"cannot serve the web pages on {self.cfg.host}:{self.cfg.web_port}: {e}") from None
             self.web_port = int(self.web.server_address[1])
@@ -425,6 +433,10 @@ class Stack:
     def stop(self) -> None:
         """Workers (warm, then cold, then SIGKILL), servers, Redis; every wait bounded."""
         self._stop_workers()
+        self._archiver_stop.set()
+        if self._archiver_r is not None:
+            self._archiver_r.close()
+            self._archiver_r = None
         if self.api is not None:
             self.api.stop(grace_s=2.0)
             self.api = None

@@ -30,6 +30,7 @@ from urllib.parse import quote
 import redis
 
 from arena import keys, stats
+from arena.archive import Archive
 from arena.model import ID_RE, MatchResult, UnknownBotError, UnknownLadderError, ValidationError
 from arena.queue import LadderQueue, MatchQueue
 from arena.ratings import RatingRow, Ratings
@@ -182,7 +183,9 @@ class MatchPage:
 class Views:
     """Reads for the API and the pages; ``service.Arena`` builds it with its own registry, ratings, queue."""
 
-    def __init__(self, r: redis.Redis, registry: Registry, ratings: Ratings, queue: MatchQueue) -> None:
+    def __init__(
+        self, r: redis.Redis, registry: Registry, ratings: Ratings, queue: MatchQueue, archive: Archive | None = None
+    ) -> None:
         # Any: redis-py's stubs type replies as bytes | str and cannot know the client was made with
         # decode_responses=True (see redis_server.connect).
         self.r: Any = r
@@ -193,6 +196,7 @@ class Views:
         self._names: LRU[str, str] = LRU(10_000)
         self._summaries: LRU[str, Summary] = LRU(20_000)
         self._replays: LRU[str, Summary] = LRU(32)
+        self.archive = archive or Archive.from_env()  # where archived records are read from (arena.archive)
 
     def ping(self) -> bool:
         return bool(self.r.ping())
@@ -373,7 +377,7 @@ class Views:
     def result(self, match_id: str) -> MatchResult | None:
         if not ID_RE.match(match_id):
             return None
-        return self.queue.get_result(match_id)
+        return self.queue.get_result(match_id, self.archive)
 
     def replay(self, match_id: str) -> Summary | None:
         """The replay payload of a match (``arena.replay``), or None if no such result."""

@@ -12,7 +12,8 @@ API: ``/api/leaderboard?ladder=``, ``/api/batch?ladder=&anchor=``, ``/api/matche
 
 A handler parses the request, calls one ``Arena`` method, and renders its answer: as JSON, or as HTML
 through the templates (``render``).  The arena's typed errors become statuses: unknown bot, ladder or
-match 404, a bad query value 400, Redis down 503; anything else 500 (logged).
+match 404, a bad query value 400, Redis down 503, an unreadable archived record 500 saying so; anything else
+500 (logged).
 
 The server only reads.  One Starlette route takes every GET (and HEAD) and ``Site.respond`` dispatches on
 the raw path, each segment percent-decoded on its own (a bot name may hold a ``/``).  Handlers call Redis
@@ -45,6 +46,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from arena.archive import Archive, RecordUnreadable
 from arena.batch import DEFAULT_ANCHOR
 from arena.bradley_terry import PROVISIONAL_BOARDS, PROVISIONAL_WIDTH_ELO
 from arena.model import NotFoundError, UnknownBotError, UnknownLadderError, ValidationError
@@ -85,8 +87,9 @@ def load_static() -> dict[str, bytes]:
 class Site:
     """The pages and the API, independent of the HTTP server: ``respond(raw_path, query)`` is one request."""
 
-    def __init__(self, r: redis.Redis) -> None:
+    def __init__(self, r: redis.Redis, archive: Archive | None = None) -> None:
         self.r = r
+        self.archive = archive
         self.static = load_static()
         self.pages = Pages()
         self._arena: Arena | None = None
@@ -98,7 +101,7 @@ class Site:
         # start before Redis is up (``arena up`` starts them together).  Redis down: RedisError, a 503.
         with self._arena_lock:
             if self._arena is None:
-                self._arena = Arena(self.r)
+                self._arena = Arena(self.r, archive=self.archive)
             return self._arena
 
     # routing --------------------------------------------------------------------------
@@ -117,6 +120,8 @@ class Site:
             status, ctype, body = self._error(HTTPStatus.NOT_FOUND, "Not found", str(e), api)
         except BadRequest as e:
             status, ctype, body = self._error(HTTPStatus.BAD_REQUEST, "Bad request", str(e), api)
+        except RecordUnreadable as e:  # an archived record gone bad: say so; the log names the file
+            status, ctype, body = self._error(HTTPStatus.INTERNAL_SERVER_ERROR, "Record unreadable", str(e), api)
         except redis.RedisError as e:
             log.warning("web: redis unavailable: %s", e)
             status, ctype, body = self._error(
@@ -302,8 +307,8 @@ class WebServer:
     """uvicorn serving ``build_app`` on a socket bound at construction (so a port in use raises OSError
     here), with the connection limits of ``arena.web.limits``."""
 
-    def __init__(self, addr: tuple[str, int], r: redis.Redis) -> None:
-        self.site = Site(r)
+    def __init__(self, addr: tuple[str, int], r: redis.Redis, archive: Archive | None = None) -> None:
+        self.site = Site(r, archive)
         self.limits = ClientLimits(head_timeout_s=HEAD_TIMEOUT_S, per_client=PER_CLIENT_CONNECTIONS)
         family = socket.AF_INET6 if ":" in addr[0] else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
@@ -353,10 +358,11 @@ class WebServer:
 
 
 def serve_web(
-    redis_client: redis.Redis, host: str = "127.0.0.1", port: int = 8080
+    redis_client: redis.Redis, host: str = "127.0.0.1", port: int = 8080, archive: Archive | None = None
 ) -> tuple[WebServer, threading.Thread]:
-    """Serve in a daemon thread.  ``redis_client`` should come from ``redis_server.connect`` (timeouts)."""
-    server = WebServer((host, port), redis_client)
+    """Serve in a daemon thread.  ``redis_client`` should come from ``redis_server.connect`` (timeouts);
+    archived records are read from ``archive`` (default: ``$ARENA_ARCHIVE_DIR``)."""
+    server = WebServer((host, port), redis_client, archive)
     thread = threading.Thread(target=server.serve_forever, name=f"web:{server.server_address[1]}", daemon=True)
     thread.start()
     return server, thread

@@ -1,0 +1,392 @@
+"""Where a finished match's record lives, and how it leaves Redis: compressed records, retention, the archive.
+
+A recorded match is stored in two keys, written together by the worker's record script (``arena.queue``)::
+
+    pa:result:<id>   the result without its game record: who played, points, boards, stats (JSON, ~1 KB);
+                     SET NX on it is the exactly-once gate; lists and ratings read only this.  Never expires.
+    pa:record:<id>   the game record, zlib-compressed (bytes, ~7 KB for 8 deals per leg instead of ~65 KB).
+
+Results stored before records were compressed hold the whole result, record included, in ``pa:result:<id>``
+("legacy"); they are read as they are and archived like the others.
+
+The archiver (``Archiver.run_once``, run by ``arena up`` and ``arena archive``) follows the results stream
+and writes every result, record included, to ``<archive>/<ab>/<id>.json.gz`` (gzip JSON, fsynced, renamed
+into place).  Once a record is on disk its Redis copy is only a cache, and the retention policy
+(``Retention``) bounds it: it expires when the match is ``max_age_s`` old, it is deleted when more than
+``keep`` newer matches exist, and it is deleted oldest first while Redis uses more than ``high_water`` of
+its ``maxmemory``.  A legacy result's key is rewritten without its record once archived.  A record not yet
+on disk is never given a TTL, so neither expiry nor eviction can lose it; docs/storage.md says which keys may
+be evicted and how Redis should be configured.
+
+``load_result`` is the one way to read a whole result: from the compressed record, the legacy key, or the
+archive, whichever holds it.  An archive file that cannot be read gives ``RecordUnreadable`` naming the file
+and what is wrong with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import logging
+import os
+import threading
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import redis
+from redis.client import NEVER_DECODE
+
+from arena import keys
+from arena.model import ArenaError, MatchResult
+
+log = logging.getLogger(__name__)
+
+ARCHIVE_DIR_ENV = "ARENA_ARCHIVE_DIR"
+ZLIB_LEVEL = 6  # level 9 saves under 2 % more on records, for twice the time
+BATCH = 100  # results archived per round trip
+MAX_RECORD_BYTES = 64 * 1024 * 1024  # a record that inflates beyond this is not ours
+
+
+class RecordUnreadable(ArenaError):
+    """A stored record exists but cannot be read (corrupt archive file, bad compressed bytes, no archive here)."""
+
+
+# ---------------------------------------------------------------------------- the record's bytes
+
+
+def pack_record(record_json: str) -> bytes:
+    return zlib.compress(record_json.encode(), ZLIB_LEVEL)
+
+
+def unpack_record(blob: bytes, where: str) -> str:
+    try:
+        d = zlib.decompressobj()
+        raw = d.decompress(blob, MAX_RECORD_BYTES)
+        if d.unconsumed_tail or not d.eof:
+            raise zlib.error("truncated, or larger than the limit")
+        return raw.decode()
+    except (zlib.error, UnicodeDecodeError) as e:
+        raise RecordUnreadable(f"{where}: the compressed record cannot be read ({e})") from None
+
+
+def summary_json(result: MatchResult) -> str:
+    """What ``pa:result:<id>`` holds: the result's JSON without the record."""
+    d = result.to_dict()
+    del d["record"]
+    return json.dumps(d, sort_keys=True, separators=(",", ":"))
+
+
+# ---------------------------------------------------------------------------- the archive directory
+
+
+class Archive:
+    """One gzip JSON file per match: ``<root>/<first two hex digits of sha256(id)>/<id>.json.gz``."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+
+    @classmethod
+    def from_env(cls) -> Archive | None:
+        """The archive named by ``ARENA_ARCHIVE_DIR`` (None if it is not set)."""
+        root = os.environ.get(ARCHIVE_DIR_ENV, "")
+        return cls(root) if root else None
+
+    def path(self, match_id: str) -> Path:
+        return self.root / hashlib.sha256(match_id.encode()).hexdigest()[:2] / f"{match_id}.json.gz"
+
+    def write(self, result: MatchResult) -> Path:
+        """Write the whole result atomically (temporary file, fsync, rename, fsync of the directory)."""
+        path = self.path(result.match_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        with open(tmp, "wb") as f:
+            f.write(gzip.compress(result.to_json().encode(), compresslevel=ZLIB_LEVEL, mtime=0))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return path
+
+    def read(self, match_id: str) -> MatchResult | None:
+        """The archived result, None if the archive has no file for it; RecordUnreadable if it cannot be read
+        (its message says what is wrong, the log also names the file: the public need not know our paths)."""
+        path = self.path(match_id)
+        try:
+            with gzip.open(path, "rb") as f:
+                raw = f.read(MAX_RECORD_BYTES + 1)
+            if len(raw) > MAX_RECORD_BYTES:
+                raise ValueError(f"it inflates beyond {MAX_RECORD_BYTES} bytes")
+            result = MatchResult.from_json(raw)
+            if result.match_id != match_id:
+                raise ValueError(f"it holds match {result.match_id!r}")
+        except FileNotFoundError:
+            return None
+        except (OSError, EOFError, zlib.error, ValueError) as e:  # gzip.BadGzipFile is an OSError
+            log.error("archive file %s of match %s is unreadable: %s", path, match_id, e)
+            raise RecordUnreadable(f"match {match_id}: its archived record is unreadable ({_short(e)})") from None
+        return result
+
+
+# ---------------------------------------------------------------------------- reading a result
+
+
+def load_result(r: redis.Redis, match_id: str, archive: Archive | None = None) -> MatchResult | None:
+    """The whole result of a match (record included), wherever it lives; None if there is no result.
+
+    A result key that does not parse raises ValueError (our data gone bad); a record that is neither in Redis
+    nor readable in ``archive`` raises RecordUnreadable."""
+    return _locate(r, match_id, archive)[0]
+
+
+def _locate(r: redis.Redis, match_id: str, archive: Archive | None) -> tuple[MatchResult | None, str]:
+    """``load_result`` and where the record was found: "legacy", "redis", "archive" (or "" for no result)."""
+    rr: Any = r  # Any: replies are str (decode_responses=True), which the stubs cannot know
+    with rr.pipeline(transaction=False) as p:
+        p.get(keys.result(match_id))
+        p.execute_command("GET", keys.record(match_id), **{NEVER_DECODE: []})
+        raw, blob = p.execute()
+    if raw is None:
+        return None, ""
+    d = json.loads(raw)
+    result = MatchResult.from_dict(d)  # checks the stored result before looking for its record
+    if "record" in d:
+        return result, "legacy"
+    if blob is not None:
+        return MatchResult.from_dict({**d, "record": unpack_record(blob, f"match {match_id}")}), "redis"
+    if archive is None:
+        raise RecordUnreadable(f"match {match_id}: its record is archived, and no archive is configured here")
+    archived = archive.read(match_id)
+    if archived is None:
+        log.error("match %s: record in neither Redis nor %s", match_id, archive.path(match_id))
+        raise RecordUnreadable(f"match {match_id}: its record is in neither Redis nor the archive")
+    return archived, "archive"
+
+
+# ---------------------------------------------------------------------------- retention
+
+
+@dataclass(frozen=True)
+class Retention:
+    """How long a record stays in Redis once it is archived (docs/storage.md)."""
+
+    max_age_s: float | None = 24 * 3600.0  # a record leaves Redis when its match is this old (None: no limit)
+    keep: int | None = 10_000  # at most this many of the newest records stay in Redis (None: no limit)
+    high_water: float = 0.8  # above this fraction of maxmemory, archived records leave Redis oldest first...
+    low_water: float = 0.6  # ...until usage is below this one
+
+    def __post_init__(self) -> None:
+        if self.max_age_s is not None and self.max_age_s < 0:
+            raise ValueError(f"retention: max_age_s must be >= 0, got {self.max_age_s}")
+        if self.keep is not None and self.keep < 0:
+            raise ValueError(f"retention: keep must be >= 0, got {self.keep}")
+        if not 0 < self.low_water <= self.high_water <= 1:
+            raise ValueError(
+                f"retention: need 0 < low_water <= high_water <= 1, got {self.low_water}, {self.high_water}"
+            )
+
+
+@dataclass(frozen=True)
+class Pass:
+    """What one archiver pass did."""
+
+    archived: int = 0  # results written to the archive
+    released: int = 0  # Redis copies deleted (count limit or memory pressure)
+    unreadable: int = 0  # results that could not be read from Redis (logged, skipped)
+
+
+class Archiver:
+    """Writes results to the archive and applies the retention policy; ``run_once`` is one pass.
+
+    Two cursors in Redis (results stream ids) make passes resumable by any archiver: ``pa:archive:cursor``,
+    every result up to it is on disk; ``pa:archive:released``, every Redis copy up to it has been deleted."""
+
+    def __init__(self, r: redis.Redis, archive: Archive, retention: Retention | None = None) -> None:
+        self.r: Any = r
+        self.archive = archive
+        self.retention = retention or Retention()
+
+    def run_once(self, max_batches: int = 100) -> Pass:
+        archived, unreadable = self._archive_new(max_batches)
+        released = self._release_beyond_keep(max_batches) + self._release_under_pressure(max_batches)
+        return Pass(archived, released, unreadable)
+
+    def run(self, stop: threading.Event, interval_s: float = 5.0) -> None:
+        """Passes every ``interval_s`` until ``stop``; Redis errors are logged and the pass retried."""
+        while not stop.is_set():
+            try:
+                done = self.run_once()
+                if done.archived or done.released:
+                    log.info("archiver: %d archived, %d released from Redis", done.archived, done.released)
+            except (redis.RedisError, OSError) as e:
+                log.warning("archiver: pass failed (%s); retrying", e)
+            stop.wait(interval_s)
+
+    # passes -------------------------------------------------------------------------------
+
+    def _archive_new(self, max_batches: int) -> tuple[int, int]:
+        archived = unreadable = 0
+        for _ in range(max_batches):
+            cursor = self.r.get(keys.ARCHIVE_CURSOR) or "0-0"
+            entries = self.r.xrange(keys.RESULTS_STREAM, min=f"({cursor}", max="+", count=BATCH)
+            if not entries:
+                break
+            now_ms = _server_ms(self.r)
+            with self.r.pipeline(transaction=False) as p:
+                for entry_id, fields in entries:
+                    match_id = fields.get("match_id", "")
+                    try:
+                        result, where = _locate(self.r, match_id, self.archive)
+                    except (ValueError, RecordUnreadable) as e:
+                        log.error(
+                            "archiver: result %s (entry %s) cannot be read, left as it is: %s", match_id, entry_id, e
+                        )
+                        unreadable += 1
+                        continue
+                    if result is None or where == "archive":
+                        continue  # no result (deleted by hand), or archived by an earlier pass cut short
+                    self.archive.write(result)
+                    archived += 1
+                    self._after_archive(p, result, where == "legacy", entry_id, now_ms)
+                p.set(keys.ARCHIVE_CURSOR, entries[-1][0])
+                p.execute()
+        return archived, unreadable
+
+    def _after_archive(self, p: Any, result: MatchResult, legacy: bool, entry_id: str, now_ms: float) -> None:
+        """The record is on disk: its Redis copy becomes a cache bounded by the retention age (a legacy
+        result, stored whole, keeps only its summary)."""
+        if legacy:
+            p.set(keys.result(result.match_id), summary_json(result), xx=True)
+            return
+        max_age = self.retention.max_age_s
+        if max_age is not None:
+            age_ms = max(0.0, now_ms - int(entry_id.split("-")[0]))
+            p.pexpire(keys.record(result.match_id), max(1, int(max_age * 1000 - age_ms)))
+
+    def _release(self, upto: str | None, max_batches: int) -> int:
+        """Delete the Redis copies of archived records after ``pa:archive:released`` up to ``upto``
+        (inclusive; None: as far as archived), a batch at a time; stops early if ``_enough`` says so."""
+        released = 0
+        for _ in range(max_batches):
+            cursor = self.r.get(keys.ARCHIVE_CURSOR)
+            if cursor is None:
+                break
+            hi = cursor if upto is None or _stream_id(upto) > _stream_id(cursor) else upto
+            low = self.r.get(keys.ARCHIVE_RELEASED) or "0-0"
+            if _stream_id(low) >= _stream_id(hi):
+                break
+            entries = self.r.xrange(keys.RESULTS_STREAM, min=f"({low}", max=hi, count=BATCH)
+            if not entries:
+                break
+            with self.r.pipeline(transaction=False) as p:
+                p.delete(*[keys.record(f.get("match_id", "")) for _e, f in entries])
+                p.set(keys.ARCHIVE_RELEASED, entries[-1][0])
+                released += int(p.execute()[0])
+            if upto is None and not self._pressed(self.retention.low_water):
+                break
+        return released
+
+    def _release_beyond_keep(self, max_batches: int) -> int:
+        keep = self.retention.keep
+        if keep is None:
+            return 0
+        if keep == 0:
+            return self._release("+", max_batches)
+        newest = self.r.xrevrange(keys.RESULTS_STREAM, count=keep + 1)
+        if len(newest) <= keep:
+            return 0
+        return self._release(newest[-1][0], max_batches)  # the newest entry beyond the ``keep`` newest
+
+    def _release_under_pressure(self, max_batches: int) -> int:
+        if not self._pressed(self.retention.high_water):
+            return 0
+        log.warning(
+            "archiver: Redis is above %d%% of maxmemory; releasing archived records", 100 * self.retention.high_water
+        )
+        return self._release(None, max_batches)
+
+    def _pressed(self, fraction: float) -> bool:
+        info = self.r.info("memory")
+        limit = int(info.get("maxmemory", 0))
+        return limit > 0 and int(info.get("used_memory", 0)) > fraction * limit
+
+
+def _short(e: Exception) -> str:
+    text = str(e) or type(e).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def _stream_id(entry_id: str) -> tuple[int, int]:
+    if entry_id == "+":
+        return (2**64, 0)
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def _server_ms(r: Any) -> float:
+    sec, usec = r.time()
+    return int(sec) * 1000 + int(usec) / 1000
+
+
+# ---------------------------------------------------------------------------- arena archive
+
+
+def add_archive_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "archive",
+        help="move finished matches' records out of Redis into an archive directory (docs/storage.md)",
+    )
+    p.add_argument("--redis", default=os.environ.get("ARENA_REDIS_URL", "redis://127.0.0.1:6379/0"))
+    p.add_argument(
+        "--dir", default=os.environ.get(ARCHIVE_DIR_ENV), help=f"the archive directory (default ${ARCHIVE_DIR_ENV})"
+    )
+    d = Retention()
+    p.add_argument(
+        "--max-age-s", type=float, default=d.max_age_s, help=f"keep records this long in Redis ({d.max_age_s:.0f})"
+    )
+    p.add_argument("--keep", type=int, default=d.keep, help=f"keep at most this many records in Redis ({d.keep})")
+    p.add_argument("--once", action="store_true", help="one pass, then exit (default: a pass every --interval-s)")
+    p.add_argument("--interval-s", type=float, default=5.0)
+    p.set_defaults(func=cmd_archive)
+
+
+def cmd_archive(args: argparse.Namespace) -> int:
+    from arena.redis_server import connect
+
+    if not args.dir:
+        print(f"error: give --dir or set {ARCHIVE_DIR_ENV}", flush=True)
+        return 2
+    retention = Retention(max_age_s=args.max_age_s, keep=args.keep)
+    r = connect(args.redis)
+    archiver = Archiver(r, Archive(args.dir), retention)
+    if args.once:
+        done = archiver.run_once(max_batches=10**6)
+        print(json.dumps({"archived": done.archived, "released": done.released, "unreadable": done.unreadable}))
+        return 1 if done.unreadable else 0
+    stop = threading.Event()
+    try:
+        archiver.run(stop, args.interval_s)
+    except KeyboardInterrupt:
+        stop.set()
+    return 0
+
+
+__all__ = [
+    "ARCHIVE_DIR_ENV",
+    "Archive",
+    "Archiver",
+    "Pass",
+    "RecordUnreadable",
+    "Retention",
+    "load_result",
+    "pack_record",
+    "summary_json",
+    "unpack_record",
+]
