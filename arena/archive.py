@@ -10,8 +10,9 @@ Results stored before records were compressed hold the whole result, record incl
 ("legacy"); they are read as they are and archived like the others.
 
 The archiver (``Archiver.run_once``, run by ``arena up`` and ``arena archive``) follows the results stream
-and writes every result, record included, to ``<archive>/<ab>/<id>.json.gz`` (gzip JSON, fsynced, renamed
-into place).  Once a record is on disk its Redis copy is only a cache, and the retention policy
+(how far it has come is kept in the archive directory: ``Progress``) and writes every result, record
+included, to ``<archive>/<ab>/<id>.json.gz`` (gzip JSON, fsynced, renamed into place).  Once a record is
+on disk its Redis copy is only a cache, and the retention policy
 (``Retention``) bounds it: it expires when the match is ``max_age_s`` old, it is deleted when more than
 ``keep`` newer matches exist, and it is deleted oldest first while Redis uses more than ``high_water`` of
 its ``maxmemory``.  A legacy result's key is rewritten without its record once archived.  A record not yet
@@ -19,13 +20,14 @@ on disk is never given a TTL, so neither expiry nor eviction can lose it; docs/s
 be evicted and how Redis should be configured.
 
 ``load_result`` is the one way to read a whole result: from the compressed record, the legacy key, or the
-archive, whichever holds it.  An archive file that cannot be read gives ``RecordUnreadable`` naming the file
-and what is wrong with it.
+archive, whichever holds it.  A record that cannot be read gives ``RecordUnreadable`` naming the match and
+what is wrong (the log names the file too).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -202,11 +204,19 @@ class Pass:
     unreadable: int = 0  # results that could not be read from Redis (logged, skipped)
 
 
-class Archiver:
-    """Writes results to the archive and applies the retention policy; ``run_once`` is one pass.
+@dataclass(frozen=True)
+class Progress:
+    """How far the archiver has come, as results stream ids: every result up to ``archived`` is in the
+    archive; every Redis copy of a record up to ``released`` has been deleted.  Kept in the archive
+    directory, not in Redis: a Redis at its maxmemory refuses the SET that would record it."""
 
-    Two cursors in Redis (results stream ids) make passes resumable by any archiver: ``pa:archive:cursor``,
-    every result up to it is on disk; ``pa:archive:released``, every Redis copy up to it has been deleted."""
+    archived: str = "0-0"
+    released: str = "0-0"
+
+
+class Archiver:
+    """Writes results to the archive and applies the retention policy; ``run_once`` is one pass, which takes
+    up where the last one (of any archiver on this archive directory) stopped (``Progress``)."""
 
     def __init__(self, r: redis.Redis, archive: Archive, retention: Retention | None = None) -> None:
         self.r: Any = r
@@ -229,67 +239,101 @@ class Archiver:
                 log.warning("archiver: pass failed (%s); retrying", e)
             stop.wait(interval_s)
 
+    # progress -----------------------------------------------------------------------------
+
+    @property
+    def _progress_path(self) -> Path:
+        return self.archive.root / "archiver-progress.json"
+
+    def progress(self) -> Progress:
+        try:
+            d = json.loads(self._progress_path.read_text())
+            return Progress(str(d["archived"]), str(d["released"]))
+        except FileNotFoundError:
+            return Progress()
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            # Starting over costs time (files rewritten, DELs of absent keys), never data.
+            log.error("archiver: %s unreadable (%s); starting from the first result", self._progress_path, e)
+            return Progress()
+
+    def _save(self, progress: Progress) -> None:
+        self.archive.root.mkdir(parents=True, exist_ok=True)
+        tmp = self._progress_path.with_name(f".{self._progress_path.name}.{os.getpid()}.{threading.get_ident()}")
+        tmp.write_text(json.dumps(dataclasses.asdict(progress)))
+        os.replace(tmp, self._progress_path)
+
     # passes -------------------------------------------------------------------------------
 
     def _archive_new(self, max_batches: int) -> tuple[int, int]:
         archived = unreadable = 0
         for _ in range(max_batches):
-            cursor = self.r.get(keys.ARCHIVE_CURSOR) or "0-0"
-            entries = self.r.xrange(keys.RESULTS_STREAM, min=f"({cursor}", max="+", count=BATCH)
+            progress = self.progress()
+            entries = self.r.xrange(keys.RESULTS_STREAM, min=f"({progress.archived}", max="+", count=BATCH)
             if not entries:
                 break
             now_ms = _server_ms(self.r)
+            done: list[tuple[str, int]] = []  # entry id, how many Redis commands its clean-up queued
             with self.r.pipeline(transaction=False) as p:
                 for entry_id, fields in entries:
                     match_id = fields.get("match_id", "")
                     try:
                         result, where = _locate(self.r, match_id, self.archive)
                     except (ValueError, RecordUnreadable) as e:
-                        log.error(
-                            "archiver: result %s (entry %s) cannot be read, left as it is: %s", match_id, entry_id, e
-                        )
+                        log.error("archiver: result %s (entry %s) unreadable, left as it is: %s", match_id, entry_id, e)
                         unreadable += 1
-                        continue
+                        result, where = None, ""
                     if result is None or where == "archive":
-                        continue  # no result (deleted by hand), or archived by an earlier pass cut short
+                        done.append((entry_id, 0))  # nothing to do: no result, or archived by a pass cut short
+                        continue
                     self.archive.write(result)
                     archived += 1
-                    self._after_archive(p, result, where == "legacy", entry_id, now_ms)
-                p.set(keys.ARCHIVE_CURSOR, entries[-1][0])
-                p.execute()
+                    done.append((entry_id, self._after_archive(p, result, where == "legacy", entry_id, now_ms)))
+                replies = iter(p.execute(raise_on_error=False))
+            # Advance over the entries whose clean-up all went through; a failed one (a legacy key's rewrite
+            # refused at maxmemory) is taken up again by the next pass.
+            last = progress.archived
+            for entry_id, n in done:
+                errors = [e for e in (next(replies) for _ in range(n)) if isinstance(e, Exception)]
+                if errors:
+                    log.warning("archiver: clean-up of entry %s failed (%s); retried next pass", entry_id, errors[0])
+                    break
+                last = entry_id
+            self._save(Progress(last, progress.released))
+            if last != entries[-1][0]:
+                break
         return archived, unreadable
 
-    def _after_archive(self, p: Any, result: MatchResult, legacy: bool, entry_id: str, now_ms: float) -> None:
+    def _after_archive(self, p: Any, result: MatchResult, legacy: bool, entry_id: str, now_ms: float) -> int:
         """The record is on disk: its Redis copy becomes a cache bounded by the retention age (a legacy
-        result, stored whole, keeps only its summary)."""
+        result, stored whole, keeps only its summary).  Returns how many commands it queued on ``p``."""
         if legacy:
             p.set(keys.result(result.match_id), summary_json(result), xx=True)
-            return
+            return 1
         max_age = self.retention.max_age_s
-        if max_age is not None:
-            age_ms = max(0.0, now_ms - int(entry_id.split("-")[0]))
-            p.pexpire(keys.record(result.match_id), max(1, int(max_age * 1000 - age_ms)))
+        if max_age is None:
+            return 0
+        age_ms = max(0.0, now_ms - int(entry_id.split("-")[0]))
+        # PEXPIRE, unlike SET, is allowed at maxmemory.
+        p.pexpire(keys.record(result.match_id), max(1, int(max_age * 1000 - age_ms)))
+        return 1
 
-    def _release(self, upto: str | None, max_batches: int) -> int:
-        """Delete the Redis copies of archived records after ``pa:archive:released`` up to ``upto``
-        (inclusive; None: as far as archived), a batch at a time; stops early if ``_enough`` says so."""
+    def _release(self, upto: str, max_batches: int, until_relieved: bool = False) -> int:
+        """Delete the Redis copies of archived records after ``Progress.released`` up to ``upto`` (inclusive,
+        and never beyond ``Progress.archived``), a batch at a time; with ``until_relieved``, stop once
+        Redis is below the low water mark."""
         released = 0
         for _ in range(max_batches):
-            cursor = self.r.get(keys.ARCHIVE_CURSOR)
-            if cursor is None:
+            progress = self.progress()
+            hi = min(upto, progress.archived, key=_stream_id)
+            if _stream_id(progress.released) >= _stream_id(hi):
                 break
-            hi = cursor if upto is None or _stream_id(upto) > _stream_id(cursor) else upto
-            low = self.r.get(keys.ARCHIVE_RELEASED) or "0-0"
-            if _stream_id(low) >= _stream_id(hi):
-                break
-            entries = self.r.xrange(keys.RESULTS_STREAM, min=f"({low}", max=hi, count=BATCH)
+            entries = self.r.xrange(keys.RESULTS_STREAM, min=f"({progress.released}", max=hi, count=BATCH)
             if not entries:
                 break
-            with self.r.pipeline(transaction=False) as p:
-                p.delete(*[keys.record(f.get("match_id", "")) for _e, f in entries])
-                p.set(keys.ARCHIVE_RELEASED, entries[-1][0])
-                released += int(p.execute()[0])
-            if upto is None and not self._pressed(self.retention.low_water):
+            # DEL is allowed at maxmemory, and frees the room.
+            released += int(self.r.delete(*[keys.record(f.get("match_id", "")) for _e, f in entries]))
+            self._save(Progress(progress.archived, entries[-1][0]))
+            if until_relieved and not self._pressed(self.retention.low_water):
                 break
         return released
 
@@ -307,10 +351,9 @@ class Archiver:
     def _release_under_pressure(self, max_batches: int) -> int:
         if not self._pressed(self.retention.high_water):
             return 0
-        log.warning(
-            "archiver: Redis is above %d%% of maxmemory; releasing archived records", 100 * self.retention.high_water
-        )
-        return self._release(None, max_batches)
+        pct = 100 * self.retention.high_water
+        log.warning("archiver: Redis is above %d%% of maxmemory; releasing archived records", pct)
+        return self._release("+", max_batches, until_relieved=True)
 
     def _pressed(self, fraction: float) -> bool:
         info = self.r.info("memory")
@@ -383,6 +426,7 @@ __all__ = [
     "Archive",
     "Archiver",
     "Pass",
+    "Progress",
     "RecordUnreadable",
     "Retention",
     "load_result",

@@ -107,12 +107,6 @@ def record(match_id: str) -> str:
     return f"{PREFIX}record:{match_id}"
 
 
-# Strings: results stream ids; every result up to ARCHIVE_CURSOR is in the archive directory, every Redis
-# copy of a record up to ARCHIVE_RELEASED has been deleted (``arena.archive.Archiver``).
-ARCHIVE_CURSOR = PREFIX + "archive:cursor"
-ARCHIVE_RELEASED = PREFIX + "archive:released"
-
-
 # Stream of recorded results, one entry per match: fields match_id, ladder.
 RESULTS_STREAM = PREFIX + "results"
 
