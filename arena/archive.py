@@ -35,6 +35,7 @@ import logging
 import os
 import threading
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,8 +101,9 @@ class Archive:
     def path(self, match_id: str) -> Path:
         return self.root / hashlib.sha256(match_id.encode()).hexdigest()[:2] / f"{match_id}.json.gz"
 
-    def write(self, result: MatchResult) -> Path:
-        """Write the whole result atomically (temporary file, fsync, rename, fsync of the directory)."""
+    def write(self, result: MatchResult, sync_dir: bool = True) -> Path:
+        """Write the whole result atomically (temporary file, fsync, rename, fsync of the directory).  With
+        ``sync_dir`` False the caller fsyncs the directory (``sync_dirs``), once for a batch of files."""
         path = self.path(result.match_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
@@ -110,11 +112,8 @@ class Archive:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-        fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        if sync_dir:
+            sync_dirs([path.parent])
         return path
 
     def read(self, match_id: str) -> MatchResult | None:
@@ -135,6 +134,16 @@ class Archive:
             log.error("archive file %s of match %s is unreadable: %s", path, match_id, e)
             raise RecordUnreadable(f"match {match_id}: its archived record is unreadable ({_short(e)})") from None
         return result
+
+
+def sync_dirs(dirs: Iterable[Path]) -> None:
+    """fsync directories, so that the renames into them survive a crash."""
+    for d in set(dirs):
+        fd = os.open(d, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 # ---------------------------------------------------------------------------- reading a result
@@ -273,6 +282,7 @@ class Archiver:
                 break
             now_ms = _server_ms(self.r)
             done: list[tuple[str, int]] = []  # entry id, how many Redis commands its clean-up queued
+            written: list[Path] = []
             with self.r.pipeline(transaction=False) as p:
                 for entry_id, fields in entries:
                     match_id = fields.get("match_id", "")
@@ -285,9 +295,10 @@ class Archiver:
                     if result is None or where == "archive":
                         done.append((entry_id, 0))  # nothing to do: no result, or archived by a pass cut short
                         continue
-                    self.archive.write(result)
+                    written.append(self.archive.write(result, sync_dir=False).parent)
                     archived += 1
                     done.append((entry_id, self._after_archive(p, result, where == "legacy", entry_id, now_ms)))
+                sync_dirs(written)  # on disk for good before any Redis copy is given a TTL
                 replies = iter(p.execute(raise_on_error=False))
             # Advance over the entries whose clean-up all went through; a failed one (a legacy key's rewrite
             # refused at maxmemory) is taken up again by the next pass.

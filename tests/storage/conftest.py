@@ -4,6 +4,7 @@ time on every action), stored exactly as a worker stores them (``MatchQueue.reco
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections.abc import Iterator
@@ -45,6 +46,7 @@ def r(module_redis: EmbeddedRedis) -> Iterator[redis.Redis]:
         client.close()
 
 
+@functools.cache  # the same arguments always make the same (frozen) result; the maxmemory tests make hundreds
 def make_result(match_id: str, seed: int, deals: int = 8, finished: float = 1_700_000_000.0) -> MatchResult:
     """A duplicate pair of ``deals`` deals per leg between A and B, from real engine games."""
     ruleset = get_ruleset("pilotta", {"target": 1_000_000})  # a target no one reaches: exactly ``deals``

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 from arena import keys
 from arena.archive import Archive, Archiver, RecordUnreadable, Retention, load_result, pack_record, unpack_record
-from arena.model import MatchResult
 from arena.queue import MatchQueue
 from arena.ratings import Ratings
 
@@ -232,4 +231,29 @@ def test_a_redis_at_maxmemory_keeps_accepting_results_while_the_archiver_runs(r:
         assert int(r.info("memory")["used_memory"]) <= base + 1024 * 1024
     finally:
         r.config_set("maxmemory", 0)
-    assert MatchResult is not None
+
+
+def test_under_volatile_lru_redis_evicts_only_archived_copies(r: redis.Redis, tmp_path: Path) -> None:
+    """The policy docs/storage.md recommends: at maxmemory Redis itself evicts keys with a TTL, and only an
+    archived record's copy (and a heartbeat) has one.  The archiver's own release is off here (high water at
+    100 %): Redis's eviction alone makes the room, and takes nothing that is not on disk."""
+    r.config_set("maxmemory-policy", "volatile-lru")
+    base = int(r.info("memory")["used_memory"])
+    r.config_set("maxmemory", base + 1024 * 1024)
+    q, archive = MatchQueue(r), Archive(tmp_path)
+    archiver = Archiver(r, archive, Retention(max_age_s=3600, keep=None, high_water=1.0, low_water=1.0))
+    evicted = int(r.info("stats")["evicted_keys"])
+    try:
+        for i in range(200):
+            if i % 10 == 0:
+                archiver.run_once()
+            assert q.record_result(make_result(f"m-{i:03d}", seed=i))
+        archiver.run_once()
+        assert int(r.info("stats")["evicted_keys"]) > evicted  # Redis did make room itself
+        assert int(r.xlen(keys.RESULTS_STREAM)) == 200
+        assert r.exists(*[keys.result(f"m-{i:03d}") for i in range(200)]) == 200  # no gate was evicted
+        for i in range(200):
+            assert load_result(r, f"m-{i:03d}", archive) is not None
+    finally:
+        r.config_set("maxmemory", 0)
+        r.config_set("maxmemory-policy", "noeviction")
