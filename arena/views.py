@@ -6,10 +6,11 @@ client is expected to come from ``redis_server.connect`` (every call times out);
 (``MAX_ROWS`` leaderboard rows, ``HISTORY_POINTS`` per plot line, ``SCAN_CAP`` results looked at for one
 match list page), so no request can make Redis send an unbounded reply.
 
-A stored result (``pa:result:<id>``) holds the whole game record, tens of kilobytes per match.  A match list
-only needs who played and the score, so ``_SUMMARY_LUA`` decodes results inside Redis and returns them
-without ``record`` and ``stats``.  Results are written once (SET NX) and never change, so summaries, replays
-and bot names (a bot's name is fixed at registration) are cached here without any invalidation.
+A result's record lives apart, compressed or archived (``arena.archive``), but results stored before that hold
+the whole game record, tens of kilobytes per match.  A match list only needs who played and the score, so
+``_SUMMARY_LUA`` decodes results inside Redis and returns them without ``record`` and ``stats``.  Results are
+written once (SET NX) and never change (archiving only moves the record), so summaries, replays and bot names
+(a bot's name is fixed at registration) are cached here without any invalidation.
 
 The leaderboard shows active bots only: a retired bot keeps its rating and history, but leaves the
 ranking (``Standing``).
