@@ -18,6 +18,7 @@ import pytest
 from pilotta.arena.v1 import bot_pb2_grpc
 from protocol_helpers import NODE_DIR, REPO, free_port, start_process, stop_process
 
+from sample_bots.cpp import build as cpp_build
 from sample_bots.heuristic import HeuristicBot
 from sample_bots.random import RandomBot
 
@@ -74,6 +75,15 @@ def node_bot_dir() -> Path:
         if result.returncode != 0:
             pytest.fail(f"{' '.join(command)} failed in {NODE_DIR}:\n{result.stdout}\n{result.stderr}")
     return Path(NODE_DIR)
+
+
+@pytest.fixture(scope="session")
+def cpp_bot_dir() -> Path:
+    """sample_bots/cpp with its executable built (once: make finds it up to date afterwards)."""
+    try:
+        return cpp_build.build()
+    except cpp_build.CannotBuild as e:
+        pytest.skip(f"the C++ sample bot cannot be built here: {e}")
 
 
 @pytest.fixture

@@ -137,3 +137,41 @@ def test_node_bot_refuses_a_missing_port(node_bot_dir: Path) -> None:
         env={"PATH": os.environ["PATH"]},
     )
     assert result.returncode == 2 and "--port" in result.stderr
+
+
+@pytest.mark.timeout(900)  # the first run compiles the bot
+def test_cpp_bot_handshake_and_decisions_over_grpc_in_both_versions(cpp_bot_dir: Path) -> None:
+    port = free_port()
+    process = start_process(["build/pilotta-cpp-bot", "--port", str(port), "--seed", "3"], cpp_bot_dir, port)
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = bot_pb2_grpc.BotStub(channel)
+            hello = stub.Handshake(wire.handshake_request("tests"), timeout=5)
+            assert (hello.name, hello.protocol_version) == ("cpp-random", 2)
+            assert sorted(hello.rulesets) == sorted(hello.games) == sorted(ruleset_names())
+            only_1 = stub.Handshake(wire.handshake_request("tests", (1,)), timeout=5)
+            assert only_1.protocol_version == 1
+            stub.MatchStarted(bot_pb2.MatchStart(match_id="c", ruleset="pilotta", seat=bot_pb2.EAST), timeout=5)
+            # Random bids wildly, so its games can end early on the target: count decisions, not deals.
+            assert ask_through_games(stub, seed=9, games=4) > 100
+            stub.DealEnded(bot_pb2.DealEnd(match_id="c"), timeout=5)
+            stub.MatchEnded(bot_pb2.MatchEnd(match_id="c", scores=[1, 2]), timeout=5)
+            with pytest.raises(grpc.RpcError) as e:  # nothing legal to choose from: an error, not a made-up code
+                stub.Decide(bot_pb2.DecideRequest(match_id="c"), timeout=5)
+            assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "no legal action" in e.value.details()
+            # Version 2: one answer per decision, naming it, none for the notices; a decision with one
+            # legal action can only be answered with it.
+            answers = list(stub.Play(iter(referee_messages()), timeout=10))
+            assert [(a.decision_id, a.error) for a in answers] == [(1, ""), (2, "")]
+            assert answers[0].reply.action in ("pass", "bid H") and answers[1].reply.action == "play JH"
+    finally:
+        assert stop_process(process) == 0  # SIGTERM: a clean stop
+
+
+def test_cpp_bot_refuses_a_missing_port(cpp_bot_dir: Path) -> None:
+    result = subprocess.run(
+        ["build/pilotta-cpp-bot", "--seed", "x"], cwd=cpp_bot_dir, capture_output=True, text=True, timeout=30, env={}
+    )
+    assert result.returncode == 2 and "--seed must be a non-negative integer, not x" in result.stderr
+    result = subprocess.run(["build/pilotta-cpp-bot"], cwd=cpp_bot_dir, capture_output=True, text=True, timeout=30, env={})
+    assert result.returncode == 2 and "--port N" in result.stderr

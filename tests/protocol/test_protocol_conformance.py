@@ -54,3 +54,16 @@ def test_python_and_node_bots_play_a_duplicate_match_together(node_bot_dir: Path
         assert bot.counts["ok"] > 0 and bot.strikes == 0, bot.to_json()
     for leg in outcome.record["legs"]:
         assert verify_record(leg).game.played_deals >= 1  # each leg replays from scratch
+
+
+@pytest.mark.timeout(900)  # the first run compiles the bot
+def test_cpp_sample_bot_passes_check_bot_for_every_game(
+    cpp_bot_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = arena_main(["check-bot", str(cpp_bot_dir), "--logs", str(tmp_path)])
+    report = capsys.readouterr().out
+    assert code == 0, report
+    for game in ruleset_names():
+        assert f"PASS  [{game}] legal answers in auction" in report, report
+        assert f"PASS  [{game}] legal answers in play" in report, report
+    assert "FAIL" not in report
