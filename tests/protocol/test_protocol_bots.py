@@ -173,5 +173,7 @@ def test_cpp_bot_refuses_a_missing_port(cpp_bot_dir: Path) -> None:
         ["build/pilotta-cpp-bot", "--seed", "x"], cwd=cpp_bot_dir, capture_output=True, text=True, timeout=30, env={}
     )
     assert result.returncode == 2 and "--seed must be a non-negative integer, not x" in result.stderr
-    result = subprocess.run(["build/pilotta-cpp-bot"], cwd=cpp_bot_dir, capture_output=True, text=True, timeout=30, env={})
+    result = subprocess.run(
+        ["build/pilotta-cpp-bot"], cwd=cpp_bot_dir, capture_output=True, text=True, timeout=30, env={}
+    )
     assert result.returncode == 2 and "--port N" in result.stderr

@@ -1,6 +1,6 @@
 """Uploaded packages end to end (issue 9): refused members, the size cap, validation in the sandbox, the
-owner's status, a ladder match in the sandbox for a Python and a Node package, a worker that cannot
-sandbox. Real Redis, the real API over gRPC, real bubblewrap."""
+owner's status, a ladder match in the sandbox for a Python, a Node and a native (C++) package, a worker
+that cannot sandbox. Real Redis, the real API over gRPC, real bubblewrap."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from arena.sandbox import Sandbox, probe
 from arena.validation import Validator
 from arena.worker import Worker
 from referee.bots import REPO_ROOT
+from sample_bots.cpp import build as cpp_build
 
 Code = grpc.StatusCode
 PACKAGES = Path(__file__).resolve().parent / "packages"
@@ -177,6 +178,46 @@ def test_python_and_node_packages_are_validated_and_play_in_the_sandbox(r, stub,
             assert any(a.get("cpu_ms") is not None for a in decisions)  # the bot's cgroup's CPU time
     finally:
         runner.close()
+
+
+@pytest.mark.skipif(not PROBE.ok, reason=f"cannot sandbox here: {PROBE.reason}")
+@pytest.mark.timeout(900)  # the first run compiles the bot
+def test_a_native_package_is_validated_and_plays_a_ladder_match_in_the_sandbox(r, stub, tmp_path):
+    try:
+        cpp_build.build()
+    except cpp_build.CannotBuild as e:
+        pytest.skip(f"the C++ sample bot cannot be built here: {e}")
+    package = cpp_build.PACKAGE  # the prebuilt executable, its libraries in lib/, a native manifest
+    manifest = json.loads((package / "manifest.json").read_text())
+    assert manifest["runtime"] == "native" and manifest["command"][0] == "pilotta-cpp-bot"
+    assert (package / "lib" / "libgrpc++.so.1.51").is_file() or list((package / "lib").glob("libgrpc++.so*"))
+    reg = Registry(r)
+    reg.set_admin_token()
+    heuristic = json.loads((REPO_ROOT / "sample_bots" / "heuristic" / "manifest.json").read_text())
+    other = reg.register(
+        "heuristic", "t", manifest=heuristic, manifest_dir=str(REPO_ROOT / "sample_bots" / "heuristic")
+    )
+    reply = submit(stub, "cppup", pack(package))
+    sandbox, cache = Sandbox(), PackageCache(PackageStore(r))
+    assert Validator(r, cache, sandbox, "tests", tmp_path / "validation").run_once() == 1
+    got = stub.BotStatus(arena_pb2.BotStatusRequest(name="cppup", token=reply.owner_token), timeout=TIMEOUT)
+    (v,) = got.versions
+    assert v.state == "validated", (v.reason, v.output)
+    assert "passed, 0 failed" in v.output
+    runner = ArenaRunner(reg, log_dir=tmp_path / "logs", sandbox=sandbox, packages=cache)
+    try:
+        bot = reg.by_name("cppup")
+        result = runner(MatchSpec("m-cppup", "lad", "bela", 11, (bot.bot_id, other[0].bot_id), deals=2))
+    finally:
+        runner.close()
+    assert result.forfeit is None, result.forfeit
+    assert result.deals_played >= 2
+    decisions = [a for leg in json.loads(result.record)["legs"] for d in leg["deals"] for a in d["actions"]]
+    assert any(a.get("cpu_ms") is not None for a in decisions)  # the instance's cgroup's CPU time
+    # The executable itself ran, in its sandboxes (one per seat), serving on the socket each gave it.
+    said = [p.read_text() for p in (tmp_path / "logs").rglob("*.stderr.log")]
+    served = [t for t in said if "pilotta-cpp-bot: serving on unix:/run/bot/bot.sock" in t]
+    assert len(served) >= 2, said
 
 
 @pytest.mark.skipif(not PROBE.ok, reason=f"cannot sandbox here: {PROBE.reason}")
