@@ -4,7 +4,9 @@ Each instance (one per seat: ``arena.pool``) runs as
 
     launcher (the worker's child: joins the instance's cgroups, sets rlimits, drops to uid 65534,
               asks for SIGKILL when the worker's thread dies)
-      -> bwrap --unshare-all (new user, pid, ipc, uts, net and cgroup namespaces: no network at all)
+      -> bwrap --args FD -- COMMAND (its options read from a memfd: --unshare-all, new user, pid, ipc, uts,
+              net and cgroup namespaces, no network at all; its command line, which the sandbox's pid 1
+              shows, holds no host path)
            -> the bot's command (or, for a bot that only knows --port, ``bridge.py``, which runs it on a
               loopback port inside the sandbox's own network namespace and relays the socket to it)
 
@@ -246,11 +248,15 @@ def probe(timeout_s: float = 10.0) -> Probe:
     except OSError as e:
         return Probe(False, f"cannot make a cgroup with limits: {e}")
     try:
-        argv = [*_launcher_argv(cg, Limits()), bwrap, *_namespaces(), *_system_binds(), "--", "/bin/true"]
+        argv, args_fd = _bwrap_argv(cg, Limits(), bwrap, [*_namespaces(), *_system_binds()], ["/bin/true"])
         try:
-            done = subprocess.run(argv, capture_output=True, timeout=timeout_s, env={}, check=False)
+            done = subprocess.run(
+                argv, capture_output=True, timeout=timeout_s, env={}, check=False, pass_fds=(args_fd,)
+            )
         except (OSError, subprocess.TimeoutExpired) as e:
             return Probe(False, f"bubblewrap did not run: {e}")
+        finally:
+            os.close(args_fd)
         if done.returncode != 0:
             said = done.stderr.decode("utf-8", "replace").strip().splitlines()
             return Probe(False, f"bubblewrap cannot make a sandbox here: {said[-1] if said else done.returncode}")
@@ -302,6 +308,26 @@ def _launcher_argv(cg: Cgroup, limits: Limits) -> list[str]:
         str(len(files)),
         *files,
     ]
+
+
+def _bwrap_argv(
+    cg: Cgroup, limits: Limits, bwrap: str, options: list[str], command: list[str]
+) -> tuple[list[str], int]:
+    """The launcher's command line running ``bwrap`` with ``options`` on ``command``, and the file
+    descriptor (a memfd, to pass to the child) from which bwrap reads its options.
+
+    The options go by descriptor (``--args FD``) because bwrap's command line is what the sandbox's pid 1
+    shows in ``/proc/1/cmdline``: the bind mounts' sources (the worker's run directory, the package
+    cache, the runtime's site-packages) would tell the bot the worker's paths. Only ``bwrap --args N --``
+    and the bot's own command, all paths inside the sandbox, remain on it."""
+    fd = os.memfd_create("bwrap-args")  # close-on-exec; pass_fds keeps it open for the launcher and bwrap
+    try:
+        os.write(fd, b"".join(os.fsencode(word) + b"\0" for word in options))
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        raise
+    return [*_launcher_argv(cg, limits), bwrap, "--args", str(fd), "--", *command], fd
 
 
 def _namespaces() -> list[str]:
@@ -402,11 +428,16 @@ class Sandbox:
         fd, log_name = tempfile.mkstemp(prefix=f"{manifest.name}-", suffix=".stderr.log", dir=log_dir)
         binds, env = ([], {}) if runtime != "python" else _python_runtime()
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", **env}
-        argv = [*_launcher_argv(cg, self.limits), shutil.which("bwrap") or "bwrap", *_namespaces(), *_system_binds()]
-        argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(self.limits.tmp_mb << 20), "--tmpfs", "/tmp"]
-        argv += ["--ro-bind", str(package_dir), "/bot", "--bind", str(run_dir), SOCKET_DIR]
-        argv += ["--ro-bind", str(_HERE / "bridge.py"), "/opt/pilotta/bridge.py", *binds, "--chdir", "/bot"]
-        argv += ["--clearenv", *[x for k, v in env.items() for x in ("--setenv", k, v)], "--", *command.inside()]
+        options = [*_namespaces(), *_system_binds()]
+        options += ["--proc", "/proc", "--dev", "/dev", "--size", str(self.limits.tmp_mb << 20), "--tmpfs", "/tmp"]
+        options += ["--ro-bind", str(package_dir), "/bot", "--bind", str(run_dir), SOCKET_DIR]
+        options += ["--ro-bind", str(_HERE / "bridge.py"), "/opt/pilotta/bridge.py", *binds, "--chdir", "/bot"]
+        options += ["--clearenv", *[x for k, v in env.items() for x in ("--setenv", k, v)]]
+        try:
+            argv, args_fd = _bwrap_argv(cg, self.limits, shutil.which("bwrap") or "bwrap", options, command.inside())
+        except OSError:
+            cg.remove()
+            raise
         read_end, write_end = os.pipe()
         try:
             process = subprocess.Popen(
@@ -417,6 +448,7 @@ class Sandbox:
                 stderr=write_end,
                 start_new_session=True,
                 close_fds=True,
+                pass_fds=(args_fd,),
             )
         except OSError:
             os.close(read_end)
@@ -424,6 +456,7 @@ class Sandbox:
             raise
         finally:
             os.close(write_end)
+            os.close(args_fd)
         log_file = os.fdopen(fd, "wb")
         bot = SandboxedBot(manifest, 0, process, Path(log_name), None)
         bot.cgroup, bot.run_dir = cg, run_dir

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -86,6 +87,29 @@ def test_a_sandboxed_bot_sees_nothing_of_the_worker_and_reaches_nothing(tmp_path
     ours = ("/usr/bin/bwrap ", "/usr/bin/python3 hostile.py")
     assert len(seen) <= 3 and all(c.startswith(ours) for c in commands), seen
     assert secret.read_text() == "the-admin-token"  # and the worker, which it tried to kill, is here to read it
+
+
+@pytest.mark.timeout(120)
+def test_the_sandboxes_pid_1_shows_no_host_path(tmp_path):
+    """bwrap takes its options (the bind mounts' host paths among them) by file descriptor: its command
+    line, which the sandbox's pid 1 shows, holds only paths inside the sandbox."""
+    bot = start(tmp_path, "probe")
+    try:
+        assert wait_serving(bot.endpoint, 30, bot.process) is None
+        play(bot, tmp_path)
+    finally:
+        bot.stop()
+    got = results(bot)
+    init = json.loads(got["init-cmdline"].removeprefix("ok "))
+    bwrap = shutil.which("bwrap")
+    assert init[:2] == [bwrap, "--args"] and init[2].isdigit()
+    assert init[3:] == ["--", "/usr/bin/python3", "hostile.py", "--mode", "probe", "--socket", "/run/bot/bot.sock", ""]
+    # The launcher gives bwrap an empty environment; Python's start-up adds only its locale (PEP 538).
+    environ = json.loads(got["init-environ"].removeprefix("ok ")).split("\0")
+    assert all(e.startswith("LC_CTYPE=") for e in environ if e), environ
+    seen = " ".join(json.loads(got["procs"].removeprefix("ok ")))
+    for host_path in (str(tmp_path), str(bot.run_dir), str(PACKAGE), str(REPO_ROOT), "site-packages", "--bind"):
+        assert host_path not in seen and host_path not in " ".join(init), host_path
 
 
 @pytest.mark.timeout(120)

@@ -38,9 +38,9 @@ def udp() -> str:
         return "sent"
 
 
-def read(path: str) -> str:
+def read(path: str, cap: int = 200) -> str:
     with open(path, "rb") as f:
-        return f.read(200).decode("utf-8", "replace")
+        return f.read(cap).decode("utf-8", "replace")
 
 
 def write(path: str) -> str:
@@ -83,6 +83,8 @@ class Hostile:
             attempt("udp-out", udp)
             attempt("environ", lambda: sorted(os.environ))
             attempt("procs", procs)
+            attempt("init-cmdline", lambda: read("/proc/1/cmdline", 3000).split("\0"))
+            attempt("init-environ", lambda: read("/proc/1/environ", 3000))
             attempt("token-file", lambda: read(a.secret))
             attempt("redis-data", lambda: os.listdir(a.redis_dir))
             attempt("worker-cmdline", lambda: read(f"/proc/{a.worker_pid}/cmdline"))
