@@ -19,12 +19,14 @@ referee dials ``unix:<that path>``). Its environment is its own (``PATH``, ``HOM
 for the runtime, and the socket): nothing of the worker's (no Redis URL, no token). It sees no file,
 process, bot or data directory of the worker's, and cannot signal them: they are outside its namespaces.
 
-Limits (``Limits``): through cgroups (v2 where the unified hierarchy has the controllers, else the v1
-``memory``, ``pids``, ``cpu`` and ``cpuacct`` controllers), with rlimits as a floor: memory, processes,
-CPU. The whole tree dies with its match (``stop`` kills every process of its cgroup), with its worker
-(``PR_SET_PDEATHSIG`` and bwrap's ``--die-with-parent``; the sandbox's pid 1 takes every descendant with
-it), or past a limit (the kernel's OOM killer in the memory cgroup; fork fails at the pids limit).
-``SandboxedBot.failure`` says which: ``out of memory``, ``process limit``.
+Limits (``Limits``, ``arena.cgroups``): through cgroups (v2 where the unified hierarchy has the controllers,
+in a delegated cgroup or the worker's own, without systemd; else the v1 ``memory``, ``pids``, ``cpu`` and
+``cpuacct`` controllers), with rlimits as a floor: memory, processes, CPU; or, only when the limits mode
+asks for it, rlimits alone (weaker: ``arena.cgroups.RlimitTree``). The whole tree dies with its match
+(``stop`` kills every process of its cgroup), with its worker (``PR_SET_PDEATHSIG`` and bwrap's
+``--die-with-parent``; the sandbox's pid 1 takes every descendant with it), or past a limit (the kernel's
+OOM killer in the memory cgroup; fork fails at the pids limit). ``SandboxedBot.failure`` says which:
+``out of memory``, ``process limit``.
 
 ``probe()`` says whether this machine can sandbox at all (bubblewrap present, user namespaces allowed,
 cgroups writable); a worker that cannot refuses uploaded bots, and never runs them unsandboxed.
@@ -32,11 +34,9 @@ cgroups writable); a worker that cannot refuses uploaded bots, and never runs th
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -48,7 +48,10 @@ from typing import IO
 
 import grpc
 
+from arena.cgroups import Cgroup, Limits, RlimitTree, default_mode, make_tree
 from referee.bots import REPO_ROOT, BotProcess, Manifest
+
+__all__ = ["Limits", "Probe", "Sandbox", "SandboxCommand", "SandboxedBot", "probe"]
 
 log = logging.getLogger(__name__)
 
@@ -61,173 +64,6 @@ _SYSTEM_DIRS = ("/usr", "/etc/alternatives", "/etc/ssl", "/etc/ld.so.cache", "/e
 _HERE = Path(__file__).resolve().parent
 
 
-@dataclass(frozen=True)
-class Limits:
-    """What one sandboxed instance may use."""
-
-    memory_mb: int = 512
-    pids: int = 64  # processes and threads
-    cpus: float = 1.0  # cores' worth of CPU time (the cgroup's quota)
-    cpu_seconds: int = 3600  # RLIMIT_CPU: CPU seconds over the instance's life (a floor under the quota)
-    tmp_mb: int = 64
-    nofile: int = 1024
-    stderr_kb: int = 1024  # kept of the instance's stderr in its log file; the rest is counted, not kept
-
-
-# ------------------------------------------------------------------------------ cgroups
-
-
-def _own_cgroup_v1(controller: str) -> Path | None:
-    """This process's cgroup directory of a v1 controller (where the sandboxes' cgroups nest)."""
-    root = Path("/sys/fs/cgroup") / controller
-    if not (root / "cgroup.procs").exists():
-        return None
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        _n, controllers, path = line.split(":", 2)
-        if controller in controllers.split(","):
-            return root / path.lstrip("/")
-    return root
-
-
-def _own_cgroup_v2() -> Path | None:
-    root = Path("/sys/fs/cgroup")
-    if not (root / "cgroup.controllers").exists():
-        return None
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
-        if line.startswith("0::"):
-            return root / line[3:].lstrip("/")
-    return None
-
-
-class Cgroup:
-    """One instance's cgroup (v2) or cgroups (v1: one per controller), made under this process's own."""
-
-    def __init__(self, name: str, limits: Limits) -> None:
-        self.name = name
-        self.version, self.dirs = _make(name)
-        lim = limits
-        if self.version == 2:
-            (d,) = self.dirs.values()
-            _write(d / "memory.max", str(lim.memory_mb << 20))
-            _write(d / "memory.swap.max", "0", optional=True)
-            _write(d / "pids.max", str(lim.pids))
-            _write(d / "cpu.max", f"{int(lim.cpus * 100_000)} 100000")
-        else:
-            _write(self.dirs["memory"] / "memory.limit_in_bytes", str(lim.memory_mb << 20))
-            _write(self.dirs["memory"] / "memory.memsw.limit_in_bytes", str(lim.memory_mb << 20), optional=True)
-            _write(self.dirs["pids"] / "pids.max", str(lim.pids))
-            _write(self.dirs["cpu"] / "cpu.cfs_period_us", "100000")
-            _write(self.dirs["cpu"] / "cpu.cfs_quota_us", str(int(lim.cpus * 100_000)))
-
-    def procs_files(self) -> list[str]:
-        return [str(d / "cgroup.procs") for d in dict.fromkeys(self.dirs.values())]
-
-    def pids(self) -> list[int]:
-        found: set[int] = set()
-        for f in self.procs_files():
-            with contextlib.suppress(OSError):
-                found |= {int(x) for x in Path(f).read_text().split()}
-        return sorted(found)
-
-    def cpu_ms(self) -> float | None:
-        """CPU time of every process that ever ran in the cgroup, in ms."""
-        try:
-            if self.version == 2:
-                (d,) = self.dirs.values()
-                stat = dict(line.split() for line in (d / "cpu.stat").read_text().splitlines())
-                return int(stat["usage_usec"]) / 1000
-            return int((self.dirs["cpuacct"] / "cpuacct.usage").read_text()) / 1e6
-        except (OSError, KeyError, ValueError):
-            return None
-
-    def failure(self) -> str | None:
-        """``out of memory`` or ``process limit`` when the cgroup hit that limit, else None."""
-        try:
-            if self.version == 2:
-                (d,) = self.dirs.values()
-                mem = _events(d / "memory.events")
-                pids = _events(d / "pids.events")
-                oom = mem.get("oom_kill", 0) or mem.get("oom", 0)
-            else:
-                ctl = _events(self.dirs["memory"] / "memory.oom_control")
-                oom = ctl.get("oom_kill", 0) or int((self.dirs["memory"] / "memory.failcnt").read_text())
-                pids = _events(self.dirs["pids"] / "pids.events")
-        except (OSError, ValueError):
-            return None
-        if oom:
-            return "out of memory"
-        if pids.get("max", 0):
-            return "process limit"
-        return None
-
-    def kill(self, timeout_s: float = 5.0) -> None:
-        """SIGKILL every process in the cgroup until none is left (bounded)."""
-        end = time.monotonic() + timeout_s
-        if self.version == 2:
-            (d,) = self.dirs.values()
-            if _write(d / "cgroup.kill", "1", optional=True):
-                while self.pids() and time.monotonic() < end:
-                    time.sleep(0.01)
-                return
-        while (pids := self.pids()) and time.monotonic() < end:
-            for pid in pids:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.01)
-
-    def remove(self) -> None:
-        self.kill()
-        for d in dict.fromkeys(self.dirs.values()):
-            for _ in range(50):
-                try:
-                    d.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.02)  # the last process is still being reaped
-
-
-def _events(path: Path) -> dict[str, int]:
-    out = {}
-    for line in path.read_text().splitlines():
-        key, _, value = line.partition(" ")
-        with contextlib.suppress(ValueError):
-            out[key] = int(value)
-    return out
-
-
-def _write(path: Path, value: str, optional: bool = False) -> bool:
-    try:
-        path.write_text(value)
-        return True
-    except OSError:
-        if optional:
-            return False
-        raise
-
-
-def _make(name: str) -> tuple[int, dict[str, Path]]:
-    """Create the instance's cgroup(s) under ours: v2 if its controllers are there, else v1."""
-    v2 = _own_cgroup_v2()
-    if v2 is not None and {"memory", "pids", "cpu"} <= set((v2 / "cgroup.controllers").read_text().split()):
-        parent = v2 / "pilotta-sandbox"
-        parent.mkdir(exist_ok=True)
-        _write(parent / "cgroup.subtree_control", "+memory +pids +cpu", optional=True)
-        d = parent / name
-        d.mkdir()
-        return 2, {"unified": d}
-    dirs: dict[str, Path] = {}
-    for controller in ("memory", "pids", "cpu", "cpuacct"):
-        own = _own_cgroup_v1(controller)
-        if own is None:
-            raise OSError(f"no cgroup v1 {controller} controller and no cgroup v2 with memory, pids and cpu")
-        d = own / "pilotta-sandbox" / name
-        d.mkdir(parents=True)
-        dirs[controller] = d
-    return 1, dirs
-
-
 # ------------------------------------------------------------------------------ the probe
 
 
@@ -237,15 +73,16 @@ class Probe:
     reason: str  # why not, or what it uses ("bubblewrap 0.8.0, cgroup v1")
 
 
-def probe(timeout_s: float = 10.0) -> Probe:
+def probe(timeout_s: float = 10.0, limits_mode: str | None = None) -> Probe:
     """Whether uploaded bots can be sandboxed here: bubblewrap runs a command in every namespace as the
-    sandbox uid, and an instance's cgroup can be made with its limits."""
+    sandbox uid, and an instance's cgroup can be made with its limits (``arena.cgroups``: ``limits_mode``,
+    by default ``$PILOTTA_SANDBOX_LIMITS`` or ``auto``)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return Probe(False, "bubblewrap (bwrap) is not installed")
     try:
-        cg = Cgroup(f"probe-{os.getpid()}-{time.monotonic_ns()}", Limits())
-    except OSError as e:
+        cg = make_tree(f"probe-{os.getpid()}-{time.monotonic_ns()}", Limits(), limits_mode or default_mode())
+    except (OSError, ValueError) as e:
         return Probe(False, f"cannot make a cgroup with limits: {e}")
     try:
         argv, args_fd = _bwrap_argv(cg, Limits(), bwrap, [*_namespaces(), *_system_binds()], ["/bin/true"])
@@ -261,23 +98,24 @@ def probe(timeout_s: float = 10.0) -> Probe:
             said = done.stderr.decode("utf-8", "replace").strip().splitlines()
             return Probe(False, f"bubblewrap cannot make a sandbox here: {said[-1] if said else done.returncode}")
         version = subprocess.run([bwrap, "--version"], capture_output=True, timeout=timeout_s, check=False)
-        return Probe(True, f"{version.stdout.decode().strip()}, cgroup v{cg.version}")
+        return Probe(True, f"{version.stdout.decode().strip()}, {cg.kind}")
     finally:
         cg.remove()
 
 
 # ------------------------------------------------------------------------------ launching
 
-# Runs between the worker and bwrap: join the instance's cgroups (while still root), set the rlimits,
-# drop to the sandbox uid, then PR_SET_PDEATHSIG (after the uid change, which clears it) and exec bwrap.
+# Runs between the worker and bwrap: join the instance's cgroups (while still root), set the rlimits
+# (RLIMIT_DATA only without a cgroup: -1 leaves it unlimited), drop to the sandbox uid, then
+# PR_SET_PDEATHSIG (after the uid change, which clears it) and exec bwrap.
 _LAUNCHER = """
 import ctypes, os, resource, sys
-ppid, uid, nproc, cpu, nofile, n = (int(x) for x in sys.argv[1:7])
-for f in sys.argv[7:7 + n]:
+ppid, uid, nproc, cpu, nofile, data, n = (int(x) for x in sys.argv[1:8])
+for f in sys.argv[8:8 + n]:
     with open(f, "w") as out:
         out.write(str(os.getpid()))
 for what, value in ((resource.RLIMIT_NPROC, nproc), (resource.RLIMIT_CPU, cpu), (resource.RLIMIT_NOFILE, nofile),
-                    (resource.RLIMIT_CORE, 0)):
+                    (resource.RLIMIT_CORE, 0), (resource.RLIMIT_DATA, data)):
     resource.setrlimit(what, (value, value))
 os.setgroups([])
 os.setgid(uid)
@@ -285,13 +123,15 @@ os.setuid(uid)
 ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)
 if os.getppid() != ppid:
     os._exit(1)
-argv = sys.argv[7 + n:]
+argv = sys.argv[8 + n:]
 os.execv(argv[0], argv)
 """
 
 
-def _launcher_argv(cg: Cgroup, limits: Limits) -> list[str]:
+def _launcher_argv(cg: Cgroup | RlimitTree, limits: Limits) -> list[str]:
     files = cg.procs_files()
+    # Without a cgroup, memory is bounded per process: each may have the instance's whole allowance.
+    data = limits.memory_mb << 20 if isinstance(cg, RlimitTree) else -1
     # RLIMIT_NPROC counts every process of the sandbox uid, all instances together: a floor well above
     # one instance's pids limit, which is the real bound.
     nproc = max(4096, limits.pids * 64)
@@ -305,13 +145,14 @@ def _launcher_argv(cg: Cgroup, limits: Limits) -> list[str]:
         str(nproc),
         str(limits.cpu_seconds),
         str(limits.nofile),
+        str(data),
         str(len(files)),
         *files,
     ]
 
 
 def _bwrap_argv(
-    cg: Cgroup, limits: Limits, bwrap: str, options: list[str], command: list[str]
+    cg: Cgroup | RlimitTree, limits: Limits, bwrap: str, options: list[str], command: list[str]
 ) -> tuple[list[str], int]:
     """The launcher's command line running ``bwrap`` with ``options`` on ``command``, and the file
     descriptor (a memfd, to pass to the child) from which bwrap reads its options.
@@ -366,7 +207,7 @@ def _python_runtime() -> tuple[list[str], dict[str, str]]:
 class SandboxedBot(BotProcess):
     """A bot instance in its sandbox: reached at ``unix:<socket>``; ``stop`` kills its whole cgroup."""
 
-    cgroup: Cgroup
+    cgroup: Cgroup | RlimitTree
     run_dir: Path
     drain: threading.Thread | None = None
 
@@ -392,7 +233,7 @@ class SandboxedBot(BotProcess):
 class CgroupCpu:
     """``referee.cputime.CpuMeter`` over an instance's cgroup: exact to the nanosecond (v1) or microsecond."""
 
-    def __init__(self, cgroup: Cgroup) -> None:
+    def __init__(self, cgroup: Cgroup | RlimitTree) -> None:
         self.cgroup = cgroup
 
     def start(self) -> float | None:
@@ -406,9 +247,13 @@ class CgroupCpu:
 class Sandbox:
     """Starts sandboxed instances of packaged bots (see the module docstring)."""
 
-    def __init__(self, work_dir: Path | None = None, limits: Limits | None = None) -> None:
+    def __init__(
+        self, work_dir: Path | None = None, limits: Limits | None = None, limits_mode: str | None = None
+    ) -> None:
         """``work_dir`` holds the instances' run directories (their sockets); the sandbox uid must be able
-        to reach it (default: a new directory in the system's temporary directory)."""
+        to reach it (default: a new directory in the system's temporary directory). ``limits_mode``: how
+        the limits are kept (``arena.cgroups``; default ``$PILOTTA_SANDBOX_LIMITS`` or ``auto``)."""
+        self.limits_mode = limits_mode or default_mode()
         self.work_dir = work_dir or Path(tempfile.mkdtemp(prefix="pilotta-sandbox-"))
         self.limits = limits or Limits()
         self.work_dir.mkdir(parents=True, exist_ok=True)
@@ -423,7 +268,7 @@ class Sandbox:
         runtime = command.runtime
         run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=self.work_dir))
         os.chown(run_dir, SANDBOX_UID, SANDBOX_UID)
-        cg = Cgroup(f"{run_dir.name}", self.limits)
+        cg = make_tree(run_dir.name, self.limits, self.limits_mode)
         log_dir.mkdir(parents=True, exist_ok=True)
         fd, log_name = tempfile.mkstemp(prefix=f"{manifest.name}-", suffix=".stderr.log", dir=log_dir)
         binds, env = ([], {}) if runtime != "python" else _python_runtime()
@@ -457,6 +302,7 @@ class Sandbox:
         finally:
             os.close(write_end)
             os.close(args_fd)
+        cg.attach(process.pid)
         log_file = os.fdopen(fd, "wb")
         bot = SandboxedBot(manifest, 0, process, Path(log_name), None)
         bot.cgroup, bot.run_dir = cg, run_dir
