@@ -9,6 +9,12 @@ It writes ``<data dir>/arena-up.json`` (addresses, for the other ``arena`` comma
 to ``<data dir>/admin-token`` (mode 0600), printed once when first created.  SIGINT/SIGTERM stop it all:
 workers first (warm: they finish their match; then cold; then SIGKILL), then the servers, then Redis.
 
+The embedded Redis is supervised (docs/operating.md): it has a generated password
+(``<data dir>/redis/redis-password``, mode 0600; workers get the file's path, never the password), is
+restarted if it dies, and dies with ``arena up`` (parent-death signal).  ``<data dir>/arena-up.lock`` and
+``<data dir>/redis/redis.lock`` (flock) make a second ``arena up``, or a second Redis, on one data dir
+impossible: the second ``arena up`` refuses, naming the pid that holds the directory.
+
 The server commands bind ``--host`` (default 0.0.0.0 for ``api``/``worker``/``web``, which run in
 containers; 127.0.0.1 for ``up``).  Metrics listen on ``$PILOTTA_METRICS_ADDR`` or loopback.
 """
@@ -18,6 +24,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import fcntl
 import json
 import logging
 import os
@@ -41,12 +48,13 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from arena import metrics
 from arena.api import ApiServer
 from arena.archive import Archive, Archiver
+from arena.lifetime import with_parent_death
 from arena.limits import Policy, store_policy
 from arena.packages import PackageCache, PackageStore
-from arena.redis_server import EmbeddedRedis, connect
+from arena.redis_server import PASSWORD_FILE_ENV, EmbeddedRedis, connect
 from arena.registry import Registry
 from arena.retry import REDIS_DOWN, Backoff, patiently
-from arena.runner import ArenaRunner, with_parent_death
+from arena.runner import ArenaRunner
 from arena.sandbox import Sandbox, probe
 from arena.service import ensure_admin_token
 from arena.trust import open_registration, set_registration_key
@@ -57,6 +65,7 @@ from arena.worker import Worker
 log = logging.getLogger(__name__)
 
 STATE_FILE = "arena-up.json"
+LOCK_FILE = "arena-up.lock"
 TOKEN_FILE = "admin-token"
 REGISTRATION_KEY_FILE = "registration-key"
 DEFAULT_DATA_DIR = "var/arena"
@@ -93,8 +102,15 @@ def _wait_redis(r: redis.Redis, timeout_s: float) -> None:
 # ------------------------------------------------------------------------- arena api
 
 
-def run_api(redis_url: str, host: str, port: int, metrics_port: int | None, policy: Policy | None = None) -> int:
-    r = connect(redis_url)
+def run_api(
+    redis_url: str,
+    host: str,
+    port: int,
+    metrics_port: int | None,
+    policy: Policy | None = None,
+    password_file: str | None = None,
+) -> int:
+    r = connect(redis_url, password_file=password_file)
     _wait_redis(r, 60)
     if policy is not None:
         store_policy(r, policy)
@@ -147,10 +163,11 @@ def run_worker(
     max_matches: int | None = None,
     idle_exit_s: float | None = None,
     deadline_ms: int = 1000,
+    password_file: str | None = None,
 ) -> int:
     """One worker process until SIGTERM (warm: finishes its match) or a second signal (cold)."""
     worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
-    r = connect(redis_url)
+    r = connect(redis_url, password_file=password_file)
     _wait_redis(r, 60)
     # The sandbox is probed once, at start: without one this worker refuses uploaded bots (never runs them
     # unsandboxed), says so here, in its health status and in a metric.
@@ -212,8 +229,11 @@ def run_worker(
 # ------------------------------------------------------------------------- arena web
 
 
-def run_web_server(redis_url: str, host: str, port: int) -> int:
+def run_web_server(redis_url: str, host: str, port: int, password_file: str | None = None) -> int:
     from arena.web import run_web
+
+    if password_file:  # the web server connects with connect(), which reads the file this names
+        os.environ[PASSWORD_FILE_ENV] = password_file
 
     return run_web(redis_url, host, port)
 
@@ -226,6 +246,7 @@ class UpConfig:
     data_dir: Path = Path(DEFAULT_DATA_DIR)
     workers: int = 2
     redis_url: str | None = None
+    redis_password_file: str | None = None  # for redis_url's password; the embedded Redis makes its own
     host: str = "127.0.0.1"
     api_port: int = 50051
     web_port: int = 8080
@@ -246,6 +267,9 @@ class Stack:
         self.data_dir = cfg.data_dir.resolve()
         self.redis: EmbeddedRedis | None = None
         self.url = cfg.redis_url or ""
+        self.password_file: str | None = cfg.redis_password_file
+        self._lock_fd: int | None = None
+        self.redis_restarts = 0
         self.r: redis.Redis | None = None
         self.api: ApiServer | None = None
         self.web: WebServer | None = None
@@ -267,14 +291,15 @@ class Stack:
     def start(self) -> Stack:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         (self.data_dir / "logs").mkdir(exist_ok=True)
-        state = read_state(self.data_dir)
-        if state and _alive(int(state.get("pid", 0))) and int(state.get("pid", 0)) != os.getpid():
-            raise RuntimeError(f"an arena is already running from {self.data_dir} (pid {state['pid']}); stop it first")
+        self._lock_data_dir()
         try:
             if not self.cfg.redis_url:
-                self.redis = EmbeddedRedis(self.data_dir / "redis").start()
+                # Its password is made once and kept in its data dir; it waits (bounded) for the Redis of an
+                # arena up that was just killed, which is shutting down (it dies with its parent).
+                self.redis = EmbeddedRedis(self.data_dir / "redis", auth=True).start()
                 self.url = self.redis.url
-            self.r = connect(self.url)
+                self.password_file = str(self.redis.password_file)
+            self.r = connect(self.url, password_file=self.password_file)
             _wait_redis(self.r, 30)
             if self.cfg.policy is not None:
                 store_policy(self.r, self.cfg.policy)
@@ -284,11 +309,13 @@ class Stack:
             for i in range(self.cfg.workers):
                 self.workers.append(self._spawn_worker(i))
             self.api = ApiServer(self.r, self.cfg.host, self.cfg.api_port, archive=self.archive).start()
-            self._archiver_r = connect(self.url)
+            self._archiver_r = connect(self.url, password_file=self.password_file)
             archiver = Archiver(self._archiver_r, self.archive)
             threading.Thread(target=archiver.run, args=(self._archiver_stop,), name="archiver", daemon=True).start()
             try:
-                self.web, _thread = serve_web(connect(self.url), self.cfg.host, self.cfg.web_port, self.archive)
+                self.web, _thread = serve_web(
+                    connect(self.url, password_file=self.password_file), self.cfg.host, self.cfg.web_port, self.archive
+                )
             except OSError as e:
                 raise OSError(f"cannot serve the web pages on {self.cfg.host}:{self.cfg.web_port}: {e}") from None
             self.web_port = int(self.web.server_address[1])
@@ -305,6 +332,24 @@ class Stack:
             self.stop()
             raise
         return self
+
+    def _lock_data_dir(self) -> None:
+        """Hold ``<data dir>/arena-up.lock`` (flock) while this arena runs: a second ``arena up`` on the same
+        directory is refused.  The kernel releases it however this process ends."""
+        path = self.data_dir / LOCK_FILE
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise RuntimeError(
+                f"an arena is already running from {self.data_dir} (pid {holder} holds {path}); "
+                "stop it first, or give another --data-dir"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock_fd = fd
 
     def _admin_token(self) -> None:
         assert self.r is not None
@@ -354,6 +399,8 @@ class Stack:
             "--bot-logs",
             str(self.data_dir / "bot-logs"),
         ]
+        if self.password_file:  # the file's path, never the password: any local user can read arguments
+            cmd += ["--redis-password-file", self.password_file]
         if wport is not None:
             cmd += ["--metrics-port", str(wport)]
         return cmd + self.cfg.worker_args
@@ -376,6 +423,7 @@ class Stack:
         state = {
             "pid": os.getpid(),
             "redis": self.url,
+            "redis_password_file": self.password_file,
             "api": self.api.address,
             "web": f"http://{self.api.address.rsplit(':', 1)[0]}:{self.web_port}/",
             "metrics": self.metrics_port,
@@ -416,9 +464,18 @@ class Stack:
     # run -------------------------------------------------------------------------------
 
     def supervise(self, stop: threading.Event, poll_s: float = 1.0) -> None:
-        """Until ``stop``: restart workers that died (at most one restart per worker per 5 s)."""
+        """Until ``stop``: restart the embedded Redis if it died (on its port and data dir: it replays its
+        AOF; the API and workers reconnect), and workers that died (at most one restart per worker per 5 s).
+        Call it from the thread that started the stack: the restarted Redis dies with that thread."""
         last: dict[int, float] = {}
         while not stop.wait(poll_s):
+            if self.redis is not None and not self.redis.running:
+                log.warning("the embedded redis-server exited; restarting it")
+                try:
+                    self.redis.start()
+                    self.redis_restarts += 1
+                except RuntimeError as e:  # tried again at the next poll
+                    log.error("cannot restart the embedded redis-server: %s", e)
             for i, w in enumerate(self.workers):
                 if w.poll() is not None and time.monotonic() - last.get(i, 0.0) > 5.0:
                     log.warning("worker %d exited with %s; restarting it", i, w.returncode)
@@ -460,6 +517,9 @@ class Stack:
         if state and state.get("pid") == os.getpid():
             with contextlib.suppress(OSError):
                 (self.data_dir / STATE_FILE).unlink()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def _stop_workers(self) -> None:
         live = [w for w in self.workers if w.poll() is None]
@@ -476,18 +536,6 @@ class Stack:
                 break
             deadline = time.monotonic() + 5.0
         self.workers = []
-
-
-def _alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def run_up(cfg: UpConfig) -> int:
@@ -540,6 +588,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             data_dir=Path(args.data_dir),
             workers=args.workers,
             redis_url=args.redis,
+            redis_password_file=args.redis_password_file,
             host=args.host,
             api_port=args.api_port,
             web_port=args.web_port,
@@ -575,7 +624,7 @@ def _policy_args(p: argparse.ArgumentParser) -> None:
 
 def cmd_api(args: argparse.Namespace) -> int:
     _setup_logging(args)
-    return run_api(args.redis, args.host, args.port, args.metrics_port, _policy(args))
+    return run_api(args.redis, args.host, args.port, args.metrics_port, _policy(args), args.redis_password_file)
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -592,19 +641,26 @@ def cmd_worker(args: argparse.Namespace) -> int:
         max_matches=args.max_matches,
         idle_exit_s=args.idle_exit_s,
         deadline_ms=args.deadline_ms,
+        password_file=args.redis_password_file,
     )
 
 
 def cmd_web(args: argparse.Namespace) -> int:
     _setup_logging(args)
-    return run_web_server(args.redis, args.host, args.port)
+    return run_web_server(args.redis, args.host, args.port, args.redis_password_file)
 
 
 def _redis_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--redis",
         default=os.environ.get("ARENA_REDIS_URL", "redis://127.0.0.1:6379/0"),
-        help="Redis URL (default $ARENA_REDIS_URL or redis://127.0.0.1:6379/0)",
+        help="Redis URL, without a password (default $ARENA_REDIS_URL or redis://127.0.0.1:6379/0)",
+    )
+    p.add_argument(
+        "--redis-password-file",
+        default=os.environ.get(PASSWORD_FILE_ENV) or None,
+        help=f"file holding the Redis password, e.g. a mounted secret (default ${PASSWORD_FILE_ENV}; "
+        "never put the password itself in arguments or the environment)",
     )
 
 
@@ -613,6 +669,9 @@ def add_server_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     up.add_argument("--data-dir", default=DEFAULT_DATA_DIR, help=f"state and Redis data (default {DEFAULT_DATA_DIR})")
     up.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     up.add_argument("--redis", default=None, help="use this Redis instead of the embedded one")
+    up.add_argument(
+        "--redis-password-file", default=None, help="file holding that Redis's password (the embedded one has its own)"
+    )
     up.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: all interfaces)")
     up.add_argument("--api-port", type=int, default=50051)
     up.add_argument("--web-port", type=int, default=8080)

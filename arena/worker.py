@@ -313,6 +313,7 @@ def load_runner(spec: str) -> Runner:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="pilotta-arena match worker")
     ap.add_argument("--redis", default=os.environ.get("ARENA_REDIS_URL", "redis://127.0.0.1:6379/0"))
+    ap.add_argument("--redis-password-file", default=None, help="file holding the Redis password")
     ap.add_argument("--runner", required=True, help="module:function or file.py:function")
     ap.add_argument("--worker-id", default=f"{socket.gethostname()}-{os.getpid()}")
     ap.add_argument("--stale-ms", type=int, default=60_000, help="reclaim matches idle this long")
@@ -324,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     worker = Worker(
-        connect(args.redis),
+        connect(args.redis, password_file=args.redis_password_file),
         load_runner(args.runner),
         args.worker_id,
         stale_ms=args.stale_ms,

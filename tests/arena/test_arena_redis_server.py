@@ -1,8 +1,13 @@
-"""redis_server.py: the embedded Redis really persists (AOF) and the fallback binary works."""
+"""redis_server.py: the embedded Redis really persists (AOF), the fallback binary works, it has a password
+kept in its data dir, one data dir takes one server, and it dies with its parent."""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 import redis
@@ -57,3 +62,85 @@ def test_start_failure_is_reported_not_hung(tmp_path):
         with pytest.raises(RuntimeError, match="failed to start"):
             clash.start()
         assert srv.running
+
+
+def test_password_from_the_data_dir_and_a_client_without_it_is_refused(tmp_path):
+    with EmbeddedRedis(tmp_path / "d", auth=True) as srv:
+        assert srv.password_file is not None and srv.password_file.stat().st_mode & 0o777 == 0o600
+        password = srv.password_file.read_text().strip()
+        assert len(password) >= 32
+        with pytest.raises(redis.AuthenticationError):
+            connect(srv.url, timeout_s=2).ping()
+        with pytest.raises(redis.AuthenticationError):
+            connect(srv.url.replace("://", "://:wrong-password@"), timeout_s=2).ping()
+        assert srv.client().ping()
+        # The server read its configuration on stdin: the password is in neither its arguments nor its
+        # environment, which other local users can read in /proc.
+        for part in ("cmdline", "environ"):
+            assert password.encode() not in Path(f"/proc/{srv.pid}/{part}").read_bytes(), part
+        srv.restart()  # the same password, kept in the data dir
+        assert srv.password_file.read_text().strip() == password and srv.client().ping()
+
+
+def test_a_missing_or_empty_password_file_is_a_clear_error(tmp_path):
+    with pytest.raises(RuntimeError, match=r"cannot read the Redis password file .*nope"):
+        connect("redis://127.0.0.1:1/0", password_file=tmp_path / "nope")
+    (tmp_path / "empty").write_text("\n")
+    with pytest.raises(RuntimeError, match=r"password file .*empty is empty"):
+        connect("redis://127.0.0.1:1/0", password_file=tmp_path / "empty")
+
+
+def test_a_second_server_on_the_same_data_dir_is_refused(tmp_path):
+    with EmbeddedRedis(tmp_path / "d") as first:
+        second = EmbeddedRedis(tmp_path / "d", lock_wait_s=0.5)
+        with pytest.raises(RuntimeError, match=rf"another redis-server is using .*\(pid {first.pid} holds"):
+            second.start()
+        assert not second.running and first.client().ping()
+        first.kill()  # crashed, not stopped: the lock stays with the object that will restart it
+        with pytest.raises(RuntimeError, match="another redis-server is using"):
+            second.start()
+        first.start()
+    with EmbeddedRedis(tmp_path / "d") as third:  # free once the first is stopped
+        assert third.client().ping()
+
+
+def test_the_server_dies_with_its_parent_and_frees_the_data_dir(tmp_path):
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from arena.redis_server import EmbeddedRedis\n"
+            "srv = EmbeddedRedis(sys.argv[1], auth=True).start()\n"
+            "srv.client().set('pa:test', 'flushed on the way out')\n"
+            "print(srv.pid, flush=True)\n"
+            "time.sleep(120)\n",
+            str(tmp_path / "d"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert parent.stdout is not None
+        pid = int(parent.stdout.readline())
+        parent.kill()  # no clean-up of its own
+        parent.wait(10)
+        deadline = time.monotonic() + 10
+        while _alive(pid):
+            assert time.monotonic() < deadline, "the embedded redis-server outlived its parent"
+            time.sleep(0.05)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait(10)
+    # SIGTERM from the kernel made it shut down cleanly: the data dir is free and the AOF complete.
+    with EmbeddedRedis(tmp_path / "d", auth=True, lock_wait_s=0.5) as srv:
+        assert srv.client().get("pa:test") == "flushed on the way out"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"

@@ -128,9 +128,9 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
         assert bad.returncode == 1 and "unknown ruleset 'poker'" in bad.stderr
         started = _cli(data, "ladder", "start", "--variant", "pilotta", "--deals", "1", "--matches", "2")
         assert started.returncode == 0 and "2 bots" in started.stdout, started.stderr
-        ladder_id = re.search(r"ladder started: (\S+):", started.stdout).group(1)
+        ladder_id = re.search(r"ladder started: (\S+?)(?: \[default\])?:", started.stdout).group(1)
         listed = _cli(data, "ladder", "list")
-        assert listed.returncode == 0 and f"{ladder_id}: pilotta, 1 deals" in listed.stdout, listed.stderr
+        assert listed.returncode == 0 and f"{ladder_id} [default]: pilotta, 1 deals" in listed.stdout, listed.stderr
 
         def board():
             res = _cli(data, "leaderboard")
@@ -144,7 +144,8 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
         assert replay.returncode == 0 and "Deal 1" in replay.stdout and "=== Leg 2 of 2" in replay.stdout
         assert json.loads((tmp_path / "r.json").read_text())["match_id"] == match_id
         status = _cli(data, "ladder", "status")
-        assert status.returncode == 0 and f"ladder {ladder_id} (pilotta): 2 played" in status.stdout
+        assert status.returncode == 0 and f"ladder {ladder_id}, the default: pilotta" in status.stdout, status.stdout
+        assert re.search(r"^played 2 ", status.stdout, re.M), status.stdout
         stopped = _cli(data, "ladder", "stop", ladder_id, "--token", token)
         assert stopped.returncode == 0 and "stopped" in stopped.stdout, stopped.stderr
         assert "; stopped" in _cli(data, "ladder", "list").stdout
