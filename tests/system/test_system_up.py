@@ -1,10 +1,13 @@
 """``arena up`` as a real process: API health SERVING, a CLI round trip (bot register / list, ladder
 start, leaderboard, replay), a second ``arena up`` on the same data dir refused, and SIGTERM stopping
-everything (workers, bots, Redis) cleanly within a bound."""
+everything (workers, bots, Redis) cleanly within a bound.  Its embedded Redis is supervised: killed, it is
+restarted and no result is lost; ``arena up`` SIGKILLed and started again gives one Redis and the same
+results after a reload from disk; no password in any process's arguments or a bot's environment."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -17,7 +20,8 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from system_helpers import REPO, SAMPLES, alive, arena_cmd, wait_until
 
-from arena.redis_server import find_redis_server
+from arena import keys
+from arena.redis_server import EmbeddedRedis, connect, find_redis_server
 from referee.bots import free_port, load_manifest, start_bot
 
 STOP_BOUND_S = 30.0
@@ -171,3 +175,168 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
         log.close()
     down = _cli(data, "bot", "list", "--timeout", "2", "--api", f"127.0.0.1:{api_port}")
     assert down.returncode == 3 and "cannot reach the arena API" in down.stderr
+
+
+# --------------------------------------------------------------------- a supervised embedded Redis
+
+
+def _start_up(data, log_path, workers=2):
+    """``arena up`` as a real process on free ports; returns (process, its state file's contents)."""
+    log = open(log_path, "ab")  # noqa: SIM115 - handed to the child
+    try:
+        up = subprocess.Popen(
+            arena_cmd(
+                "up",
+                "--data-dir",
+                str(data),
+                "--workers",
+                str(workers),
+                "--api-port",
+                str(free_port()),
+                "--web-port",
+                "0",
+                "--metrics-port",
+                "0",
+            ),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
+    finally:
+        log.close()
+
+    def state():
+        if up.poll() is not None:
+            raise AssertionError(f"arena up exited with {up.returncode}:\n{log_path.read_text()[-3000:]}")
+        s = (data / "arena-up.json").exists() and json.loads((data / "arena-up.json").read_text())
+        return s if s and s["pid"] == up.pid else None
+
+    return up, wait_until(state, 60, "arena up's state file")
+
+
+def _stop(up, bound_s=STOP_BOUND_S):
+    if up.poll() is None:
+        up.send_signal(signal.SIGTERM)
+        try:
+            up.wait(bound_s)
+        except subprocess.TimeoutExpired:
+            up.kill()
+            up.wait(10)
+
+
+def _redis_servers_on(directory):
+    """Pids of the redis-servers whose working directory is ``directory`` (redis chdirs to its data dir)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                is_redis = b"redis-server" in (d / "cmdline").read_bytes() and alive(int(d.name))
+                if is_redis and Path(os.readlink(d / "cwd")) == directory.resolve():
+                    out.append(int(d.name))
+            except OSError:
+                continue
+    return out
+
+
+def _results(r):
+    """Every recorded result: match id -> its JSON."""
+    return {k.removeprefix(keys.result("")): r.get(k) for k in r.scan_iter(keys.result("*"))}
+
+
+def _ladder(data, matches):
+    for bot in ("heuristic", "random"):
+        res = _cli(data, "bot", "register", bot, "--manifest", str(SAMPLES / bot), "--owner", "t")
+        assert res.returncode == 0, res.stderr
+    started = _cli(data, "ladder", "start", "--ruleset", "pilotta", "--deals", "2", "--matches", str(matches))
+    assert started.returncode == 0, started.stderr
+
+
+@pytest.mark.timeout(240)
+def test_killed_embedded_redis_is_restarted_and_no_result_is_lost(tmp_path):
+    if find_redis_server() is None:
+        pytest.skip("no redis-server")
+    data, matches = tmp_path / "arena", 12
+    up, state = _start_up(data, tmp_path / "up.log")
+    try:
+        password_file = data / "redis" / "redis-password"
+        assert state["redis_password_file"] == str(password_file)
+        password = password_file.read_text().strip()
+        r = connect(state["redis"], password_file=password_file)
+        _ladder(data, matches)
+        wait_until(lambda: r.xlen(keys.RESULTS_STREAM) >= 3, 60, "the first results")
+        (old,) = _redis_servers_on(data / "redis")
+        os.kill(old, signal.SIGKILL)
+        new = wait_until(lambda: [p for p in _redis_servers_on(data / "redis") if p != old], 20, "a new redis")
+        wait_until(lambda: r.xlen(keys.RESULTS_STREAM) >= matches, 120, f"all {matches} results", poll_s=0.5)
+        assert new == [_pid(r)]  # one server again, at the same address
+
+        # No result lost or counted twice: every match scheduled has exactly one result, none dead-lettered.
+        enqueued = r.smembers(keys.ENQUEUED)
+        assert len(enqueued) == matches and set(_results(r)) == enqueued
+        assert r.xlen(keys.RESULTS_STREAM) == matches and r.xlen(keys.DEAD_STREAM) == 0
+
+        # No password in a bot's environment, nor in its parent's (the worker's) arguments, nor in any
+        # other process of the arena's.
+        below = _descendants(up.pid)
+        bots = [p for p in below if b"sample_bots" in _proc(p, "cmdline")]
+        assert bots, "no bot process found below arena up"
+        for p in {up.pid, *below}:
+            for part in ("cmdline", "environ"):
+                assert password.encode() not in _proc(p, part), (p, part, _proc(p, "cmdline"))
+        for p in bots:
+            ppid = int(_proc(p, "stat").decode().rsplit(")", 1)[1].split()[1])
+            assert b"--redis-password-file" in _proc(ppid, "cmdline")  # its worker got the file's path only
+    finally:
+        _stop(up)
+    assert "restarting it" in (tmp_path / "up.log").read_text()
+
+
+@pytest.mark.timeout(240)
+def test_sigkilled_arena_up_then_a_new_one_gives_one_redis_and_the_same_results_after_a_reload(tmp_path):
+    if find_redis_server() is None:
+        pytest.skip("no redis-server")
+    data, matches = tmp_path / "arena", 10
+    up, state = _start_up(data, tmp_path / "up1.log")
+    try:
+        r = connect(state["redis"], password_file=state["redis_password_file"])
+        _ladder(data, matches)
+        wait_until(lambda: r.xlen(keys.RESULTS_STREAM) >= 2, 60, "the first results")
+        up.send_signal(signal.SIGKILL)
+        up.wait(10)
+        r.close()
+        # A second arena up on the same directory while the first one's Redis and workers wind down.
+        up2, state2 = _start_up(data, tmp_path / "up2.log")
+        try:
+            assert len(_redis_servers_on(data / "redis")) == 1
+            r = connect(state2["redis"], password_file=state2["redis_password_file"])
+            refused = _cli(data, "up", "--workers", "0")
+            assert refused.returncode == 1 and "already running" in refused.stderr
+            assert f"pid {up2.pid} holds" in refused.stderr
+            wait_until(lambda: r.xlen(keys.RESULTS_STREAM) >= matches, 120, f"all {matches} results", poll_s=0.5)
+            assert _redis_servers_on(data / "redis") == [_pid(r)]  # the old one is gone, the new one serves
+            before = _results(r)
+            wait_until(lambda: len({m for m in before if r.exists(keys.rated(m))}) == len(before), 30, "ratings")
+            rated = {m for m in before if r.exists(keys.rated(m))}
+            r.close()
+        finally:
+            _stop(up2)
+    finally:
+        _stop(up)
+    assert len(before) == matches == len(rated)
+    # Reloaded from disk (the AOF) by a fresh server: the same results, each one rated.
+    with EmbeddedRedis(data / "redis", auth=True) as srv:
+        after = srv.client()
+        assert _results(after) == before
+        assert all(after.exists(keys.rated(m)) for m in before)
+        assert after.xlen(keys.RESULTS_STREAM) == matches
+
+
+def _pid(r):
+    return int(r.info("server")["process_id"])
+
+
+def _proc(pid, part):
+    try:
+        return Path(f"/proc/{pid}/{part}").read_bytes()
+    except OSError:
+        return b""
