@@ -394,3 +394,66 @@ def test_kustomize_builds() -> None:
     assert result.returncode == 0, result.stderr
     docs = [d for d in _yaml().safe_load_all(result.stdout) if d]
     assert all(d["metadata"].get("namespace") == "pilotta-arena" for d in docs if d["kind"] != "Namespace")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the Redis password: mounted secret files only
+
+
+SECRET_FILE_COMPOSE = "/run/secrets/redis-password"
+SECRET_FILE_K8S = "/run/secrets/redis/password"
+
+
+@pytest.mark.timeout(60)
+def test_compose_passes_the_redis_password_as_a_secret_file_only() -> None:
+    compose = _compose()
+    services = compose["services"]
+    assert compose["secrets"]["redis-password"]["file"] == "./secrets/redis-password"
+    for name in ("arena-api", "worker", "web"):
+        command = services[name]["command"]
+        assert _flag(command, "--redis-password-file") == SECRET_FILE_COMPOSE, name
+        assert "redis-password" in services[name]["secrets"], name
+        assert not any("@" in arg for arg in command), f"{name}: a password in the Redis URL"
+    redis = services["redis"]
+    assert "redis-password" in redis["secrets"]
+    assert f"requirepass $(cat {SECRET_FILE_COMPOSE})" in " ".join(redis["command"])
+    assert "--requirepass" not in " ".join(redis["command"])
+    assert SECRET_FILE_COMPOSE in " ".join(redis["healthcheck"]["test"])
+    for name in ("bot-random", "bot-heuristic", "bot-node"):
+        assert services[name]["secrets"] == [], f"{name} must not get the Redis password"
+    for name, service in services.items():
+        env = service.get("environment") or {}
+        assert not [k for k in env if "REDIS" in k.upper()], f"{name}: a Redis credential in the environment"
+
+
+@pytest.mark.timeout(60)
+def test_k8s_passes_the_redis_password_as_a_mounted_secret_only() -> None:
+    objects = _k8s_objects()
+    text = "\n".join(p.read_text() for p in K8S.glob("*.yaml"))
+    assert "$(REDIS_PASSWORD)" not in text and "REDISCLI_AUTH" not in text
+    workloads = {**_by_kind(objects, "Deployment"), **_by_kind(objects, "StatefulSet")}
+    clients = set()
+    for name, workload in workloads.items():
+        pod = workload["spec"]["template"]["spec"]
+        secret_volumes = {
+            v["name"] for v in pod.get("volumes", []) if v.get("secret", {}).get("secretName") == "redis-auth"
+        }
+        for container in pod["containers"]:
+            for env in container.get("env", []):
+                ref = env.get("valueFrom", {}).get("secretKeyRef", {})
+                assert ref.get("name") != "redis-auth", f"{name}: the Redis password in the environment"
+            mounts = {m["mountPath"] for m in container.get("volumeMounts", []) if m["name"] in secret_volumes}
+            args = [str(a) for a in container.get("command", []) + container.get("args", [])]
+            if name.startswith("bot-"):
+                assert not mounts, f"{name}: a bot must not get the Redis password"
+            elif name == "redis":
+                assert mounts == {"/run/secrets/redis"} and f"$(cat {SECRET_FILE_K8S})" in " ".join(args)
+            elif args and args[0] in ("api", "worker", "web"):
+                assert mounts == {"/run/secrets/redis"}, name
+                assert _flag(args, "--redis-password-file") == SECRET_FILE_K8S, name
+                assert _flag(args, "--redis") == "redis://redis:6379/0", name
+                clients.add(args[0])
+        for volume in pod.get("volumes", []):
+            if volume["name"] in secret_volumes:
+                assert volume["secret"]["defaultMode"] & 0o007 == 0, f"{name}: the secret is world-readable"
+    assert clients == {"api", "worker", "web"}
