@@ -88,7 +88,7 @@ def test_every_defined_metric_is_updated_in_a_real_run(procs, tmp_path):
     state = wait_until(
         lambda: state_file.exists() and json.loads(state_file.read_text()), 60, "arena up's state file", alive=up_alive
     )
-    r = connect(state["redis"])
+    r = connect(state["redis"], password_file=state["redis_password_file"])
     seen: dict[str, float] = {}  # family -> the largest value seen on any endpoint
 
     def scrape_all() -> None:
