@@ -18,7 +18,7 @@ ADMIN_TOKEN_HASH = PREFIX + "admin:token_sha256"
 REGISTRATION_KEY_HASH = PREFIX + "admin:registration_key_sha256"
 
 # String: the arena's seed secret (64 hex digits), made once (SET NX): every rated match's seed is an HMAC
-# of its match id with it (arena.trust.match_seed), so no one outside the arena can know a seed before the
+# of its match id with it (arena.trust.Seeds), so no one outside the arena can know a seed before the
 # finished record publishes it.
 SEED_SECRET = PREFIX + "admin:seed_secret"
 

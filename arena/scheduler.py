@@ -58,7 +58,7 @@ from arena.model import (
 from arena.queue import MatchQueue
 from arena.ratings import Ratings
 from arena.registry import Registry
-from arena.trust import match_seed
+from arena.trust import Seeds
 
 PRIOR_SIGMA = 25.0 / 3.0
 NEVER_AGE_S = 86_400.0  # a bot never scheduled counts as having waited a day
@@ -210,6 +210,7 @@ class Scheduler:
         self.registry = registry
         self.ratings = ratings
         self.queue = queue
+        self.seeds = Seeds(r)
 
     def create_ladder(self, config: LadderConfig) -> str:
         """Idempotent: the same settings give the same ladder id."""
@@ -321,7 +322,7 @@ class Scheduler:
         rated: bool = True,
     ) -> MatchSpec:
         """Create one match of the ladder's settings between ``bots`` (2, or 4 by seat) and enqueue it: the
-        scheduler's picks and challenges alike.  ``seed`` None: the arena's secret one (``match_seed``).
+        scheduler's picks and challenges alike.  ``seed`` None: the arena's secret one (``trust.Seeds``).
         Its bots are counted in flight and stamped as just scheduled; a challenge's are neither
         (``MatchSpec.in_flight_bots``): a challenge cannot hold a bot's ladder slots or its turn."""
         cfg = config or self.ladder(ladder_id)
@@ -339,7 +340,7 @@ class Scheduler:
             match_id=match_id,
             ladder=ladder_id,
             ruleset=cfg.ruleset,
-            seed=match_seed(self.r, match_id) if seed is None else seed,
+            seed=self.seeds.seed(match_id) if seed is None else seed,
             bots=bots,
             options=dict(cfg.options),
             duplicate=cfg.duplicate,

@@ -251,11 +251,12 @@ class Arena:
             trust.require_registration(self.registry, registration_key, token)
         validate_endpoint(args["endpoint"])
         validate_games(args["games"])
-        # Counted before the call out, so that registration cannot be a fast way to probe addresses.
-        cap = 0 if key_checked else self._registration_quota(token)
+        # Counted before the call out (updates to an endpoint too), so that registration cannot be a fast way
+        # to probe addresses.
+        cap = self._registration_quota(token)
         dial = trust.check_endpoint_policy(args["endpoint"], self.policy, self.own_ports)
         self.endpoint_check(dial, args["games"])
-        return cap
+        return 0 if key_checked else cap
 
     def submit_bot(
         self, name: str, owner: str, data: bytes, token: str = "", registration_key: str = ""

@@ -17,7 +17,7 @@ Also here, the two things that keep what the arena knows from those it must not 
 * ``check_endpoint_policy``: an endpoint's host (an address, or a DNS name resolved once, every address it
   gives checked) must not be on a network the operator's ``Policy`` refuses (loopback, link-local...) unless
   its allow-list names it, nor name one of the arena's own service ports;
-* ``match_seed``: every match the arena deals itself has a seed derived from a secret kept in Redis (an
+* ``Seeds``: every match the arena deals itself has a seed derived from a secret kept in Redis (an
   HMAC of the match id), which no bot can read: it is published with the finished record only.
 """
 
@@ -188,7 +188,16 @@ def seed_secret(r: redis.Redis) -> bytes:
     return bytes.fromhex(str(raw))
 
 
-def match_seed(r: redis.Redis, match_id: str) -> int:
-    """The seed of a match the arena deals itself: HMAC-SHA256 of its id with the seed secret, 63 bits."""
-    digest = hmac.new(seed_secret(r), match_id.encode(), hashlib.sha256).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
+class Seeds:
+    """The seeds of the matches the arena deals itself: HMAC-SHA256 of the match id with the seed secret,
+    63 bits.  The secret is read from Redis once per instance (it never changes)."""
+
+    def __init__(self, r: redis.Redis) -> None:
+        self.r = r
+        self._secret: bytes | None = None
+
+    def seed(self, match_id: str) -> int:
+        if self._secret is None:
+            self._secret = seed_secret(self.r)
+        digest = hmac.new(self._secret, match_id.encode(), hashlib.sha256).digest()
+        return int.from_bytes(digest[:8], "big") >> 1

@@ -127,6 +127,11 @@ def test_registrations_a_minute_and_bots_per_owner_are_capped(r, admin, api, stu
     # Four registrations this minute (the refused one counted: it got as far as the network) and the fifth
     # is refused, whoever the owner.
     _check(rpc_error(reg("bob-1", "bob")), Code.RESOURCE_EXHAUSTED, "too many registrations: at most 4 a minute")
+    # An update to an endpoint dials out too, so it counts the same.
+    update = arena_pb2.UpdateBotRequest(
+        name="ann-2", token=tokens[1], source=arena_pb2.BotSource(endpoint=endpoint_bot), rulesets=["pilotta"]
+    )
+    _check(rpc_error(lambda: stub.UpdateBot(update, timeout=TIMEOUT)), Code.RESOURCE_EXHAUSTED, "at most 4 a minute")
     # The operator (admin token) is not limited: an operator manifest.
     for name in ("random", "heuristic", "r3"):
         stub.RegisterBot(
