@@ -199,8 +199,9 @@ class Arena:
         return load_policy(self.r)
 
     def _registration_quota(self, token: str) -> int:
-        """Count a new bot against the arena's registrations a minute (QuotaExceeded past it); returns the
-        owner's cap of active bots.  The admin token has neither limit (0: no cap)."""
+        """Count a registration (or an update to an endpoint) against the arena's registrations a minute
+        (QuotaExceeded past it); returns the owner's cap of active bots.  The admin token has neither limit
+        (0: no cap)."""
         if token and self.registry.is_admin(token):
             return 0
         policy = self.policy
