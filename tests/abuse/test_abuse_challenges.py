@@ -25,7 +25,8 @@ from pilotta.arena.v1 import arena_pb2
 
 from arena import keys
 from arena.limits import Policy, store_policy
-from arena.model import MatchResult, MatchSpec
+from arena.model import MatchSpec
+from arena.queue import MatchQueue
 from arena.registry import Registry
 from arena.runner import ArenaRunner
 from arena.worker import Worker
@@ -89,7 +90,10 @@ def _board(stub, lid):
 
 
 def _result(r, match_id):
-    return MatchResult.from_json(r.get(keys.result(match_id)))
+    """The whole result, its record included, wherever it is stored."""
+    result = MatchQueue(r).get_result(match_id)
+    assert result is not None, f"no result for {match_id}"
+    return result
 
 
 @pytest.mark.timeout(180)
