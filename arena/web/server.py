@@ -20,7 +20,7 @@ the raw path, each segment percent-decoded on its own (a bot name may hold a ``/
 synchronously, so Starlette runs them on its thread pool while uvicorn's event loop keeps accepting.
 Robustness: idle connections cost a socket, not a thread; a request head must arrive within
 ``HEAD_TIMEOUT_S`` and one client may hold at most ``PER_CLIENT_CONNECTIONS`` connections
-(``arena.web.limits``); kept-alive connections close after ``KEEP_ALIVE_S``; beyond ``MAX_CONNECTIONS``
+(``arena.web.guard``); kept-alive connections close after ``KEEP_ALIVE_S``; beyond ``MAX_CONNECTIONS``
 uvicorn answers 503; Redis calls are bounded (``arena.views``), and Redis being down gives a 503 page.
 """
 
@@ -53,7 +53,7 @@ from arena.model import NotFoundError, UnknownBotError, UnknownLadderError, Vali
 from arena.redis_server import connect
 from arena.service import Arena
 from arena.views import BotPage, MatchPage
-from arena.web.limits import ClientLimits, guarded_protocol
+from arena.web.guard import ClientLimits, guarded_protocol
 from arena.web.render import Pages, points
 
 log = logging.getLogger(__name__)
@@ -114,7 +114,7 @@ class Site:
         try:
             route = self._route(parts[1:] if api else parts, api)
             if route is None:
-                raise NotFound(f"There is no page at {unquote(raw_path)}.")
+                raise NotFound(f"There is no page at {raw_path}.")
             status, ctype, body = route(query)
         except NotFound as e:
             status, ctype, body = self._error(HTTPStatus.NOT_FOUND, "Not found", str(e), api)
@@ -305,7 +305,7 @@ def build_app(site: Site) -> Starlette:
 
 class WebServer:
     """uvicorn serving ``build_app`` on a socket bound at construction (so a port in use raises OSError
-    here), with the connection limits of ``arena.web.limits``."""
+    here), with the connection limits of ``arena.web.guard``."""
 
     def __init__(self, addr: tuple[str, int], r: redis.Redis, archive: Archive | None = None) -> None:
         self.site = Site(r, archive)
