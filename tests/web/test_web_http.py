@@ -8,6 +8,8 @@ import re
 import select
 import socket
 import time
+import urllib.error
+import urllib.request
 from typing import Any
 from urllib.parse import quote
 
@@ -374,3 +376,17 @@ def test_a_slowloris_client_is_cut_off_at_the_head_timeout(arena: Arena) -> None
         elapsed = time.monotonic() - start
     assert cut, "the server kept a connection whose request head never ended"
     assert server_mod.HEAD_TIMEOUT_S - 0.5 <= elapsed <= server_mod.HEAD_TIMEOUT_S + 3
+
+
+def test_head_answers_without_a_body_and_other_methods_are_refused(arena: Arena) -> None:
+    for method, status in (("HEAD", 200), ("POST", 405), ("DELETE", 405)):
+        req = urllib.request.Request(arena.url + "/healthz", method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=5) as resp:
+                got, body = resp.status, resp.read()
+        except urllib.error.HTTPError as e:
+            with e:
+                got, body = e.code, b""
+        assert got == status, method
+        if method == "HEAD":
+            assert body == b"" and resp.headers["Content-Type"] == "text/plain; charset=utf-8"
