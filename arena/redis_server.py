@@ -173,6 +173,8 @@ class EmbeddedRedis:
             # acknowledged; a power loss loses at most ~1 s.  At a fraction of the cost of "always".
             "appendfsync": "everysec",
             "save": "",  # AOF is the persistence; no background RDB snapshots
+            # Given a maxmemory, evict only keys with a TTL: archived records' copies (docs/storage.md).
+            "maxmemory-policy": "volatile-lru",
             "daemonize": "no",
             "logfile": str(self.log_path),
         }
