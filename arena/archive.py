@@ -45,6 +45,7 @@ from redis.client import NEVER_DECODE
 
 from arena import keys
 from arena.model import ArenaError, MatchResult
+from arena.streams import entry_age_s, id_order, server_ms
 
 log = logging.getLogger(__name__)
 
@@ -280,7 +281,7 @@ class Archiver:
             entries = self.r.xrange(keys.RESULTS_STREAM, min=f"({progress.archived}", max="+", count=BATCH)
             if not entries:
                 break
-            now_ms = _server_ms(self.r)
+            now_ms = server_ms(self.r)
             done: list[tuple[str, int]] = []  # entry id, how many Redis commands its clean-up queued
             written: list[Path] = []
             with self.r.pipeline(transaction=False) as p:
@@ -289,7 +290,9 @@ class Archiver:
                     try:
                         result, where = _locate(self.r, match_id, self.archive)
                     except (ValueError, RecordUnreadable) as e:
-                        log.error("archiver: result %s (entry %s) unreadable, left as it is: %s", match_id, entry_id, e)
+                        # Kept as found, so that releasing its Redis copy later loses nothing.
+                        kept = self._quarantine(match_id)
+                        log.error("archiver: result %s (%s) unreadable, kept in %s: %s", match_id, entry_id, kept, e)
                         unreadable += 1
                         result, where = None, ""
                     if result is None or where == "archive":
@@ -323,10 +326,23 @@ class Archiver:
         max_age = self.retention.max_age_s
         if max_age is None:
             return 0
-        age_ms = max(0.0, now_ms - int(entry_id.split("-")[0]))
+        age_ms = 1000 * entry_age_s(entry_id, now_ms)
         # PEXPIRE, unlike SET, is allowed at maxmemory.
         p.pexpire(keys.record(result.match_id), max(1, int(max_age * 1000 - age_ms)))
         return 1
+
+    def _quarantine(self, match_id: str) -> Path:
+        """Copy a result that cannot be read, as its keys hold it, to ``<archive>/unreadable/``."""
+        with self.r.pipeline(transaction=False) as p:
+            p.execute_command("GET", keys.result(match_id), **{NEVER_DECODE: []})
+            p.execute_command("GET", keys.record(match_id), **{NEVER_DECODE: []})
+            raw, blob = p.execute()
+        where = self.archive.root / "unreadable"
+        where.mkdir(parents=True, exist_ok=True)
+        for suffix, data in ((".result", raw), (".record.zlib", blob)):
+            if data is not None:
+                (where / f"{match_id}{suffix}").write_bytes(data)
+        return where
 
     def _release(self, upto: str, max_batches: int, until_relieved: bool = False) -> int:
         """Delete the Redis copies of archived records after ``Progress.released`` up to ``upto`` (inclusive,
@@ -335,8 +351,8 @@ class Archiver:
         released = 0
         for _ in range(max_batches):
             progress = self.progress()
-            hi = min(upto, progress.archived, key=_stream_id)
-            if _stream_id(progress.released) >= _stream_id(hi):
+            hi = min(upto, progress.archived, key=id_order)
+            if id_order(progress.released) >= id_order(hi):
                 break
             entries = self.r.xrange(keys.RESULTS_STREAM, min=f"({progress.released}", max=hi, count=BATCH)
             if not entries:
@@ -375,18 +391,6 @@ class Archiver:
 def _short(e: Exception) -> str:
     text = str(e) or type(e).__name__
     return text if len(text) <= 200 else text[:200] + "..."
-
-
-def _stream_id(entry_id: str) -> tuple[int, int]:
-    if entry_id == "+":
-        return (2**64, 0)
-    ms, _, seq = entry_id.partition("-")
-    return int(ms), int(seq or 0)
-
-
-def _server_ms(r: Any) -> float:
-    sec, usec = r.time()
-    return int(sec) * 1000 + int(usec) / 1000
 
 
 # ---------------------------------------------------------------------------- arena archive

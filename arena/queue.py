@@ -34,6 +34,10 @@ from arena import keys, metrics
 from arena.archive import Archive, load_result, pack_record, summary_json
 from arena.model import MatchResult, MatchSpec, NotRequeueable
 
+# Re-exported: they lived here before arena.streams, and callers import them from here.
+from arena.streams import entry_age_s as entry_age_s
+from arena.streams import server_ms as server_ms
+
 # Where queue counts put an entry whose spec names no ladder (not a valid ladder id, so it never clashes).
 UNKNOWN_LADDER = "?"
 # XREADGROUP BLOCK must return before the client's socket timeout fires.
@@ -88,17 +92,6 @@ class LadderQueue:
     waiting: int = 0
     claimed: int = 0
     oldest_age_s: float = 0.0
-
-
-def entry_age_s(entry_id: str, now_ms: float) -> float:
-    """Seconds since a stream entry was added: its id is the server's clock in ms when it was added."""
-    return max(0.0, (now_ms - int(str(entry_id).split("-")[0])) / 1000)
-
-
-def server_ms(r: redis.Redis) -> float:
-    """The Redis server's clock in ms (the clock that minted the stream ids)."""
-    sec, usec = r.time()
-    return int(sec) * 1000 + int(usec) / 1000
 
 
 class MatchQueue:

@@ -132,12 +132,21 @@ def test_a_corrupt_archive_file_gives_a_clear_error_and_nothing_else_breaks(r: r
     assert Ratings(r).process("u", count=10) == 3
 
 
-def test_a_corrupt_compressed_record_in_redis_is_named(r: redis.Redis) -> None:
-    res = make_result("m-z", seed=1, deals=2)
-    MatchQueue(r).record_result(res)
+def test_a_corrupt_compressed_record_in_redis_is_named_and_kept_as_found(r: redis.Redis, tmp_path: Path) -> None:
+    q = MatchQueue(r)
+    res, fine = make_result("m-z", seed=1, deals=2), make_result("m-fine", seed=2, deals=2)
+    q.record_result(res)
+    q.record_result(fine)
     r.set(keys.record("m-z"), b"\x78\x9cnot zlib")
     with pytest.raises(RecordUnreadable, match="match m-z: the compressed record cannot be read"):
         load_result(r, "m-z")
+    # The archiver archives the others, and keeps the bad one's bytes before its Redis copy is released.
+    archive = Archive(tmp_path)
+    done = Archiver(r, archive, Retention(max_age_s=None, keep=0)).run_once()
+    assert (done.archived, done.unreadable, done.released) == (1, 1, 2)
+    assert (tmp_path / "unreadable" / "m-z.record.zlib").read_bytes() == b"\x78\x9cnot zlib"
+    assert json.loads((tmp_path / "unreadable" / "m-z.result").read_text())["match_id"] == "m-z"
+    assert load_result(r, "m-fine", archive) == fine
 
 
 def test_a_bad_result_key_is_a_value_error_before_any_record_is_looked_for(r: redis.Redis) -> None:
