@@ -296,9 +296,8 @@ def build_app(site: Site) -> Starlette:
     def endpoint(request: Request) -> Response:
         raw_path = request.scope.get("raw_path") or request.url.path.encode()
         status, ctype, body, headers = site.respond(raw_path.decode("latin-1"), request.url.query)
-        response = Response(body, status_code=status, media_type=None, headers=dict(headers))
-        response.headers["Content-Type"] = ctype
-        return response
+        # The content types name their charset already, so Starlette adds none.
+        return Response(body, status_code=status, media_type=ctype, headers=dict(headers))
 
     return Starlette(routes=[Route("/{path:path}", endpoint, methods=["GET"])])
 
@@ -369,7 +368,7 @@ def serve_web(
 
 
 def run_web(redis_url: str, host: str = "0.0.0.0", port: int = 8080) -> int:
-    """Serve until SIGINT or SIGTERM; returns an exit code.  For ``arena web`` and ``arena up``."""
+    """Serve until SIGINT or SIGTERM; returns an exit code.  For ``arena web`` (``arena up`` calls ``serve_web``)."""
     client = connect(redis_url)
     try:
         server, thread = serve_web(client, host, port)
