@@ -45,6 +45,7 @@ from redis.client import NEVER_DECODE
 
 from arena import keys
 from arena.model import ArenaError, MatchResult
+from arena.redis_server import PASSWORD_FILE_ENV, connect
 from arena.streams import entry_age_s, id_order, server_ms
 
 log = logging.getLogger(__name__)
@@ -401,7 +402,16 @@ def add_archive_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "archive",
         help="move finished matches' records out of Redis into an archive directory (docs/storage.md)",
     )
-    p.add_argument("--redis", default=os.environ.get("ARENA_REDIS_URL", "redis://127.0.0.1:6379/0"))
+    p.add_argument(
+        "--redis",
+        default=os.environ.get("ARENA_REDIS_URL", "redis://127.0.0.1:6379/0"),
+        help="Redis URL, without a password (default $ARENA_REDIS_URL or redis://127.0.0.1:6379/0)",
+    )
+    p.add_argument(
+        "--redis-password-file",
+        default=os.environ.get(PASSWORD_FILE_ENV) or None,
+        help=f"file holding the Redis password (default ${PASSWORD_FILE_ENV})",
+    )
     p.add_argument(
         "--dir", default=os.environ.get(ARCHIVE_DIR_ENV), help=f"the archive directory (default ${ARCHIVE_DIR_ENV})"
     )
@@ -416,13 +426,11 @@ def add_archive_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
 
 
 def cmd_archive(args: argparse.Namespace) -> int:
-    from arena.redis_server import connect
-
     if not args.dir:
         print(f"error: give --dir or set {ARCHIVE_DIR_ENV}", flush=True)
         return 2
     retention = Retention(max_age_s=args.max_age_s, keep=args.keep)
-    r = connect(args.redis)
+    r = connect(args.redis, password_file=args.redis_password_file)
     archiver = Archiver(r, Archive(args.dir), retention)
     if args.once:
         done = archiver.run_once(max_batches=10**6)
