@@ -563,9 +563,11 @@ def _bot_from_hash(bot_id: str, h: Mapping[str, str], current: BotVersion) -> Bo
 # Returns 1, 0 (the name is taken) or -1 (the owner has its cap of active bots).
 _REGISTER_LUA = """
 local cap = tonumber(ARGV[8])
-if cap > 0 and tonumber(redis.call('HGET', KEYS[5], ARGV[3]) or '0') >= cap then return -1 end
+-- (Below 0 after retiring bots registered before the count was kept: they were never counted.)
+local owned = math.max(0, tonumber(redis.call('HGET', KEYS[5], ARGV[3]) or '0'))
+if cap > 0 and owned >= cap then return -1 end
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
-redis.call('HINCRBY', KEYS[5], ARGV[3], 1)
+redis.call('HSET', KEYS[5], ARGV[3], owned + 1)
 redis.call('HSET', KEYS[2], 'name', ARGV[1], 'owner', ARGV[3], 'created', ARGV[4],
            'retired', '0', 'version', '1', 'token_sha256', ARGV[5], 'kind', ARGV[7])
 redis.call('RPUSH', KEYS[3], ARGV[6])

@@ -6,10 +6,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from arena import keys
+from arena.limits import QuotaExceeded
 from arena.model import (
     AuthError,
     ManifestError,
@@ -220,3 +222,31 @@ def test_no_owner_token_starts_with_a_dash_for_either_kind_of_registration(reg, 
         monkeypatch.setattr(secrets, "token_urlsafe", lambda n, drawn=drawn: next(drawn))
         _, token = register()
         assert token == "plain"
+
+
+def test_concurrent_registrations_of_one_owner_never_pass_its_cap(r, reg):
+    """Ten registrations at once for an owner with room for three: exactly three get in (the cap is checked
+    in the registration's Lua script), and retiring one makes room for one more."""
+
+    def attempt(i):
+        try:
+            return reg.register(f"bot{i}", "ann", endpoint="192.0.2.1:7000", games=["pilotta"], max_per_owner=3)
+        except QuotaExceeded:
+            return None
+
+    with ThreadPoolExecutor(max_workers=10) as pool:
+        done = [x for x in pool.map(attempt, range(10)) if x is not None]
+    assert len(done) == 3 and r.hget(keys.OWNER_BOTS, "ann") == "3"
+    with pytest.raises(QuotaExceeded, match="owner 'ann' has 3 active bots"):
+        reg.register("more", "ann", endpoint="192.0.2.1:7000", games=["pilotta"], max_per_owner=3)
+    assert reg.register("other", "bob", endpoint="192.0.2.1:7000", games=["pilotta"], max_per_owner=3)
+    bot, token = done[0]
+    reg.retire(bot.bot_id, token)
+    reg.retire(bot.bot_id, token)  # retiring twice frees one place, not two
+    assert r.hget(keys.OWNER_BOTS, "ann") == "2"
+    reg.register("more", "ann", endpoint="192.0.2.1:7000", games=["pilotta"], max_per_owner=3)
+    # A bot from before the count was kept, retired, leaves it below 0: counted as none, not as a credit.
+    r.hset(keys.OWNER_BOTS, "eve", -2)
+    reg.register("eve1", "eve", endpoint="192.0.2.1:7000", games=["pilotta"], max_per_owner=1)
+    with pytest.raises(QuotaExceeded):
+        reg.register("eve2", "eve", endpoint="192.0.2.1:7000", games=["pilotta"], max_per_owner=1)
