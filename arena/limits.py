@@ -135,11 +135,13 @@ def load_policy(r: redis.Redis) -> Policy:
 
 
 def clip(value: object, n: int = CLIP_CHARS) -> str:
-    """``repr`` of at most ``n`` characters of ``value``, saying how long it was when it was cut."""
-    if isinstance(value, str | bytes) and len(value) > n:
-        return f"{value[:n]!r}... ({len(value)} characters)"
-    text = repr(value)
-    return text if len(text) <= n + 2 else text[:n] + "..."
+    """``repr`` of ``value`` in at most about ``n`` characters (a string or bytes cut to its first ``n``,
+    saying how long it was; escapes never make it longer than ``n`` + 2 before that note)."""
+    long = isinstance(value, str | bytes) and len(value) > n
+    text = repr(value[:n] if isinstance(value, str | bytes) else value)
+    if len(text) > n + 2:
+        text = text[: n + 2] + "..."
+    return f"{text}... ({len(value)} characters)" if long and isinstance(value, str | bytes) else text
 
 
 def bounded(message: str, n: int = MESSAGE_MAX) -> str:

@@ -12,9 +12,11 @@ import grpc
 import pytest
 from abuse_helpers import LOOPBACK, SHORT, TIMEOUT, manifest_source, rpc_error, sample_manifest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pilotta.arena.v1 import arena_pb2
 
-from arena.limits import Policy, json_depth, parse_json_object, store_policy
+from arena.limits import Policy, clip, json_depth, parse_json_object, store_policy
 from arena.model import ValidationError
 
 Code = grpc.StatusCode
@@ -153,3 +155,35 @@ def test_json_limits_by_hand():
     with pytest.raises(ValidationError, match="must be a JSON object, not list"):
         parse_json_object("[1]", "x", 10, 2)
     assert sample_manifest("random")["games"]
+
+
+def _nesting(value) -> int:
+    """How deeply a JSON value's arrays and objects nest, counted on the value itself."""
+    if isinstance(value, list):
+        return 1 + max((_nesting(v) for v in value), default=0)
+    if isinstance(value, dict):
+        return 1 + max((_nesting(v) for v in value.values()), default=0)
+    return 0
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ ab'),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(alphabet='[]{}"\\ ab'), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_values, st.booleans())
+def test_json_depth_is_the_nesting_of_the_value(value, indent):
+    """Whatever brackets and escapes its strings hold, the scan counts what json.loads would nest."""
+    assert json_depth(json.dumps(value, indent=1 if indent else None)) == _nesting(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text() | st.binary() | st.integers(), st.integers(min_value=1, max_value=80))
+def test_an_error_quotes_a_bounded_prefix(value, n):
+    text = clip(value, n)
+    assert len(text) <= n + 40  # escapes cut too; the note of the length is short
+    if isinstance(value, str | bytes) and len(value) > n:
+        assert text.endswith(f"... ({len(value)} characters)")
