@@ -324,6 +324,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                     losses=s.rating.losses,
                     draws=s.rating.draws,
                     stats_json=json.dumps(s.stats.to_dict(), sort_keys=True),
+                    version=s.version,
                     endpoint=s.endpoint,
                 )
                 for s in standings

@@ -202,5 +202,17 @@ def rating_history(ladder: str, bot_id: str) -> str:
 
 
 def bot_stats(ladder: str, bot_id: str) -> str:
-    """Hash of summed counters (model.STAT_COUNTERS), matches, and lat:<bucket> counts."""
+    """Hash of summed counters (model.STAT_COUNTERS), matches, won/lost/drawn/forfeits, and lat:<bucket>
+    counts."""
     return f"{PREFIX}ladder:{ladder}:stats:{bot_id}"
+
+
+def bot_version_stats(ladder: str, bot_id: str, version: int) -> str:
+    """The same as ``bot_stats``, of one version of the bot."""
+    return f"{PREFIX}ladder:{ladder}:stats:{bot_id}:v{version}"
+
+
+def head_to_head(ladder: str, bot_id: str) -> str:
+    """Hash of the bot's results against each opponent it met alone (one bot a side): ``<opp>|won``,
+    ``|lost``, ``|drawn`` (matches), ``|boards``, ``|sum`` and ``|sq`` (of its board scores)."""
+    return f"{PREFIX}ladder:{ladder}:h2h:{bot_id}"

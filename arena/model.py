@@ -361,6 +361,9 @@ class MatchResult(Record):
     boards: tuple[BoardEntry, ...] = ()
     # Neither side could play (no bot of either side started or answered its Handshake): never rated.
     void: bool = False
+    # Bot id -> the version of it that played (empty in results from before versions were kept): results
+    # and statistics are kept per version too (``arena.stats``).
+    versions: Mapping[str, int] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         c = "MatchResult"
@@ -406,6 +409,12 @@ class MatchResult(Record):
         if self.boards and self.scale is None:
             raise fail(c, "scale", "boards need the scale their scores are on")
         check_bool(c, "void", self.void)
+        if not isinstance(self.versions, Mapping):
+            raise fail(c, "versions", "expected an object: bot id -> version")
+        for bot, version in self.versions.items():
+            if bot not in self.seats:
+                raise fail(c, "versions", f"bot {bot!r} is not seated in this match")
+            check_int(c, f"versions[{bot}]", version, lo=1)
         if self.void and self.rated:
             raise fail(c, "void", "a void match is never rated")
 

@@ -13,6 +13,15 @@ A result without boards (a single-table match, or one stored before boards)
 is rated as one game with the match's winner.  ``games``/``wins``/``losses``/
 ``draws`` count matches; ``boards`` counts the boards rated.
 
+A bot's rating is the bot's, not its version's: a new version goes on from the rating the bot has
+(its mu and sigma, its games), because a version is most often a small change of the same program and
+its matches so far are the best evidence there is; the ranking stays continuous.  Its *statistics* start
+anew (per version: ``arena.stats``), so a new version does not show the old one's numbers as its own.
+
+A rated match between two bots that each hold a side alone also adds to each one's head-to-head hash
+(``keys.head_to_head``: matches won, lost, drawn against that opponent, its board scores' sum and sum of
+squares), in the same transaction, for the bot page's head-to-head table.
+
 The ladder's boards are also kept for the batch rating (``arena.batch``):
 each rated match between two bots that each hold a side alone appends its
 board scores to ``pa:ladder:<id>:boards`` in the same transaction.
@@ -31,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Mapping
@@ -78,6 +88,60 @@ class HistoryPoint:
     match_id: str
     mu: float
     sigma: float
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """A bot's results against one opponent: matches won, lost, drawn, and its mean board score (from -1
+    to 1) with a ~95 % interval (normal approximation; None with fewer than two boards)."""
+
+    opponent: str  # bot id
+    won: int
+    lost: int
+    drawn: int
+    boards: int
+    mean: float | None
+    low: float | None
+    high: float | None
+
+    @property
+    def matches(self) -> int:
+        return self.won + self.lost + self.drawn
+
+
+def head_to_head(pipe: Any, result: MatchResult, a: str, b: str) -> None:
+    """Queue the increments of a rated match between ``a`` (side 0) and ``b`` (side 1) on both bots'
+    head-to-head hashes (in the rating's MULTI: counted once, with the rating)."""
+    for me, opp, sign in ((a, b, 1.0), (b, a, -1.0)):
+        key = keys.head_to_head(result.ladder, me)
+        outcome = next(iter(stats.outcome_counts(result, me)))
+        pipe.hincrby(key, f"{opp}|{outcome}", 1)
+        if result.boards:
+            pipe.hincrby(key, f"{opp}|boards", len(result.boards))
+            pipe.hincrbyfloat(key, f"{opp}|sum", sign * sum(x.score for x in result.boards))
+            pipe.hincrbyfloat(key, f"{opp}|sq", sum(x.score**2 for x in result.boards))
+
+
+def head_to_head_rows(bot_id: str, h: Mapping[str, str]) -> list[HeadToHead]:
+    """The rows of a head-to-head hash (``keys.head_to_head``), most matches first, then by opponent."""
+    by_opp: dict[str, dict[str, float]] = {}
+    for field_name, value in h.items():
+        opp, _, what = field_name.rpartition("|")
+        by_opp.setdefault(opp, {})[what] = float(value)
+    rows = []
+    for opp, d in by_opp.items():
+        n = int(d.get("boards", 0))
+        mean = low = high = None
+        if n:
+            mean = d.get("sum", 0.0) / n
+            if n > 1:
+                var = max(0.0, (d.get("sq", 0.0) - n * mean * mean) / (n - 1))
+                half = 1.96 * math.sqrt(var / n)
+                low, high = max(-1.0, mean - half), min(1.0, mean + half)
+        rows.append(
+            HeadToHead(opp, int(d.get("won", 0)), int(d.get("lost", 0)), int(d.get("drawn", 0)), n, mean, low, high)
+        )
+    return sorted(rows, key=lambda x: (-x.matches, x.opponent))
 
 
 class Ratings:
@@ -146,7 +210,7 @@ class Ratings:
                 first = p.execute()[0]
             return bool(first)
         rkeys = [keys.rating(result.ladder, b) for b in bots]
-        skeys = [keys.bot_stats(result.ladder, b) for b in bots]
+        skeys = [k for ks in stats.stat_keys(result).values() for k in ks]
         for _ in range(_WATCH_RETRIES):
             pipe: Any  # Any: redis-py's Pipeline replies are untyped (Awaitable | Any)
             with self.r.pipeline(transaction=True) as pipe:
@@ -159,7 +223,7 @@ class Ratings:
                         return False
                     rows = {b: self.row(b, pipe.hgetall(k)) for b, k in zip(bots, rkeys, strict=True)}
                     # Stored max latency per bot: "max" is not an increment (stats.accumulate).
-                    maxes = {b: float(pipe.hget(sk, stats.LAT_MAX) or 0) for b, sk in zip(bots, skeys)}  # noqa: B905
+                    maxes = {sk: float(pipe.hget(sk, stats.LAT_MAX) or 0) for sk in skeys}
                     new = self._rate(side0, side1, rows, result)
                     pipe.multi()
                     self._write(pipe, result, rows, new, side0)
@@ -221,10 +285,16 @@ class Ratings:
             pipe.rpush(hkey, json.dumps({"ts": ts, "match_id": result.match_id, "mu": mu, "sigma": sigma}))
             pipe.ltrim(hkey, -self.history_cap, -1)
         side1 = tuple(b for b in new if b not in side0)
+        if len(side0) == 1 and len(side1) == 1:
+            head_to_head(pipe, result, side0[0], side1[0])
         if result.boards and len(side0) == 1 and len(side1) == 1:
             scores = [b.score for b in result.boards]
             entry = {"match_id": result.match_id, "a": side0[0], "b": side1[0], "scores": scores}
             pipe.rpush(keys.ladder_boards(result.ladder), json.dumps(entry, separators=(",", ":")))
+
+    def head_to_head(self, ladder: str, bot_id: str) -> list[HeadToHead]:
+        """The bot's results against each opponent it met alone, most matches first."""
+        return head_to_head_rows(bot_id, self.r.hgetall(keys.head_to_head(ladder, bot_id)))
 
     # the updater loop ----------------------------------------------------------------
 

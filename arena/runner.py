@@ -252,7 +252,7 @@ class ArenaRunner:
             log.info("match %s: forfeit: %s", spec.match_id, full_reason)
         for bot_id, why in start_errors.items():
             log.info("match %s: bot %s could not be started: %s", spec.match_id, names[bot_id], why)
-        result = to_result(spec, outcome)
+        result = dataclasses.replace(to_result(spec, outcome), versions={b: bot.version for b, bot in bots.items()})
         if outcome.forfeit is not None and set(never_started) & set(spec.requested_by):
             # A bot that never started, in a challenge its own owner asked for: no points for anyone.
             result = dataclasses.replace(result, rated=False)

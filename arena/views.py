@@ -34,10 +34,11 @@ from arena import keys, stats
 from arena.archive import Archive
 from arena.model import ID_RE, MatchResult, UnknownBotError, UnknownLadderError, ValidationError
 from arena.queue import LadderQueue, MatchQueue
-from arena.ratings import RatingRow, Ratings
+from arena.ratings import HeadToHead, RatingRow, Ratings, head_to_head_rows
 from arena.registry import Registry
 from arena.replay import replay_payload
 from arena.scheduler import LadderConfig
+from arena.stats import BotStatsSummary
 from arena.worker import live_workers
 
 MAX_ROWS = 100  # leaderboard rows per ladder on a page
@@ -83,10 +84,11 @@ class Standing:
     rank: int
     name: str
     rating: RatingRow
-    stats: stats.BotStatsSummary
+    stats: stats.BotStatsSummary  # of its current version
     # "endpoint" marks a bot its author runs (the referee cannot stop it sharing what its seats see);
     # "manifest" (or empty, for bots registered before kinds were kept) one the workers run.
     kind: str = ""
+    version: int = 0  # its current version (0: not known)
 
     @property
     def bot_id(self) -> str:
@@ -96,8 +98,26 @@ class Standing:
     def endpoint(self) -> bool:
         return self.kind == "endpoint"
 
+    @property
+    def low(self) -> float:
+        """mu - 2 sigma: with ``high``, a ~95 % range of the bot's skill (as the CLI shows it)."""
+        return self.rating.mu - 2 * self.rating.sigma
+
+    @property
+    def high(self) -> float:
+        return self.rating.mu + 2 * self.rating.sigma
+
     def to_dict(self) -> dict[str, Any]:
-        return {"rank": self.rank, "name": self.name, "endpoint": self.endpoint, **self.rating.to_dict()}
+        return {
+            "rank": self.rank,
+            "name": self.name,
+            "endpoint": self.endpoint,
+            **self.rating.to_dict(),
+            "version": self.version,
+            "low": self.low,
+            "high": self.high,
+            "stats": self.stats.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -107,7 +127,9 @@ class BotLadder:
     ladder: str
     rank: int  # among every rated bot of the ladder, 1 = best
     rating: RatingRow
-    stats: stats.BotStatsSummary
+    stats: stats.BotStatsSummary  # every version together
+    versions: tuple[BotStatsSummary, ...] = ()  # per version, the latest first (VERSIONS_SHOWN)
+    head_to_head: tuple[HeadToHead, ...] = ()  # opponents by id (``BotPage.names`` has their names)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -115,6 +137,8 @@ class BotLadder:
             "rank": self.rank,
             "rating": self.rating.to_dict(),
             "stats": self.stats.to_dict(),
+            "versions": [v.to_dict() for v in self.versions],
+            "head_to_head": [dataclasses.asdict(h) for h in self.head_to_head],
         }
 
 
@@ -126,10 +150,18 @@ class Board:
     config: LadderConfig | None  # None: a ladder only seen in results
     standings: tuple[Standing, ...]
     histories: Mapping[str, list[dict[str, Any]]]  # bot id -> plot history, for the top PLOT_BOTS
+    name: str = ""  # the ladder's name, if it has one
+    is_default: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         config = self.config.to_dict() if self.config is not None else None
-        return {"ladder": self.ladder, "config": config, "rows": [s.to_dict() for s in self.standings]}
+        return {
+            "ladder": self.ladder,
+            "name": self.name,
+            "default": self.is_default,
+            "config": config,
+            "rows": [s.to_dict() for s in self.standings],
+        }
 
 
 @dataclass(frozen=True)
@@ -257,15 +289,19 @@ class Views:
         rows = self.ratings.leaderboard(ladder, limit=limit)
         with self.r.pipeline(transaction=False) as p:
             for row in rows:
-                p.hmget(keys.bot(row.bot_id), ["name", "retired", "kind"])
-                p.hgetall(keys.bot_stats(ladder, row.bot_id))
+                p.hmget(keys.bot(row.bot_id), ["name", "retired", "kind", "version"])
+            bots = p.execute()
+        with self.r.pipeline(transaction=False) as p:
+            for row, (_name, _retired, _kind, version) in zip(rows, bots, strict=True):
+                p.hgetall(keys.bot_version_stats(ladder, row.bot_id, int(version or 1)))
             replies = p.execute()
         out: list[Standing] = []
-        for row, (name, retired, kind), h in zip(rows, replies[0::2], replies[1::2], strict=True):
+        for row, (name, retired, kind, version), h in zip(rows, bots, replies, strict=True):
             if retired == "1":
                 continue
-            summary = stats.summarize(ladder, row.bot_id, h)
-            out.append(Standing(len(out) + 1, name or row.bot_id, row, summary, kind or ""))
+            current = int(version or 1)
+            summary = stats.summarize(ladder, row.bot_id, h, current)
+            out.append(Standing(len(out) + 1, name or row.bot_id, row, summary, kind or "", current))
         return out
 
     def history(self, ladder: str, bot_id: str, limit: int = HISTORY_POINTS) -> list[dict[str, Any]]:
@@ -285,23 +321,34 @@ class Views:
             )
         return pts
 
-    def bot_ladders(self, bot_id: str) -> list[BotLadder]:
-        """The ladders the bot has a rating on: rank, rating and statistics on each (two round trips)."""
+    def bot_ladders(self, bot_id: str, version: int = 1) -> list[BotLadder]:
+        """The ladders the bot has a rating on: rank, rating and statistics on each, in all and for each of
+        its latest versions up to ``version`` (its current one), and its head to head (two round trips)."""
         lids = list(self.ladders())
         with self.r.pipeline(transaction=False) as p:
             for lid in lids:
                 p.zrevrank(keys.leaderboard(lid), bot_id)
             ranks = p.execute()
         rated = [(lid, int(rank) + 1) for lid, rank in zip(lids, ranks, strict=True) if rank is not None]
+        shown = list(range(version, max(0, version - stats.VERSIONS_SHOWN), -1))
         with self.r.pipeline(transaction=False) as p:
             for lid, _rank in rated:
                 p.hgetall(keys.rating(lid, bot_id))
                 p.hgetall(keys.bot_stats(lid, bot_id))
+                p.hgetall(keys.head_to_head(lid, bot_id))
+                for v in shown:
+                    p.hgetall(keys.bot_version_stats(lid, bot_id, v))
             replies = p.execute()
-        return [
-            BotLadder(lid, rank, self.ratings.row(bot_id, rh), stats.summarize(lid, bot_id, sh))
-            for (lid, rank), rh, sh in zip(rated, replies[0::2], replies[1::2], strict=True)
-        ]
+        out = []
+        per = 3 + len(shown)
+        for i, (lid, rank) in enumerate(rated):
+            rh, sh, hh, *vh = replies[i * per : (i + 1) * per]
+            versions = tuple(stats.summarize(lid, bot_id, h, v) for v, h in zip(shown, vh, strict=True) if h)
+            h2h = tuple(head_to_head_rows(bot_id, hh))
+            out.append(
+                BotLadder(lid, rank, self.ratings.row(bot_id, rh), stats.summarize(lid, bot_id, sh), versions, h2h)
+            )
+        return out
 
     # matches ------------------------------------------------------------------------------
 
@@ -408,15 +455,21 @@ class Views:
         return ladder
 
     def boards(self, ladder: str | None = None) -> list[Board]:
-        """Every ladder's board (or the one named), each with the histories of its top ``PLOT_BOTS``."""
-        wanted = self.check_ladder(ladder)
+        """Every ladder's board (or the one named: its id or name), the default ladder's first, each with
+        the histories of its top ``PLOT_BOTS``."""
+        with self.r.pipeline(transaction=False) as p:
+            p.hgetall(keys.LADDER_NAME_OF)
+            p.get(keys.DEFAULT_LADDER)
+            names, main = p.execute()
+        by_name = {n: lid for lid, n in names.items()}
+        wanted = by_name[ladder] if ladder in by_name else self.check_ladder(ladder)
         out = []
-        for lid, cfg in self.ladders().items():
+        for lid, cfg in sorted(self.ladders().items(), key=lambda kv: kv[0] != main):
             if wanted is not None and lid != wanted:
                 continue
             standings = tuple(self.leaderboard(lid))
             hist = {s.bot_id: self.plot_history(lid, s.bot_id) for s in standings[:PLOT_BOTS]}
-            out.append(Board(lid, cfg, standings, hist))
+            out.append(Board(lid, cfg, standings, hist, names.get(lid, ""), lid == main))
         return out
 
     def match_page(
@@ -431,11 +484,13 @@ class Views:
 
     def bot_page(self, name: str) -> BotPage:
         b = self.registry.get(self.bot_id_by_name(name))
-        ladders = tuple(self.bot_ladders(b.bot_id))
+        ladders = tuple(self.bot_ladders(b.bot_id, b.version))
         hist = {lad.ladder: self.plot_history(lad.ladder, b.bot_id) for lad in ladders}
         matches, _ = self.matches(bot_id=b.bot_id, limit=20)
         public = PublicBot(b.bot_id, b.name, b.owner, b.created, b.retired, b.version)
-        return BotPage(public, ladders, hist, matches, self.with_names(matches))
+        opponents = [h.opponent for lad in ladders for h in lad.head_to_head]
+        names = {**self.names(opponents), **self.with_names(matches)}
+        return BotPage(public, ladders, hist, matches, names)
 
     def rating_history(self, name: str, ladder: str | None = None) -> dict[str, Any]:
         """A bot's rating history on one ladder, or on every ladder it has played on."""

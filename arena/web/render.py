@@ -29,6 +29,7 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 # The rows of a bot's statistics table: key of BotStatsSummary, label, format.
 STAT_ROWS = (
     ("matches", "Matches", "{}"),
+    ("forfeits", "Matches lost by forfeit", "{}"),
     ("deals", "Deals played", "{}"),
     ("points_per_deal", "Average points per deal", "{:.1f}"),
     ("contracts_bid", "Contracts bid", "{}"),
@@ -97,6 +98,11 @@ def points(history: Sequence[Mapping[str, float]], key: str) -> list[tuple[float
     return [(p["ts"], p[key]) for p in history]
 
 
+def sigma_band(history: Sequence[Mapping[str, float]], k: float = 2.0) -> list[tuple[float, float, float]]:
+    """(time, mu - k sigma, mu + k sigma) of a rating history: the band ``plot`` shades (k = 2: ~95 %)."""
+    return [(p["ts"], p["mu"] - k * p["sigma"], p["mu"] + k * p["sigma"]) for p in history]
+
+
 # --------------------------------------------------------------------------- plots
 
 
@@ -108,6 +114,15 @@ class Line:
     path: str
     marks: tuple[tuple[str, str], ...]  # circle centres
     legend_y: int
+
+
+@dataclass(frozen=True)
+class Band:
+    """A shaded range under the lines (a rating's μ ± 2σ), drawn as steps like the lines."""
+
+    label: str
+    color: str
+    path: str  # a closed outline: along the top, then back along the bottom
 
 
 @dataclass(frozen=True)
@@ -124,16 +139,24 @@ class Plot:
     y_ticks: tuple[tuple[str, str, str], ...]  # (y of the grid line, y of the label, label)
     x_labels: tuple[tuple[str, str, str], ...]  # (x, text-anchor, date)
     lines: tuple[Line, ...]
+    bands: tuple[Band, ...] = ()
 
 
 def plot(
-    series: Sequence[tuple[str, Sequence[tuple[float, float]]]], title: str, width: int = 760, height: int = 260
+    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+    title: str,
+    width: int = 760,
+    height: int = 260,
+    bands: Sequence[tuple[str, Sequence[tuple[float, float, float]]]] = (),
 ) -> Plot | None:
-    """Lines of (unix time, value), or None when there is no point at all.
+    """Lines of (unix time, value), and shaded ``bands`` of (unix time, low, high), or None when there is
+    no point at all.
 
     Drawn as steps held to the right edge: a rating is constant between two matches, and a bot that
-    played once still gets a visible line (from its prior, when the caller puts it first)."""
+    played once still gets a visible line (from its prior, when the caller puts it first).  A band takes
+    the colour of the line of the same position."""
     pts = [p for _label, s in series for p in s]
+    pts += [(t, v) for _label, b in bands for t, lo, hi in b for v in (lo, hi)]
     if not pts:
         return None
     left, right, top, bottom = 48, 170, 14, 30
@@ -167,6 +190,16 @@ def plot(
                 legend_y=top + 8 + i * 18,
             )
         )
+    shaded = []
+    for i, (label, b) in enumerate(bands):
+        if not b:
+            continue
+        # Along the top from the left, to the right edge, down, and back along the bottom; a step at each
+        # point, as the lines have.
+        path = f"M{sx(b[0][0]):.1f},{sy(b[0][2]):.1f}" + "".join(f"H{sx(t):.1f}V{sy(hi):.1f}" for t, _lo, hi in b[1:])
+        path += f"H{left + pw}V{sy(b[-1][1]):.1f}"
+        path += "".join(f"H{sx(b[k][0]):.1f}V{sy(b[k - 1][1]):.1f}" for k in range(len(b) - 1, 0, -1))
+        shaded.append(Band(label, PALETTE[i % len(PALETTE)], f"{path}H{sx(b[0][0]):.1f}Z"))
     return Plot(
         title=title,
         width=width,
@@ -178,6 +211,7 @@ def plot(
         y_ticks=tuple((f"{sy(t):.1f}", f"{sy(t) + 4:.1f}", f"{t:g}") for t in _ticks(y0, y1)),
         x_labels=tuple((f"{sx(x):.1f}", anchor, when(x)) for x, anchor in ((x0, "start"), (x1, "end"))),
         lines=tuple(lines),
+        bands=tuple(shaded),
     )
 
 
@@ -211,6 +245,7 @@ def environment() -> jinja2.Environment:
         sides=sides,
         side_names=side_names,
         points=points,
+        sigma_band=sigma_band,
         fmt=lambda v, f: f.format(v),
         public_reason=public_reason,
     )

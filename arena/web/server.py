@@ -163,7 +163,13 @@ class Site:
                 return lambda q: _json(self._rating_history(p[1], q.get("ladder")))
             return None
         if p in ([""], []):
-            return lambda q: self._page("leaderboard.html", "Leaderboard", "leaderboard", boards=self._boards(q))
+            return lambda q: self._page(
+                "leaderboard.html",
+                "Leaderboard",
+                "leaderboard",
+                boards=self._boards(q),
+                ladders=self.server.arena.list_ladders(),
+            )
         if p == ["matches"]:
             return lambda q: self._page("matches.html", "Matches", "matches", **vars_of(self._match_page(q)))
         if p == ["batch"]:
@@ -206,9 +212,7 @@ class Site:
             raise NotFound(f"There is no ladder named “{ladder}”.") from None
         return [
             {
-                "ladder": b.ladder,
-                "config": b.config.to_dict() if b.config is not None else None,
-                "rows": [s.to_dict() for s in b.standings],
+                **b.to_dict(),
                 "series": [
                     (s.name, points(b.histories[s.bot_id], "conservative"))
                     for s in b.standings

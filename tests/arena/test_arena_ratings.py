@@ -151,3 +151,39 @@ def test_concurrent_apply_of_the_same_result_counts_once(r):
     assert sorted(outcomes) == [False] * 7 + [True]
     assert all(rts[0].get("lad", b).games == 1 for b in "abcd")
     assert len(rts[0].history("lad", "a")) == 1
+
+
+def test_a_new_version_goes_on_from_the_bots_rating_and_starts_its_statistics_anew(r):
+    """The decision (docs/arena.md, "Ratings"): the rating is the bot's and continuous across versions;
+    statistics are per version.  Two ladders get the same three results; on "lad" a's third match is its
+    version 2, on "same" it is still version 1: the ratings are equal, the per-version statistics not."""
+    rt = Ratings(r)
+    st = BotStats(deals=2, points=50, contracts_bid=2, contracts_made=1, timeouts=1)
+    for ladder, later in (("lad", 2), ("same", 1)):
+        for i, (winner, va) in enumerate(((0, 1), (1, 1), (0, later))):
+            rt.apply(
+                MatchResult(
+                    match_id=f"{ladder}-m{i}",
+                    ladder=ladder,
+                    seats=("a", "b", "a", "b"),
+                    winner=winner,
+                    points=(10, 5),
+                    deals_played=2,
+                    stats={"a": st, "b": st},
+                    forfeit="b timed out" if winner == 0 and i == 2 else None,
+                    versions={"a": va, "b": 1},
+                )
+            )
+    a, same = rt.get("lad", "a"), rt.get("same", "a")
+    assert (a.mu, a.sigma, a.games, a.wins, a.losses) == (same.mu, same.sigma, 3, 2, 1)
+    v1 = stats.summarize("lad", "a", r.hgetall(keys.bot_version_stats("lad", "a", 1)), 1)
+    v2 = stats.summarize("lad", "a", r.hgetall(keys.bot_version_stats("lad", "a", 2)), 2)
+    assert (v1.matches, v1.won, v1.lost, v1.contracts_bid, v1.timeouts) == (2, 1, 1, 4, 2)
+    assert (v2.matches, v2.won, v2.lost, v2.contracts_bid, v2.timeouts) == (1, 1, 0, 2, 1)
+    every = stats.bot_stats(r, "lad", "a")
+    assert (every.matches, every.won, every.lost, every.forfeits) == (3, 2, 1, 0)
+    # b lost the third match by forfeit (in both ladders), and a result without versions counts only in all.
+    assert stats.bot_stats(r, "lad", "b").forfeits == 1
+    rt.apply(result("m-old", ("a", "b", "a", "b"), 1, stats={"a": st, "b": st}))
+    assert stats.bot_stats(r, "lad", "a").matches == 4
+    assert r.hgetall(keys.bot_version_stats("lad", "a", 2))["matches"] == "1"

@@ -590,6 +590,7 @@ class LeaderboardEntry(_message.Message):
     DRAWS_FIELD_NUMBER: _builtins.int
     STATS_JSON_FIELD_NUMBER: _builtins.int
     ENDPOINT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     bot: _builtins.str
     mu: _builtins.float
@@ -601,9 +602,11 @@ class LeaderboardEntry(_message.Message):
     losses: _builtins.int
     draws: _builtins.int
     stats_json: _builtins.str
-    """contracts bid and made, points per deal, capots, errors, latency p50/p99"""
+    """contracts bid and made, points per deal, capots, errors, forfeits, latency p50/p99"""
     endpoint: _builtins.bool
     """an endpoint bot: its author runs it, and may share what its seats see"""
+    version: _builtins.int
+    """its current version; stats_json is this version's (the rating is the bot's)"""
     def __init__(
         self,
         *,
@@ -618,10 +621,11 @@ class LeaderboardEntry(_message.Message):
         draws: _builtins.int = ...,
         stats_json: _builtins.str = ...,
         endpoint: _builtins.bool = ...,
+        version: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "conservative", b"conservative", "draws", b"draws", "endpoint", b"endpoint", "games", b"games", "losses", b"losses", "mu", b"mu", "rank", b"rank", "sigma", b"sigma", "stats_json", b"stats_json", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "conservative", b"conservative", "draws", b"draws", "endpoint", b"endpoint", "games", b"games", "losses", b"losses", "mu", b"mu", "rank", b"rank", "sigma", b"sigma", "stats_json", b"stats_json", "version", b"version", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
