@@ -168,7 +168,7 @@ class Site:
                 "Leaderboard",
                 "leaderboard",
                 boards=self._boards(q),
-                ladders=self.server.arena.list_ladders(),
+                ladders=self.arena.list_ladders(),
             )
         if p == ["matches"]:
             return lambda q: self._page("matches.html", "Matches", "matches", **vars_of(self._match_page(q)))
