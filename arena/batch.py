@@ -2,14 +2,21 @@
 live OpenSkill rating, and the head-to-head table of the ladder's pairs.
 
 The boards are those ``arena.ratings`` appends per ladder as it rates each match (matches between two
-bots that each hold a side alone). The fit is anchored on one bot, ``random`` by default, held at 0; a
-rating is provisional (listed, not ranked) until its bootstrap interval is narrower than
-``PROVISIONAL_WIDTH_ELO`` and the bot has played ``PROVISIONAL_BOARDS`` boards.
+bots that each hold a side alone); the list keeps the latest ``ratings.BOARDS_CAP`` matches' boards.
+The fit is anchored on one bot, ``random`` by default, held at 0; a rating is provisional (listed, not
+ranked) until its bootstrap interval is narrower than ``PROVISIONAL_WIDTH_ELO`` and the bot has played
+``PROVISIONAL_BOARDS`` boards.
+
+The fit and its bootstrap take seconds on a big ladder and are the same until a board is added (the seed
+is fixed), so ``BatchCache`` keeps each (ladder, anchor)'s table and recomputes it only when the ladder's
+board list has changed: its length and its last entry, read in one round trip, say so.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +27,7 @@ from referee.scales import as_fraction
 
 DEFAULT_ANCHOR = "random"
 BOOTSTRAP_ROUNDS = 200
+CACHED_TABLES = 32
 
 
 @dataclass(frozen=True)
@@ -86,3 +94,34 @@ def named(table: BatchTable, names: Mapping[str, str]) -> dict[str, Any]:
             for h in table.head_to_head
         ],
     }
+
+
+class BatchCache:
+    """Batch tables by (ladder, anchor), recomputed only when the ladder's boards changed (thread-safe)."""
+
+    def __init__(self, size: int = CACHED_TABLES) -> None:
+        self.size = size
+        self._tables: OrderedDict[tuple[str, str], tuple[tuple[int, str], BatchTable]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.computed = 0  # tables fitted (not served from the cache), for the tests and the curious
+
+    def table(self, r: Any, ladder: str, anchor: str) -> BatchTable:
+        with r.pipeline(transaction=False) as p:
+            p.llen(keys.ladder_boards(ladder))
+            p.lindex(keys.ladder_boards(ladder), -1)
+            length, last = p.execute()
+        stamp = (int(length), str(last or ""))
+        with self._lock:
+            hit = self._tables.get((ladder, anchor))
+            if hit is not None and hit[0] == stamp:
+                self._tables.move_to_end((ladder, anchor))
+                return hit[1]
+        # Fitted outside the lock: two requests for the same new table may both fit it (the same table).
+        table = batch_table(r, ladder, anchor)
+        with self._lock:
+            self.computed += 1
+            self._tables[(ladder, anchor)] = (stamp, table)
+            self._tables.move_to_end((ladder, anchor))
+            while len(self._tables) > self.size:
+                self._tables.popitem(last=False)
+        return table

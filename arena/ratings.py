@@ -24,7 +24,8 @@ squares), in the same transaction, for the bot page's head-to-head table.
 
 The ladder's boards are also kept for the batch rating (``arena.batch``):
 each rated match between two bots that each hold a side alone appends its
-board scores to ``pa:ladder:<id>:boards`` in the same transaction.
+board scores to ``pa:ladder:<id>:boards`` in the same transaction, which keeps the latest
+``BOARDS_CAP`` matches' (the oldest are trimmed, so the list stays bounded).
 
 Exactly-once: results arrive on ``pa:results``; updaters read it through the
 ``ratings`` consumer group, so each entry goes to one updater.  Crashes can
@@ -58,6 +59,7 @@ from arena.retry import REDIS_DOWN, Backoff
 log = logging.getLogger(__name__)
 
 HISTORY_CAP = 10_000  # points kept per bot and ladder (enough to plot a season)
+BOARDS_CAP = 50_000  # matches whose boards a ladder keeps for the batch rating (``arena.batch``)
 _WATCH_RETRIES = 50
 
 
@@ -145,10 +147,17 @@ def head_to_head_rows(bot_id: str, h: Mapping[str, str]) -> list[HeadToHead]:
 
 
 class Ratings:
-    def __init__(self, r: redis.Redis, model: PlackettLuce | None = None, history_cap: int = HISTORY_CAP):
+    def __init__(
+        self,
+        r: redis.Redis,
+        model: PlackettLuce | None = None,
+        history_cap: int = HISTORY_CAP,
+        boards_cap: int = BOARDS_CAP,
+    ):
         self.r: Any = r  # replies are str (decode_responses=True); the stubs cannot know
         self.model = model or PlackettLuce()
         self.history_cap = history_cap
+        self.boards_cap = boards_cap  # matches' boards kept per ladder for the batch rating
         self.ensure_group()
 
     def ensure_group(self) -> None:
@@ -291,6 +300,7 @@ class Ratings:
             scores = [b.score for b in result.boards]
             entry = {"match_id": result.match_id, "a": side0[0], "b": side1[0], "scores": scores}
             pipe.rpush(keys.ladder_boards(result.ladder), json.dumps(entry, separators=(",", ":")))
+            pipe.ltrim(keys.ladder_boards(result.ladder), -self.boards_cap, -1)
 
     def head_to_head(self, ladder: str, bot_id: str) -> list[HeadToHead]:
         """The bot's results against each opponent it met alone, most matches first."""

@@ -21,7 +21,7 @@ import redis
 
 from arena import keys, ladder_status, metrics, packages, trust
 from arena.archive import Archive
-from arena.batch import DEFAULT_ANCHOR, batch_table, named
+from arena.batch import DEFAULT_ANCHOR, BatchCache, named
 from arena.botlogs import BotLog, BotLogs
 from arena.ladder import (
     LadderCounts,
@@ -192,6 +192,7 @@ class Arena:
         self.scheduler = Scheduler(r, self.registry, self.ratings, self.queue)
         self.views = Views(r, self.registry, self.ratings, self.queue, archive)
         self.counts = LadderCounts(r)
+        self.batch = BatchCache()
 
     @property
     def policy(self) -> Policy:
@@ -602,7 +603,7 @@ class Arena:
         lid = self.resolve_ladder(ladder)
         anchor_id = self.views.bot_id_by_name(anchor or DEFAULT_ANCHOR)
         try:
-            table = batch_table(self.r, lid, anchor_id)
+            table = self.batch.table(self.r, lid, anchor_id)
         except ValueError as e:  # the anchor played none of the ladder's boards
             raise ValidationError(f"ladder {lid}: {e} (give another anchor)") from None
         names = self.views.names([anchor_id, *(row.bot for row in table.ratings)])

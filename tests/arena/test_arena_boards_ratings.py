@@ -3,6 +3,7 @@ the head-to-head table read the boards the updater stored, the provisional rule;
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -11,8 +12,10 @@ import pytest
 from arena import keys
 from arena.batch import batch_table, ladder_boards
 from arena.bradley_terry import ELO_PER_LOGIT, BatchRating, BoardScore, fit, head_to_head
-from arena.model import BoardEntry, MatchResult
+from arena.model import BoardEntry, MatchResult, ValidationError
 from arena.ratings import Ratings
+from arena.scheduler import LadderConfig
+from arena.service import Arena
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -95,3 +98,42 @@ def test_provisional_until_narrow_and_played() -> None:
     assert BatchRating("a", 100.0, 0.0, 199.0, 100).provisional() is False
     assert BatchRating("a", 100.0, 0.0, 200.0, 100).provisional() is True  # the interval is 200 Elo wide
     assert BatchRating("a", 100.0, 50.0, 60.0, 99).provisional() is True  # too few boards
+
+
+def test_the_boards_list_keeps_the_latest_matches_only(r):
+    rt = Ratings(r, boards_cap=3)
+    for i in range(5):
+        rt.apply(result(f"m{i}", ("a", "random", "a", "random"), [0.5]))
+    kept = [json.loads(x)["match_id"] for x in r.lrange(keys.ladder_boards("lad"), 0, -1)]
+    assert kept == ["m2", "m3", "m4"]
+    assert rt.get("lad", "a").boards == 5  # the rating counted every board; only the list is trimmed
+
+
+def test_the_batch_table_is_fitted_once_until_a_board_is_added(r):
+    service = Arena(r)
+    lid = service.scheduler.create_ladder(LadderConfig("pilotta", deals=2, target=None))
+    a = service.registry.register("alpha", "tests", endpoint="127.0.0.1:50081", games=["pilotta"])[0].bot_id
+    rnd = service.registry.register("random", "tests", endpoint="127.0.0.1:50082", games=["pilotta"])[0].bot_id
+
+    def play(rt: Ratings, mid: str, scores: list[float]) -> None:
+        assert rt.apply(dataclasses.replace(result(mid, (a, rnd, a, rnd), scores), ladder=lid))
+
+    rt = Ratings(r)
+    for i in range(3):
+        play(rt, f"m{i}", [0.5, -0.25])
+    first = service.batch_ratings(lid, "random")
+    again = service.batch_ratings(lid, "random")
+    assert again == first and service.batch.computed == 1  # the second request did not refit
+    assert first["boards"] == 6
+    play(rt, "m3", [1.0])
+    after = service.batch_ratings(lid, "random")
+    assert after["boards"] == 7 and service.batch.computed == 2
+    # A full list trimmed at its head keeps its length (4 matches: m0-m3, then m1-m4) but gets a new last
+    # entry: seen as a change too.  Boards left: m1 2, m2 2, m3 1, m4 1.
+    play(Ratings(r, boards_cap=4), "m4", [1.0])
+    assert r.llen(keys.ladder_boards(lid)) == 4
+    assert service.batch_ratings(lid, "random")["boards"] == 6 and service.batch.computed == 3
+    service.registry.register("idle", "tests", endpoint="127.0.0.1:50083", games=["pilotta"])
+    with pytest.raises(ValidationError, match="anchor"):  # refused, and nothing cached for it
+        service.batch_ratings(lid, "idle")
+    assert service.batch.computed == 3
