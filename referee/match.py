@@ -22,7 +22,8 @@ decision and notice) or 2 (one stream per seat per leg), as its handshake says; 
 carries both and classifies their failures alike. Every answer is classified (``OUTCOMES``). A timeout,
 an illegal action or a malformed reply plays the first legal action instead and counts a strike; past
 ``max_strikes`` the bot's team forfeits, and so it does at once when a bot is unreachable or crashes.
-Each seat only ever receives its own observation (``referee.observation.observe``).
+Each seat only ever receives its own observation (``referee.observation.observe``'s, written by
+``wire_bytes.DecisionWriter``).
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ from referee.bots import BotProcess, Manifest, bot_label, launch_bots
 from referee.cputime import CpuMeter, ProcessTreeCpu
 from referee.deal import Deal
 from referee.game import Chance, Game
-from referee.observation import ObservationCache, observe
 from referee.record import ActionNote, Forfeit, RecordExtras, game_to_record, match_record
 from referee.record_format import OUTCOMES
 from referee.rules import get_ruleset
@@ -311,7 +311,8 @@ class MatchRunner:
         self.links: dict[str, BotLink] = {ep: self.link_pool.get(ep) for ep in dict.fromkeys(every)}
         self.versions: dict[str, int] = {}  # the protocol version of each endpoint, from its handshake
         self.streams: dict[int, SeatStream] = {}  # by seat: the version 2 bots' streams of the current leg
-        self.cache = ObservationCache()  # what this match's observations share
+        # This match's DecideRequests, written straight from the deal (what each seat sees: referee.observation).
+        self.writer = wire_bytes.DecisionWriter(match_id)
         self.ruleset = get_ruleset(settings.ruleset, dict(settings.options))
         self.boards = settings.match_boards()
         # The CPU time of the bots this match started (by endpoint); other bots' cannot be read.
@@ -549,7 +550,7 @@ class MatchRunner:
     def step(
         self, leg: int, game: Game, seats: Sequence[int], notes: dict[tuple[int, int], ActionNote]
     ) -> tuple[int, Deal] | None:
-        """One decision: observation -> proto -> Decide -> parse -> apply. Returns (number, deal) when
+        """One decision: the seat's DecideRequest bytes -> Decide -> parse -> apply. Returns (number, deal) when
         the deal ended with it. Raises _Forfeit when the bot's team forfeits."""
         s = self.s
         deal = game.deal
@@ -558,18 +559,10 @@ class MatchRunner:
         bot_index = seats[seat]
         b = self.bots[bot_index]
         actions = deal.legal_actions()
-        decl = deal.declaration_codes[seat]
-        cache = self.cache
-        legal = cache.legal_codes(actions, decl)
-        request = wire_bytes.decide_request_bytes(
-            self.match_id,
-            observe(deal, seat, game, cache),
-            legal,
-            deadline_ms=s.deadline_ms,
-            time_bank_ms=int(b.time_bank_ms),
-            cache=cache,
+        legal, request = self.writer.request(
+            deal, seat, game, actions, deadline_ms=s.deadline_ms, time_bank_ms=int(b.time_bank_ms)
         )
-        decision = self.decide(bot_index, request, legal, decl, seat)
+        decision = self.decide(bot_index, request, legal, deal.declaration_codes[seat], seat)
         index, outcome, latency, detail, comment = decision[:5]
         b.counts[outcome] += 1
         b.latencies_ms.append(latency)

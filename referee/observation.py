@@ -118,11 +118,11 @@ class _Public:
             self.announced, self.announcements = source, {}
         views = self.announcements.get(seat)
         if views is None:
-            views = self.announcements[seat] = _announcement_views(deal, seat)
+            views = self.announcements[seat] = announcement_views(deal, seat)
         return views
 
 
-def _announcement_views(deal: Deal, seat: int) -> tuple[AnnouncementView, ...]:
+def announcement_views(deal: Deal, seat: int) -> tuple[AnnouncementView, ...]:
     """What ``seat`` sees of the declarations announced: kind and points of all, the cards of its own and,
     once the first trick has settled the contest, of those credited."""
     settled = deal.declarations_settled

@@ -10,13 +10,24 @@ follow fails there. Anything unexpected falls back to the protobuf runtime.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from referee.cards import card_name
-from referee.deal import Contract
+from referee.cards import _SUIT_BYTE_CARDS, card_name
+from referee.deal import Contract, Deal, Phase, Trick
 from referee.declarations import Declaration
-from referee.observation import AnnouncementView, Observation, ObservationCache, TrickView
+from referee.observation import (
+    AnnouncementView,
+    Observation,
+    ObservationCache,
+    TrickView,
+    action_code_cached,
+    announcement_views,
+    observe,
+)
 from referee.wire import PHASES, SEATS, SUIT_LETTERS, decide_request, observation_to_proto
+
+if TYPE_CHECKING:
+    from referee.game import Game
 
 # --- ---------------------------------------------------------
 # Building a DecideRequest field by field through the protobuf runtime costs more than the rest of the
@@ -114,7 +125,7 @@ def _remember(memo: dict[K, V], key: K, value: V) -> V:
     return value
 
 
-def _trick_payload(trick: TrickView) -> bytes:
+def _trick_payload(trick: TrickView | Trick) -> bytes:
     out = _TRICK_LEADER[trick.leader] + b"".join([_TRICK_CARD[c] for c in trick.cards])
     return out if trick.winner is None else out + _TRICK_WINNER[trick.winner]
 
@@ -191,13 +202,15 @@ def _announcements(announcements: tuple[AnnouncementView, ...]) -> bytes:  # fie
     return b"".join(out)
 
 
-def _tail(obs: Observation) -> bytes:  # fields 14-18
-    _check_uint32(*obs.tricks_won, obs.deal_number, obs.target)
-    _check_int32(*obs.scores, obs.hanging)
-    out = _ld(14, b"".join([_uv(n) for n in obs.tricks_won])) if obs.tricks_won else b""
-    if obs.scores:
-        out += _ld(15, b"".join([_uv(n) for n in obs.scores]))
-    return out + _number(16, obs.deal_number) + _number(17, obs.target) + _number(18, obs.hanging)
+def _tail(
+    tricks_won: tuple[int, ...], scores: tuple[int, ...], deal_number: int, target: int, hanging: int
+) -> bytes:  # fields 14-18
+    _check_uint32(*tricks_won, deal_number, target)
+    _check_int32(*scores, hanging)
+    out = _ld(14, b"".join([_uv(n) for n in tricks_won])) if tricks_won else b""
+    if scores:
+        out += _ld(15, b"".join([_uv(n) for n in scores]))
+    return out + _number(16, deal_number) + _number(17, target) + _number(18, hanging)
 
 
 _HEADS: dict[tuple[str, int, int, str], bytes] = {}
@@ -255,7 +268,7 @@ def _observation_payload(obs: Observation, cache: ObservationCache | None) -> by
         parts += [_ld(13, _BELOTE_SEAT[seat] + _BELOTE_SUIT[suit]) for seat, suit in obs.belotes]
     tkey = (obs.tricks_won, obs.scores, obs.deal_number, obs.target, obs.hanging)
     block = _TAILS.get(tkey)
-    parts.append(block if block is not None else _remember(_TAILS, tkey, _tail(obs)))
+    parts.append(block if block is not None else _remember(_TAILS, tkey, _tail(*tkey)))
     if obs.to_act is not None:
         parts.append(_OBS_TO_ACT[obs.to_act])
     block = _RULESETS.get(obs.ruleset)
@@ -324,3 +337,215 @@ def decide_request_bytes(
         numbers = _remember(_NUMBERS, (deadline_ms, time_bank_ms), _number(4, deadline_ms) + _number(5, time_bank_ms))
     n = len(observation)
     return b"".join((head, _VARINTS[n] if n < 16384 else _varint(n), observation, block, numbers))
+
+
+# --- The match runner's writer: a seat's DecideRequest straight from the deal ------------------------------
+# ``observe`` then ``decide_request_bytes`` builds an Observation (some twenty fields, a dozen tuples) only to
+# take it apart again, once per decision. The writer below goes from the deal to the bytes in one pass and
+# keeps, per seat, what changes by one card or one call a decision: the auction's and the finished tricks'
+# bytes are extended, never rewritten; a hand is four table lookups (one per suit's byte of the mask). It reads
+# of the deal exactly what ``observe`` reads (a seat's own hand and declarations, the public rest, and what
+# ``referee.observation.announcement_views`` shows the seat of the announcements), and its bytes are
+# ``decide_request(match_id, observe(deal, seat, game), legal, ...).SerializeToString()``:
+# ``tests/protocol/test_protocol_decision_writer.py`` checks that for every seat of every state of random
+# deals of every ruleset.
+
+# Field 5 (hand) of the cards of each suit's byte of a mask, in ``cards_in``'s order.
+_HAND_SUIT_BYTES: tuple[tuple[bytes, ...], ...] = tuple(
+    tuple(b"".join([_HAND_CARD[c] for c in _SUIT_BYTE_CARDS[s][byte]]) for byte in range(256)) for s in range(4)
+)
+_HC, _HD, _HH, _HS = _HAND_SUIT_BYTES
+_PLAY = Phase.PLAY
+_SCORED = Phase.SCORED
+
+
+class _DealBytes:
+    """The bytes of one deal's observations that outlive a decision (see ``DecisionWriter``)."""
+
+    __slots__ = (
+        "announced",
+        "announcements",
+        "auction",
+        "calls",
+        "contract",
+        "contract_bytes",
+        "deal",
+        "declarations",
+        "heads",
+        "name",
+        "phase",
+        "ruleset",
+        "tail",
+        "tail_key",
+        "tricks",
+        "tricks_bytes",
+    )
+
+    def __init__(self, deal: Deal) -> None:
+        self.deal = deal
+        self.phase: Phase | None = None  # the phase ``heads`` are of
+        self.heads: list[bytes | None] = [None, None, None, None]  # by seat: fields 1-4
+        self.calls = 0  # the calls of deal.auction written in ``auction`` (as field 6)
+        self.auction = b""
+        self.contract: Contract | None = None
+        self.contract_bytes = b""
+        self.tricks = 0  # the finished tricks written in ``tricks_bytes`` (as field 10)
+        self.tricks_bytes = b""
+        self.declarations: list[tuple[tuple[Declaration, ...], bytes] | None] = [None, None, None, None]
+        self.announced: tuple[object, ...] = ()  # what ``announcements`` were written from
+        self.announcements: list[bytes | None] = [None, None, None, None]
+        self.tail_key: tuple[int, ...] = ()  # what ``tail`` was written from
+        self.tail = b""
+        name = deal.ruleset.name
+        self.ruleset = _string(30, name)  # field 30 (``ruleset``; field 1 is the deprecated ``game``, the same name)
+        self.name = _string(1, name)
+
+
+class DecisionWriter:
+    """The bytes of one match's DecideRequests, and the codes of their legal actions: owned by the match runner.
+
+    It keeps the deal being played's parts (extended as the deal moves) and the legal lists it has met, so
+    nothing here outlives the match or can name another match's objects.
+    """
+
+    __slots__ = ("_deal", "_legal", "head", "match_id")
+
+    def __init__(self, match_id: str) -> None:
+        self.match_id = match_id
+        self.head = _string(1, match_id) + b"\x12"  # field 1, then field 2's key (its length follows)
+        self._deal: _DealBytes | None = None
+        self._legal: dict[tuple[tuple[int, ...], tuple[str, ...]], tuple[tuple[str, ...], bytes]] = {}
+
+    def legal(self, actions: Sequence[int], declaration_codes: tuple[str, ...]) -> tuple[tuple[str, ...], bytes]:
+        """The codes of ``actions`` (a seat's legal actions, in the engine's order) and their fields 3."""
+        key = (tuple(actions), declaration_codes)
+        known = self._legal.get(key)
+        if known is None:
+            codes = tuple(action_code_cached(a, declaration_codes) for a in actions)
+            known = _remember(self._legal, key, (codes, _legal(codes)))
+        return known
+
+    def observation(self, deal: Deal, seat: int, game: Game | None = None) -> bytes:
+        """``observation_bytes(observe(deal, seat, game))``."""
+        try:
+            return self._observation(deal, seat, game)
+        except (LookupError, ValueError, TypeError, AttributeError):
+            return observation_bytes(observe(deal, seat, game))
+
+    def request(
+        self,
+        deal: Deal,
+        seat: int,
+        game: Game | None,
+        actions: Sequence[int],
+        *,
+        deadline_ms: int,
+        time_bank_ms: int,
+    ) -> tuple[tuple[str, ...], bytes]:
+        """The codes of ``actions`` and the DecideRequest asking ``seat`` to choose one: ``decide_request(
+        match_id, observe(deal, seat, game), codes, ...).SerializeToString()``."""
+        codes, block = self.legal(actions, deal.declaration_codes[seat])
+        if not codes:
+            raise ValueError("a decision needs at least one legal action")
+        if deal.phase is not _SCORED and deal.to_act != seat:
+            raise ValueError(f"seat {seat} is asked to decide but it is seat {deal.to_act}'s turn")
+        deadline_ms, time_bank_ms = max(0, deadline_ms), max(0, time_bank_ms)
+        numbers = _NUMBERS.get((deadline_ms, time_bank_ms))  # fields 4 and 5: the same request after request
+        if numbers is None:
+            if deadline_ms >= 1 << 32 or time_bank_ms >= 1 << 32:
+                obs = observe(deal, seat, game)
+                return codes, bytes(
+                    decide_request(
+                        self.match_id, obs, codes, deadline_ms=deadline_ms, time_bank_ms=time_bank_ms
+                    ).SerializeToString()
+                )
+            numbers = _remember(
+                _NUMBERS, (deadline_ms, time_bank_ms), _number(4, deadline_ms) + _number(5, time_bank_ms)
+            )
+        observation = self.observation(deal, seat, game)
+        n = len(observation)
+        return codes, b"".join((self.head, _VARINTS[n] if n < 16384 else _varint(n), observation, block, numbers))
+
+    def _observation(self, deal: Deal, seat: int, game: Game | None) -> bytes:
+        d = self._deal
+        if d is None or d.deal is not deal:
+            d = self._deal = _DealBytes(deal)
+        phase = deal.phase
+        if phase is not d.phase:
+            d.phase, d.heads = phase, [None, None, None, None]
+        head = d.heads[seat]
+        if head is None:
+            head = d.heads[seat] = d.name + _OBS_SEAT[seat] + _OBS_DEALER[deal.dealer] + _OBS_PHASE[phase.value]
+        hand = deal.hands[seat]
+        parts = [head, _HC[hand & 255], _HD[hand >> 8 & 255], _HH[hand >> 16 & 255], _HS[hand >> 24 & 255]]
+        calls = deal.auction
+        if len(calls) != d.calls:
+            if len(calls) < d.calls:  # not the engine's doing (it only appends): start again
+                d.calls, d.auction = 0, b""
+            d.auction += _auction(tuple((s, action_code_cached(a)) for s, a in calls[d.calls :]))
+            d.calls = len(calls)
+        if d.calls:
+            parts.append(d.auction)
+        contract = deal.contract
+        if contract is not None:
+            if contract is not d.contract:
+                ckey = (contract.bidder, contract.value, int(contract.strain), contract.multiplier)
+                block = _CONTRACTS.get(ckey)
+                d.contract_bytes = block if block is not None else _remember(_CONTRACTS, ckey, _contract(contract))
+                d.contract = contract
+            parts.append(d.contract_bytes)
+        if deal.turned_card is not None:
+            parts.append(_TURNED_CARD[deal.turned_card])
+        trick = _TRICK_LEADER[deal.leader]
+        if phase is _PLAY and deal.trick:
+            trick += b"".join([_TRICK_CARD[c] for c in deal.trick])
+        parts.append(b"\x4a" + _VARINTS[len(trick)] + trick)  # field 9 (at most 4 * 4 + 2 bytes long)
+        tricks = deal.tricks
+        if len(tricks) != d.tricks:
+            if len(tricks) < d.tricks:
+                d.tricks, d.tricks_bytes = 0, b""
+            d.tricks_bytes += b"".join([_ld(10, _trick_payload(t)) for t in tricks[d.tricks :]])
+            d.tricks = len(tricks)
+        if d.tricks:
+            parts.append(d.tricks_bytes)
+        own = deal.declarations[seat]
+        if own:
+            known = d.declarations[seat]
+            if known is None or known[0] is not own:
+                known = d.declarations[seat] = (own, _declarations(own))
+            parts.append(known[1])
+        a = deal.announced
+        if a[0] or a[1] or a[2] or a[3]:
+            seen = d.announced  # the views differ by seat; kept while these are the very same objects
+            settled, credited = deal.declarations_settled, deal.credited
+            if (
+                not seen
+                or seen[0] is not a[0]
+                or seen[1] is not a[1]
+                or seen[2] is not a[2]
+                or seen[3] is not a[3]
+                or seen[4] is not settled
+                or seen[5] is not credited
+            ):
+                d.announced = (a[0], a[1], a[2], a[3], settled, credited)
+                d.announcements = [None, None, None, None]
+            block = d.announcements[seat]
+            if block is None:
+                block = d.announcements[seat] = _announcements(announcement_views(deal, seat))
+            parts.append(block)
+        if deal.belotes:
+            parts += [_ld(13, _BELOTE_SEAT[b.seat] + _BELOTE_SUIT[b.suit]) for b in deal.belotes]
+        won = deal.tricks_won
+        if game is not None:
+            scores = game.scores
+            tkey: tuple[int, ...] = (won[0], won[1], scores[0], scores[1], len(game.deals) - 1, game.hanging)
+        else:
+            tkey = (won[0], won[1], 0, 0, 0, 0)
+        if tkey != d.tail_key:  # compared, not hashed: it changes once a trick
+            d.tail_key = tkey
+            d.tail = _tail((tkey[0], tkey[1]), (tkey[2], tkey[3]), tkey[4], deal.ruleset.target, tkey[5])
+        parts.append(d.tail)
+        if phase is not _SCORED:
+            parts.append(_OBS_TO_ACT[deal.to_act])
+        parts.append(d.ruleset)
+        return b"".join(parts)

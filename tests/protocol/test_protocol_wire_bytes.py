@@ -3,6 +3,8 @@
 ``observe`` keeps the public part of a deal's observations between calls and ``wire_bytes.decide_request_bytes``
 writes the request's bytes directly; both must give, state by state, what the plain computations give:
 the same Observation as a from-scratch reading of the deal, the very bytes ``SerializeToString`` writes.
+``wire_bytes.DecisionWriter`` (what the match runner sends) goes from the deal to the bytes without an
+Observation: its bytes must be the runtime's bytes of the from-scratch Observation, for every seat.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import random
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pilotta.arena.v1 import bot_pb2
 
 from referee import wire, wire_bytes
@@ -187,3 +191,85 @@ def test_direct_bytes_refuse_what_the_runtime_refuses() -> None:
     for runtime_refuses in (wire.decide_request, wire_bytes.decide_request_bytes):
         with pytest.raises(ValueError):
             runtime_refuses("m", base, ["pass"], deadline_ms=2**32 + 5, time_bank_ms=1)
+
+
+# Option sets beside the defaults that change what an observation holds (more strains to bid, a
+# turned-card-free auction's order of runs, contra inside the auction, a coinche that does not end it).
+OPTIONS: dict[str, list[dict[str, object]]] = {
+    "pilotta": [{}, {"no_trump_bids": True, "all_trump_bids": True, "run_order": "plain", "contra": "in_auction"}],
+    "coinche": [{}, {"no_trump_bids": True, "all_trump_bids": True, "coinche_ends_auction": False}],
+}
+
+
+def runtime_request(match_id: str, deal: Deal, seat: int, game: Game | None, deadline: int, bank: int) -> bytes:
+    obs = reference_observe(deal, seat, game)
+    legal = wire.legal_codes(deal)
+    return bytes(wire.decide_request(match_id, obs, legal, deadline_ms=deadline, time_bank_ms=bank).SerializeToString())
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    name=st.sampled_from(ruleset_names()),
+    option_set=st.integers(0, 1),
+    seed=st.integers(0, 2**32),
+    order_seed=st.integers(0, 2**16),
+)
+def test_decision_writer_writes_the_runtime_bytes_for_every_seat(
+    name: str, option_set: int, seed: int, order_seed: int
+) -> None:
+    """Two legs of random play with one writer (as a match runner keeps one per match): at every state,
+    every seat's observation (seats asked in a random order) and the acting seat's request are the runtime's
+    bytes of the from-scratch observation."""
+    sets = OPTIONS.get(name, [{}])
+    ruleset = get_ruleset(name, sets[option_set % len(sets)])
+    writer = wire_bytes.DecisionWriter(f"m-{name}-{seed}")
+    order_rng, rng = random.Random(order_seed), random.Random(seed)
+    for leg in range(2):
+        game = Game(ruleset, seed + leg, max_deals=2)
+        while True:
+            deal = game.deal
+            order = list(range(4))
+            order_rng.shuffle(order)
+            for seat in order:
+                expected = wire.observation_to_proto(reference_observe(deal, seat, game)).SerializeToString()
+                assert writer.observation(deal, seat, game) == expected, (deal.history, seat)
+            if game.over:
+                break
+            actions = deal.legal_actions()
+            seat = deal.to_act
+            deadline, bank = rng.choice(((1000, 10_000), (0, 0), (-5, 123_456_789), (1, rng.randrange(20_000))))
+            codes, request = writer.request(deal, seat, game, actions, deadline_ms=deadline, time_bank_ms=bank)
+            assert list(codes) == wire.legal_codes(deal)
+            assert request == runtime_request(f"m-{name}-{seed}", deal, seat, game, deadline, bank)
+            game.apply(rng.choice(actions))
+
+
+def test_decision_writer_follows_a_cloned_deal_and_no_game() -> None:
+    rng = random.Random(4)
+    game = Game(get_ruleset("bulgarian"), 4)
+    for _ in range(14):
+        game.apply(rng.choice(game.legal_actions()))
+    deal = game.deal
+    writer = wire_bytes.DecisionWriter("m")
+    before = writer.observation(deal, 1, game)
+    twin = deal.clone()
+    twin.apply(twin.legal_actions()[0])
+    assert writer.observation(twin, 1) == wire.observation_to_proto(reference_observe(twin, 1)).SerializeToString()
+    assert writer.observation(deal, 1, game) == before
+    assert before == wire.observation_to_proto(reference_observe(deal, 1, game)).SerializeToString()
+
+
+def test_decision_writer_refuses_what_the_runtime_refuses() -> None:
+    game = Game(get_ruleset("pilotta"), 1)
+    deal = game.deal
+    writer = wire_bytes.DecisionWriter("m")
+    seat = deal.to_act
+    with pytest.raises(ValueError, match="at least one legal action"):
+        writer.request(deal, seat, game, [], deadline_ms=1, time_bank_ms=1)
+    with pytest.raises(ValueError, match="turn"):
+        writer.request(deal, (seat + 1) % 4, game, deal.legal_actions(), deadline_ms=1, time_bank_ms=1)
+    with pytest.raises(ValueError):
+        writer.request(deal, seat, game, deal.legal_actions(), deadline_ms=2**32 + 5, time_bank_ms=1)
+    # The largest numbers a uint32 holds are written as the runtime writes them.
+    _, request = writer.request(deal, seat, game, deal.legal_actions(), deadline_ms=1, time_bank_ms=2**32 - 1)
+    assert request == runtime_request("m", deal, seat, game, 1, 2**32 - 1)
