@@ -66,6 +66,14 @@ class PilottaOptions(RulesetOptions):
             raise RulesetError(f"max_bid must be a multiple of 10 from 80 up, not {self.max_bid}")
 
 
+# One scale per run order for every match: a scale fills its table of runs on first use (milliseconds), so a
+# scale made per ruleset object cost every match that much again.
+_SCALES = {
+    "natural": DeclarationScale(NATURAL_RUN_ORDER, run_points, whole_run, quad_points),
+    "plain": DeclarationScale(PLAIN_RUN_ORDER, run_points, whole_run, quad_points),
+}
+
+
 class Pilotta(RulesetOf[PilottaOptions]):
     name = "pilotta"
     title = "Pilotta (Cyprus)"
@@ -88,8 +96,7 @@ class Pilotta(RulesetOf[PilottaOptions]):
         if self.options.all_trump_bids:
             strains.append(Strain.ALL_TRUMP)
         self.strains = tuple(strains)
-        order = NATURAL_RUN_ORDER if self.options.run_order == "natural" else PLAIN_RUN_ORDER
-        self.scale = DeclarationScale(order, run_points, whole_run, quad_points)
+        self.scale = _SCALES[self.options.run_order]
         self.contra_in_auction = self.options.contra == "in_auction"
         self.contra_after_auction = self.options.contra == "after"
 
