@@ -32,7 +32,7 @@ import re
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
 from wsgiref.simple_server import WSGIServer
@@ -68,6 +68,7 @@ __all__ = [
     "exposed_series_names",
     "get_metrics",
     "metric_infos",
+    "decision_observer",
     "observe_decision",
     "observe_match_duration",
     "record_bot_error",
@@ -435,9 +436,18 @@ def observe_decision(phase: str, bot: str, seconds: float, *, registry: Collecto
     Call it for every request sent, failed ones included (a timeout observes the time waited): the
     histogram's ``_count`` is the denominator of the bot error-rate alert.
     """
-    get_metrics(registry).decision_latency.labels(phase=_label(phase, "phase"), bot=_label(bot, "bot")).observe(
-        _non_negative(seconds, "decision latency")
-    )
+    decision_observer(phase, bot, registry=registry)(seconds)
+
+
+def decision_observer(phase: str, bot: str, *, registry: CollectorRegistry | None = None) -> Callable[[float], None]:
+    """``observe_decision`` for one ``phase`` and ``bot``, its labels checked and looked up once: a match
+    runner keeps one per phase and bot for the match (the lookup cost more than the observing)."""
+    child = get_metrics(registry).decision_latency.labels(phase=_label(phase, "phase"), bot=_label(bot, "bot"))
+
+    def observe(seconds: float) -> None:
+        child.observe(_non_negative(seconds, "decision latency"))
+
+    return observe
 
 
 def observe_match_duration(ruleset: str, seconds: float, *, registry: CollectorRegistry | None = None) -> None:

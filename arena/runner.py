@@ -38,7 +38,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -427,12 +427,17 @@ def _seat_bots(spec: MatchSpec, leg: int) -> tuple[str, ...]:
 
 def _metrics_reporter(spec: MatchSpec, names: Mapping[str, str]) -> Any:
     legs = [_seat_bots(spec, 0), _seat_bots(spec, 1)]
+    observers: dict[tuple[str, int, int], Callable[[float], None]] = {}  # (phase, leg, seat) -> its histogram's
 
     def on_event(event: Event) -> None:
         try:
             if isinstance(event, DecisionEvent):
                 bot = names[legs[event.leg][event.seat]]
-                metrics.observe_decision(event.phase, bot, max(0.0, event.latency_ms) / 1000)
+                key = (event.phase, event.leg, event.seat)
+                observe = observers.get(key)
+                if observe is None:
+                    observe = observers[key] = metrics.decision_observer(event.phase, bot)
+                observe(max(0.0, event.latency_ms) / 1000)
                 if event.outcome != "ok":
                     metrics.record_bot_error(bot, event.outcome)  # type: ignore[arg-type]
             elif isinstance(event, DealEvent):

@@ -186,6 +186,8 @@ def test_registries_are_independent() -> None:
         lambda r: metrics.observe_decision("play", "x" * 200, 0.1, registry=r),
         lambda r: metrics.observe_decision("play", "b", -1.0, registry=r),
         lambda r: metrics.observe_decision("play", "b", float("nan"), registry=r),
+        lambda r: metrics.decision_observer("play", "x" * 200, registry=r),
+        lambda r: metrics.decision_observer("play", "b", registry=r)(-1.0),
         lambda r: metrics.update_queue_gauges(-1, None, "l", registry=r),
         lambda r: metrics.set_rating("b", "l", 25.0, -1.0, 3, registry=r),
         lambda r: metrics.record_deals("g", -2, registry=r),
@@ -194,6 +196,18 @@ def test_registries_are_independent() -> None:
 def test_invalid_values_are_rejected(call: Callable[[CollectorRegistry], object], registry: CollectorRegistry) -> None:
     with pytest.raises(ValueError):
         call(registry)
+
+
+def test_a_kept_decision_observer_observes_into_the_same_histogram(registry: CollectorRegistry) -> None:
+    observe = metrics.decision_observer("play", "heuristic", registry=registry)
+    observe(0.00005)
+    observe(0.02)
+    metrics.observe_decision("play", "heuristic", 3.0, registry=registry)
+    get = registry.get_sample_value
+    labels = {"phase": "play", "bot": "heuristic"}
+    assert get("pilotta_decision_latency_seconds_count", labels) == 3
+    assert get("pilotta_decision_latency_seconds_bucket", {**labels, "le": "0.0001"}) == 1
+    assert get("pilotta_decision_latency_seconds_sum", labels) == pytest.approx(3.02005)
 
 
 def test_update_worker_gauges_keeps_only_live_workers(registry: CollectorRegistry) -> None:
