@@ -1,10 +1,11 @@
 """Benchmarks of the referee over real gRPC on loopback (about a minute in all).
 
-1. The cost of one decision through the match runner (observation -> proto -> gRPC -> parse -> apply)
+1. The cost of one decision through the match runner (the request's bytes -> gRPC -> parse -> apply)
    against a raw gRPC exchange of the very same bytes with the same bot server, measured in the same run,
    for each protocol version: version 1 against a raw unary round trip, version 2 (a Play stream per
-   seat) against a raw stream echo (write the message, read the answer); the overhead ratio's target is
-   at most +15 %. Also the version 2 decision against the version 1 one.
+   seat) against a raw stream echo (write the message, read the answer) on one raw stream per seat, as
+   the referee has, and also on one raw stream for all seats; the overhead ratio's target is at most
+   +15 %. Also the version 2 decision against the version 1 one.
 2. Deals per second of a match between two Python random sample bots.
 3. Matches per second with 1, 4 and 16 matches running at once in this process (threads).
 
@@ -83,7 +84,8 @@ def serve_bot(port: int) -> None:
     def h(fn: Any) -> grpc.RpcMethodHandler:
         return grpc.unary_unary_rpc_method_handler(fn)  # bytes in, bytes out
 
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+    # A Play stream holds one of the server's threads while it is open: the referee's four, the five raw ones.
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=16))
     server.add_generic_rpc_handlers(
         (
             grpc.method_handlers_generic_handler(
@@ -107,15 +109,48 @@ def serve_bot(port: int) -> None:
     server.wait_for_termination()
 
 
+def _block_ratios(ref_ns: list[int], raw_ns: list[int], block: int) -> list[float]:
+    return [
+        sum(ref_ns[i : i + block]) / sum(raw_ns[i : i + block]) - 1 for i in range(0, len(ref_ns) - block + 1, block)
+    ]
+
+
+class _RawStream:
+    """A raw Play stream: the bytes written to it directly, its answers read directly by the caller's thread."""
+
+    def __init__(self, channel: grpc.Channel) -> None:
+        self.out: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+        self.numbers = iter(range(1, 1 << 62))
+        self.answers = channel.stream_stream(PLAY, _registered_method=True)(self._requests(), timeout=600)
+
+    def _requests(self) -> Iterator[bytes]:
+        while True:
+            message = self.out.get(timeout=600)
+            if not message:
+                return
+            yield message
+
+    def echo(self, request: bytes) -> None:
+        self.out.put(decision_message(next(self.numbers), request))
+        next(self.answers)
+
+    def close(self) -> None:
+        self.out.put(b"")
+        for _ in self.answers:  # the bot ends the raw stream once its side is closed
+            pass
+
+
 def bench_decision(endpoint: str, decisions: int, version: int = 1, block: int = 500) -> dict[str, Any]:
     """Interleave, decision by decision, the runner's real per-decision step (``MatchRunner.step``) with a
     raw exchange of the very bytes that step sent (no protobuf work on the client: bytes in, bytes out,
     on the same channel), so both see the same machine at the same moment. Version 1: a raw unary call
-    with the same kind of method handle. Version 2: a raw Play stream of its own, written to and read
-    from directly by this thread (the referee's stream has its reader thread and bounded waits; that
-    machinery is the referee's cost). The request bytes are caught on their way out of the step (the
-    catching costs the step, not the raw call) so that nothing computed for the raw call warms the
-    referee's caches.
+    with the same kind of method handle. Version 2: raw Play streams of their own, written to and read
+    from directly by this thread (the referee's streams have their watchdog and bounded waits; that
+    machinery is the referee's cost): one per seat, as the referee's (``overhead_ratio``), and one for
+    every seat (``overhead_ratio_one_stream``, last session's baseline; a stream written four times as
+    often answers faster, and the referee cannot have that: the protocol gives each seat its stream).
+    The request bytes are caught on their way out of the step (the catching costs the step, not the raw
+    call) so that nothing computed for the raw call warms the referee's caches.
 
     The decisions after a warm-up are cut into blocks of ``block``; the overhead reported is the median
     of the blocks' ratios (mean referee time over mean raw time within a block), with its spread, so that
@@ -137,8 +172,7 @@ def bench_decision(endpoint: str, decisions: int, version: int = 1, block: int =
     runner.notify("MatchStarted", seats, starts)  # version 2: opens the four streams
     link = runner.links[endpoint]
     sent: list[bytes] = []
-    out: queue.SimpleQueue[bytes] = queue.SimpleQueue()
-    answers: Any = None
+    raws: list[_RawStream] = []
     if version == 1:
         raw_call = link.channel.unary_unary(DECIDE, _registered_method=True)  # as the runner's handle, no codec
         referee_call = link.decide
@@ -149,7 +183,7 @@ def bench_decision(endpoint: str, decisions: int, version: int = 1, block: int =
 
         link.decide = catching  # type: ignore[assignment]
 
-        def raw_send(request: bytes) -> None:
+        def raw_send(request: bytes, seat: int) -> None:
             raw_call(request, timeout=5.0)
 
     else:
@@ -161,22 +195,22 @@ def bench_decision(endpoint: str, decisions: int, version: int = 1, block: int =
 
             stream.decide = catching_stream  # type: ignore[method-assign]
 
-        def requests() -> Iterator[bytes]:
-            while True:
-                message = out.get(timeout=600)
-                if not message:
-                    return
-                yield message
+        # Two raw layouts, both timed after every step: one raw stream per seat, as the referee keeps one
+        # per seat (the like-for-like baseline), and one raw stream carrying every seat's decisions (last
+        # session's baseline: that stream is written four times as often, which keeps it warmer).
+        per_seat = [_RawStream(link.channel) for _ in range(4)]
+        single = _RawStream(link.channel)
+        raws = [*per_seat, single]
 
-        answers = link.channel.stream_stream(PLAY, _registered_method=True)(requests(), timeout=600)
-        numbers = iter(range(1, 1 << 62))
+        def raw_send(request: bytes, seat: int) -> None:
+            per_seat[seat].echo(request)
 
-        def raw_send(request: bytes) -> None:
-            out.put(decision_message(next(numbers), request))
-            next(answers)
+        def raw_one(request: bytes) -> None:
+            single.echo(request)
 
     ref_ns: list[int] = []
     raw_ns: list[int] = []
+    one_ns: list[int] = []
     rpc_ms: list[float] = []
     sizes: list[int] = []
     notes: dict[Any, Any] = {}
@@ -190,23 +224,23 @@ def bench_decision(endpoint: str, decisions: int, version: int = 1, block: int =
         runner.step(0, game, seats, notes)
         t1 = time.perf_counter_ns()
         raw = sent.pop()
-        raw_send(raw)
+        raw_send(raw, seat)
         t2 = time.perf_counter_ns()
+        if version == 2:
+            raw_one(raw)
+        t3 = time.perf_counter_ns()
         if n >= warmup:
             ref_ns.append(t1 - t0)
             raw_ns.append(t2 - t1)
+            one_ns.append(t3 - t2)
             rpc_ms.append(runner.bots[seats[seat]].latencies_ms[-1])
             sizes.append(len(raw))
         n += 1
-    if answers is not None:
-        out.put(b"")
-        for _ in answers:  # the bot ends the raw stream once its side is closed
-            pass
+    for r in raws:
+        r.close()
     runner.close()
     links.close()
-    ratios = []
-    for i in range(0, len(ref_ns) - block + 1, block):
-        ratios.append(sum(ref_ns[i : i + block]) / sum(raw_ns[i : i + block]) - 1)
+    ratios = _block_ratios(ref_ns, raw_ns, block)
     ref, base = sum(ref_ns) / len(ref_ns) / 1000, sum(raw_ns) / len(raw_ns) / 1000
     links = BotLinks(versions=versions)
     t0 = time.perf_counter()
@@ -219,7 +253,7 @@ def bench_decision(endpoint: str, decisions: int, version: int = 1, block: int =
         "protocol_version": version,
         "referee_decision_us": round(ref, 1),
         "raw_exchange_us": round(base, 1),
-        "raw_exchange": "unary round trip" if version == 1 else "stream echo",
+        "raw_exchange": "unary round trip" if version == 1 else "stream echo, one raw stream per seat",
         "overhead_ratio": round(statistics.median(ratios), 3),
         "overhead_ratio_of_means": round(ref / base - 1, 3),
         "overhead_ratio_blocks": {
@@ -230,6 +264,14 @@ def bench_decision(endpoint: str, decisions: int, version: int = 1, block: int =
         },
         "decisions": len(ref_ns),
         "mean_request_bytes": round(sum(sizes) / len(sizes)),
+        **(
+            {
+                "raw_one_stream_us": round(sum(one_ns) / len(one_ns) / 1000, 1),
+                "overhead_ratio_one_stream": round(statistics.median(_block_ratios(ref_ns, one_ns, block)), 3),
+            }
+            if version == 2
+            else {}
+        ),
         # the step outside its wait for the answer (the wait's latency is taken inside the step)
         "referee_work_us": round(ref - sum(rpc_ms) * 1000 / len(rpc_ms), 1),
         "whole_match_us_per_decision": round(whole, 1),
@@ -320,6 +362,11 @@ def main() -> None:
                 f"{d['overhead_ratio_blocks']['min'] * 100:+.1f} .. {d['overhead_ratio_blocks']['max'] * 100:+.1f} %;"
                 f" target at most +15 %)"
             )
+            if "overhead_ratio_one_stream" in d:
+                print(
+                    f"  against one raw stream for all seats: {d['raw_one_stream_us']} us; overhead "
+                    f"{d['overhead_ratio_one_stream'] * 100:+.1f} %"
+                )
             print(
                 f"  the referee's own work per decision (outside the wait for the answer): {d['referee_work_us']} us;"
                 f" whole matches, notices included: {d['whole_match_us_per_decision']} us per decision"
