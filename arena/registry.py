@@ -472,6 +472,15 @@ class Registry:
             return True
         return False
 
+    def note_handshake_name(self, bot_id: str, name: str) -> None:
+        """The name the bot gave itself in its last Handshake: shown on its page beside the registered one
+        (which is the only name replays and results use: a bot may call itself anything)."""
+        self.r.hset(keys.bot(bot_id), "handshake_name", name[:64])
+
+    def handshake_name(self, bot_id: str) -> str:
+        """The name the bot gave itself in its last Handshake, or empty before its first match."""
+        return str(self.r.hget(keys.bot(bot_id), "handshake_name") or "")
+
     def suspended(self, bot_id: str) -> str:
         """Why the bot is suspended, or empty."""
         return str(self.r.hget(keys.bot(bot_id), "suspended") or "")

@@ -235,6 +235,7 @@ class ArenaRunner:
         }
         never_started = _never_started(outcome, ids_by_endpoint, start_errors)
         self._note_starts(bots, never_started)
+        self._note_handshake_names(outcome, ids_by_endpoint)
         by_endpoint = {
             ep: names[b]
             for seats, eps in zip(legs, seat_endpoints, strict=True)
@@ -308,6 +309,13 @@ class ArenaRunner:
             # (Its own problems only: another bot's words, even in a forfeit reason, are not its owner's.)
             parts = [read_from(i.bot.stderr_path, offsets[i]) for i in instances.get(bot_id, [])]
             logs.add(bot_id, match_log(header, parts, spec.match_id, bot.version))
+
+    def _note_handshake_names(self, outcome: MatchOutcome, ids: Mapping[str, str]) -> None:
+        """Keep the name each bot gave itself in its Handshake, for its page (all else shows the registered one)."""
+        for b in outcome.bots:
+            bot_id = ids.get(b.endpoint)
+            if bot_id is not None and b.handshake is not None:
+                self.registry.note_handshake_name(bot_id, str(b.handshake.get("name", "")))
 
     def _note_starts(self, bots: Mapping[str, Bot], failed: Mapping[str, str]) -> None:
         """Count, per bot, a match it failed to start or answer its Handshake in (3 in a row: suspended)."""

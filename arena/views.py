@@ -174,6 +174,7 @@ class PublicBot:
     created: float
     retired: bool
     version: int
+    handshake_name: str = ""  # what the bot calls itself in its Handshake (shown, never used as its name)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -487,7 +488,9 @@ class Views:
         ladders = tuple(self.bot_ladders(b.bot_id, b.version))
         hist = {lad.ladder: self.plot_history(lad.ladder, b.bot_id) for lad in ladders}
         matches, _ = self.matches(bot_id=b.bot_id, limit=20)
-        public = PublicBot(b.bot_id, b.name, b.owner, b.created, b.retired, b.version)
+        public = PublicBot(
+            b.bot_id, b.name, b.owner, b.created, b.retired, b.version, self.registry.handshake_name(b.bot_id)
+        )
         opponents = [h.opponent for lad in ladders for h in lad.head_to_head]
         names = {**self.names(opponents), **self.with_names(matches)}
         return BotPage(public, ladders, hist, matches, names)

@@ -4,14 +4,17 @@ and bots that cannot play: a forfeit result that says why, never a runner failur
 from __future__ import annotations
 
 import json
+import urllib.request
 
 import pytest
 from prometheus_client import REGISTRY
 from system_helpers import SAMPLES
 
 from arena.model import MatchResult, MatchSpec
+from arena.queue import MatchQueue
 from arena.registry import Registry
 from arena.runner import ArenaRunner
+from arena.web import serve_web
 from referee.bots import free_port
 from referee.record import verify_record
 
@@ -148,3 +151,38 @@ def test_warm_bots_keep_their_channel_and_handshake_between_matches(r, tmp_path)
     finally:
         runner.close()
     assert first.forfeit is None and second.forfeit is None and third.forfeit is None
+
+
+@pytest.mark.timeout(90)
+def test_records_name_the_registered_bots_and_the_bot_page_shows_the_handshake_name(r, tmp_path):
+    """The sample bots call themselves "random" and "heuristic" in their Handshake; registered as "dice" and
+    "rules", every seat of the record and its replay says "dice" and "rules", and each bot's page shows
+    (escaped) the name it gives itself."""
+    reg = Registry(r)
+    dice, rules = _register(reg, "dice", "random"), _register(reg, "rules", "heuristic")
+    assert reg.handshake_name(dice) == ""  # before its first match
+    runner = ArenaRunner(reg, log_dir=tmp_path)
+    try:
+        result = runner(MatchSpec("m-names", "lad", "pilotta", 5, (dice, rules), deals=1, options={"target": 100_000}))
+    finally:
+        runner.close()
+    assert result.forfeit is None
+    record = json.loads(result.record)
+    assert [leg["players"] for leg in record["legs"]] == [["dice", "rules"] * 2, ["rules", "dice"] * 2]
+    assert (reg.handshake_name(dice), reg.handshake_name(rules)) == ("random", "heuristic")
+    assert MatchQueue(r).record_result(result)
+    server, thread = serve_web(r, "127.0.0.1", 0)
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        with urllib.request.urlopen(f"{base}/api/replay/m-names", timeout=10) as resp:
+            replay = json.loads(resp.read())
+        assert [leg["players"] for leg in replay["legs"]] == [["dice", "rules"] * 2, ["rules", "dice"] * 2]
+        with urllib.request.urlopen(f"{base}/bots/dice", timeout=10) as resp:
+            page = resp.read().decode()
+        assert '<span id="handshake-name">calls itself “random” in its handshake</span>' in page
+        with urllib.request.urlopen(f"{base}/api/bots/rules", timeout=10) as resp:
+            assert json.loads(resp.read())["bot"]["handshake_name"] == "heuristic"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
