@@ -245,8 +245,11 @@ def test_trick_points_and_the_last_trick_bonus_add_up_to_the_card_points(seed: i
         for i, t in enumerate(facts.tricks):
             assert t.bonus == 0 or i == 7
             taken[t.winner & 1] += t.points + t.bonus
-        if deal["score"]["capot"] is None or name != "coinche":  # Coinche's capot scores 250, not the cards
+        capot = deal["score"]["capot"]
+        if capot is None:
             assert taken == deal["score"]["card_points"]
+        else:  # a capot scores its own points (250 in Coinche, 252 in French Belote...), not the cards
+            assert taken[1 - capot] == 0 and all(t.winner & 1 == capot for t in facts.tricks)
 
 
 # --- arena view FILE: a real process ----------------------------------------------------------------------
