@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -26,6 +27,7 @@ from arena.model import MatchResult
 from arena.queue import MatchQueue
 from arena.ratings import Ratings
 from arena.redis_server import EmbeddedRedis
+from arena.up import Stack, UpConfig
 from arena.web import serve_web
 
 from .conftest import make_result, store_legacy
@@ -143,3 +145,31 @@ def test_a_corrupt_archive_file_fails_its_own_replay_clearly_and_nothing_else(
             assert _get(f"{base}/replay/{res.match_id}")[0] == 200
     assert len(stub.MatchHistory(arena_pb2.MatchHistoryRequest(limit=10), timeout=TIMEOUT).matches) == len(stored)
     assert _get(f"{base}/matches")[0] == 200 and _get(f"{base}/healthz") == (200, "ok\n")
+
+
+@pytest.mark.timeout(90)
+def test_arena_up_archives_results_and_serves_them_from_its_data_dir(tmp_path: Path) -> None:
+    """The stack of ``arena up``: its archiver thread writes each result under <data dir>/archive, and its API
+    and web pages read that archive once Redis no longer has the record."""
+    stack = Stack(UpConfig(data_dir=tmp_path / "arena", workers=0, api_port=0, web_port=0, metrics_port=None))
+    stack.start()
+    try:
+        assert stack.r is not None and stack.api is not None
+        result = make_result("m-up", seed=3, deals=2)
+        assert MatchQueue(stack.r).record_result(result)
+        assert stack.archive.root == (tmp_path / "arena" / "archive").resolve()
+        path = stack.archive.path("m-up")
+        deadline = time.monotonic() + 30  # the archiver passes every 5 s
+        while not path.exists():
+            assert time.monotonic() < deadline, "arena up's archiver did not archive the result"
+            time.sleep(0.2)
+        assert 0 < stack.r.ttl(keys.record("m-up")) <= 24 * 3600  # the default retention age
+        stack.r.delete(keys.record("m-up"))  # what the retention does, later
+        with grpc.insecure_channel(stack.api.address) as channel:
+            reply = arena_pb2_grpc.ArenaStub(channel).GetReplay(
+                arena_pb2.GetReplayRequest(match_id="m-up"), timeout=TIMEOUT
+            )
+        assert reply.record_json == result.record
+        assert _get(f"http://127.0.0.1:{stack.web_port}/replay/m-up")[0] == 200
+    finally:
+        stack.stop()
