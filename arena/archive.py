@@ -33,6 +33,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 import threading
 import zlib
 from collections.abc import Iterable
@@ -415,21 +416,57 @@ def add_archive_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     p.add_argument(
         "--dir", default=os.environ.get(ARCHIVE_DIR_ENV), help=f"the archive directory (default ${ARCHIVE_DIR_ENV})"
     )
-    d = Retention()
-    p.add_argument(
-        "--max-age-s", type=float, default=d.max_age_s, help=f"keep records this long in Redis ({d.max_age_s:.0f})"
-    )
-    p.add_argument("--keep", type=int, default=d.keep, help=f"keep at most this many records in Redis ({d.keep})")
+    add_retention_args(p)
     p.add_argument("--once", action="store_true", help="one pass, then exit (default: a pass every --interval-s)")
     p.add_argument("--interval-s", type=float, default=5.0)
     p.set_defaults(func=cmd_archive)
 
 
+def add_retention_args(p: argparse.ArgumentParser, prefix: str = "") -> None:
+    """The retention flags (``--max-age-s``, ``--keep``; ``arena up`` names them ``--archive-...``)."""
+    d = Retention()
+    p.add_argument(
+        f"--{prefix}max-age-s",
+        dest="retention_max_age_s",
+        metavar="S",
+        type=_limit(float),
+        default=d.max_age_s,
+        help=f"an archived record stays in Redis until its match is this old (default {d.max_age_s:.0f}; none)",
+    )
+    p.add_argument(
+        f"--{prefix}keep",
+        dest="retention_keep",
+        metavar="N",
+        type=_limit(int),
+        default=d.keep,
+        help=f"at most this many of the newest records stay in Redis (default {d.keep}; none)",
+    )
+
+
+def retention_of(args: argparse.Namespace) -> Retention:
+    """The policy ``add_retention_args`` read; ValueError if it makes no sense."""
+    return Retention(max_age_s=args.retention_max_age_s, keep=args.retention_keep)
+
+
+def _limit(kind: type[float] | type[int]) -> Any:
+    """An argparse type: a number, or ``none`` for no limit."""
+
+    def parse(text: str) -> float | int | None:
+        return None if text.lower() == "none" else kind(text)
+
+    parse.__name__ = kind.__name__  # argparse names the type in its error message
+    return parse
+
+
 def cmd_archive(args: argparse.Namespace) -> int:
     if not args.dir:
-        print(f"error: give --dir or set {ARCHIVE_DIR_ENV}", flush=True)
+        print(f"error: give --dir or set {ARCHIVE_DIR_ENV}", file=sys.stderr)
         return 2
-    retention = Retention(max_age_s=args.max_age_s, keep=args.keep)
+    try:
+        retention = retention_of(args)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     r = connect(args.redis, password_file=args.redis_password_file)
     archiver = Archiver(r, Archive(args.dir), retention)
     if args.once:

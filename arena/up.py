@@ -47,7 +47,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from arena import metrics
 from arena.api import ApiServer
-from arena.archive import Archive, Archiver
+from arena.archive import Archive, Archiver, Retention, add_retention_args, retention_of
 from arena.lifetime import with_parent_death
 from arena.limits import Policy, store_policy
 from arena.packages import PackageCache, PackageStore
@@ -257,6 +257,8 @@ class UpConfig:
     open_registration: bool = False
     # The arena's limits and endpoint policy (arena.limits), stored at start; None: keep the stored one.
     policy: Policy | None = None
+    # How long archived records stay in Redis (arena.archive; the archive is <data dir>/archive).
+    retention: Retention = field(default_factory=Retention)
 
 
 class Stack:
@@ -310,7 +312,7 @@ class Stack:
                 self.workers.append(self._spawn_worker(i))
             self.api = ApiServer(self.r, self.cfg.host, self.cfg.api_port, archive=self.archive).start()
             self._archiver_r = connect(self.url, password_file=self.password_file)
-            archiver = Archiver(self._archiver_r, self.archive)
+            archiver = Archiver(self._archiver_r, self.archive, self.cfg.retention)
             threading.Thread(target=archiver.run, args=(self._archiver_stop,), name="archiver", daemon=True).start()
             try:
                 self.web, _thread = serve_web(
@@ -580,6 +582,11 @@ def cmd_up(args: argparse.Namespace) -> int:
     if args.workers < 0:
         print("error: --workers must be 0 or more", file=sys.stderr)
         return 2
+    try:
+        retention = retention_of(args)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     worker_args = ["--log-level", args.log_level]
     if args.fresh_bots:
         worker_args.append("--fresh-bots")
@@ -596,6 +603,7 @@ def cmd_up(args: argparse.Namespace) -> int:
             worker_args=worker_args,
             open_registration=args.open_registration,
             policy=_policy(args),
+            retention=retention,
         )
     )
 
@@ -681,6 +689,7 @@ def add_server_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         "--open-registration", action="store_true", help="let anyone register a bot without the registration key"
     )
     _policy_args(up)
+    add_retention_args(up, prefix="archive-")
     _log_level(up)
     up.set_defaults(func=cmd_up, log_level="WARNING")
 

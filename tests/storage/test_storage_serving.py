@@ -5,6 +5,7 @@ for its match alone."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -173,3 +174,27 @@ def test_arena_up_archives_results_and_serves_them_from_its_data_dir(tmp_path: P
         assert _get(f"http://127.0.0.1:{stack.web_port}/replay/m-up")[0] == 200
     finally:
         stack.stop()
+
+
+def test_arena_archive_refuses_a_nonsense_policy_and_takes_none_for_no_limit(
+    r: redis.Redis, module_redis: EmbeddedRedis, stored: list[MatchResult], tmp_path: Path
+) -> None:
+    base = [sys.executable, "-m", "arena.cli", "archive", "--redis", module_redis.url, "--dir", str(tmp_path), "--once"]
+    bad = subprocess.run([*base, "--keep", "-3"], capture_output=True, text=True, timeout=60, check=False)
+    assert bad.returncode == 2 and "error: retention: keep must be >= 0, got -3" in bad.stderr
+    nodir = subprocess.run(
+        [*base[:-3], "--once"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "ARENA_ARCHIVE_DIR"},
+    )
+    assert nodir.returncode == 2 and "give --dir or set ARENA_ARCHIVE_DIR" in nodir.stderr
+    # No limit at all: everything archived, every record stays in Redis, without a TTL.
+    assert _archive_cli(module_redis.url, Archive(tmp_path), "--keep", "none", "--max-age-s", "none") == {
+        "archived": 5,
+        "released": 0,
+        "unreadable": 0,
+    }
+    assert [r.ttl(keys.record(res.match_id)) for res in stored[:4]] == [-1] * 4
