@@ -77,6 +77,7 @@ class Policy:
     max_bots_per_owner: int = 20
     registrations_per_minute: int = 30  # arena-wide: new bots (endpoints, manifests and uploads)
     challenges_per_minute: int = 20  # per owner (the admin token is not limited)
+    challenges_queued: int = 4  # per owner: its challenges waiting or being played at once
     page_max: int = 500  # rows of one page of ListBots, MatchHistory, Leaderboard
 
     def __post_init__(self) -> None:

@@ -12,6 +12,7 @@ ladder / views -> keys (Redis).
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from arena.ladder import (
     stop_ladder,
     validate_ladder_name,
 )
-from arena.limits import Policy, RateLimit, clip, load_policy, parse_json_object
+from arena.limits import Policy, QuotaExceeded, RateLimit, clip, load_policy, parse_json_object
 from arena.model import (
     AuthError,
     Bot,
@@ -574,9 +575,16 @@ class Arena:
             if off:
                 raise ValidationError(f"a rated challenge is between bots on ladder {lid}; not on it: {', '.join(off)}")
         if not is_admin:
-            limit = self.policy.challenges_per_minute
-            for owner in sorted({distinct[b].owner for b in owned}):
-                RateLimit(self.r, "challenges").take(owner, limit)
+            policy = self.policy
+            owners = {distinct[b].owner for b in owned}
+            for owner, n in sorted(self._challenges_queued(owners).items()):
+                if n >= policy.challenges_queued:
+                    raise QuotaExceeded(
+                        f"owner {clip(owner)} has {n} challenges waiting or being played, the most allowed; "
+                        "challenge again once one is over"
+                    )
+            for owner in sorted(owners):
+                RateLimit(self.r, "challenges").take(owner, policy.challenges_per_minute)
         return self.scheduler.create_match(
             lid,
             tuple(b.bot_id for b in bots),
@@ -585,6 +593,29 @@ class Arena:
             requested_by=() if is_admin else tuple(b for b in distinct if b in owned),
             rated=rated,
         )
+
+    def _challenges_queued(self, owners: set[str], scan: int = 10_000) -> dict[str, int]:
+        """Owner -> its challenges in the queue (waiting or being played), for these owners: read from at most
+        ``scan`` queue entries (the feeder keeps the queue short, and these caps keep challenges few)."""
+        asked: list[list[str]] = []
+        entries: Any = self.r.xrange(keys.MATCH_STREAM, count=scan)  # Any: str replies (decode_responses)
+        for _entry, fields in entries:
+            try:
+                spec = json.loads(fields.get("spec", ""))
+            except ValueError:
+                continue
+            if isinstance(spec, dict) and spec.get("challenge") and isinstance(spec.get("requested_by"), list):
+                asked.append([str(b) for b in spec["requested_by"]])
+        bots = sorted({b for ids in asked for b in ids})
+        with self.r.pipeline(transaction=False) as p:
+            for b in bots:
+                p.hget(keys.bot(b), "owner")
+            owner_of = dict(zip(bots, p.execute(), strict=True))
+        out = dict.fromkeys(owners, 0)
+        for ids in asked:
+            for owner in {owner_of[b] for b in ids} & owners:
+                out[owner] += 1
+        return out
 
     def leaderboard(self, ladder: str = "", page: Page = Page()) -> tuple[str, list[Standing], str]:
         """A page of the ladder's leaderboard (the token: the rank the previous page ended at) and the next

@@ -113,7 +113,7 @@ def test_rating_farming_attempts_leave_the_leaderboard_unchanged(r, admin, api, 
     assert before == []
     ids = []
     # 1. Thirty challenges of one's own bot against one's own never-starting bot: unrated by default.
-    store_policy(r, Policy(challenges_per_minute=40))
+    store_policy(r, Policy(challenges_per_minute=40, challenges_queued=40))
     for _ in range(30):
         reply = _challenge(stub, ["farmer", "dud"], tokens["farmer"])
         assert not reply.rated
@@ -148,7 +148,7 @@ def test_100_challenges_in_a_second_are_throttled_and_the_victim_keeps_playing(r
         },
     )
     lid = _start(stub, admin)
-    store_policy(r, Policy(challenges_per_minute=5))
+    store_policy(r, Policy(challenges_per_minute=5, challenges_queued=10))
     started, accepted, refused = time.monotonic(), [], []
     for _ in range(100):
         try:
@@ -173,6 +173,33 @@ def test_100_challenges_in_a_second_are_throttled_and_the_victim_keeps_playing(r
     _wait_rated(r, accepted + ladder_matches)
     assert all(_result(r, m).rated for m in ladder_matches)  # the victim played its ladder match, rated
     assert arena.scheduler.in_flight(lid) == {}  # and every slot is free again
+
+
+@pytest.mark.timeout(120)
+def test_an_owner_has_few_challenges_in_the_queue_at_once(r, admin, api, stub, tmp_path):
+    """However slowly they are sent, an owner's challenges waiting or being played are capped, so that
+    they cannot fill the queue the ladder shares; another owner's are not held back by them."""
+    tokens = _bots(
+        r,
+        {
+            "pest": ("mallory", sample_manifest("random")),
+            "pest2": ("mallory", sample_manifest("random")),
+            "target": ("tess", sample_manifest("random")),
+        },
+    )
+    _start(stub, admin)
+    store_policy(r, Policy(challenges_queued=2))
+    first = [_challenge(stub, ["pest", "target"], tokens["pest"]).match_id for _ in range(2)]
+    # The owner's other bot counts with it.
+    e = rpc_error(lambda: _challenge(stub, ["pest2", "target"], tokens["pest2"]))
+    assert (e.code(), e.details()) == (
+        Code.RESOURCE_EXHAUSTED,
+        "owner 'mallory' has 2 challenges waiting or being played, the most allowed; challenge again once one is over",
+    )
+    assert _challenge(stub, ["target", "pest"], tokens["target"]).match_id  # tess's own challenge is in
+    _play_all(r, tmp_path)
+    _wait_rated(r, first)
+    assert _challenge(stub, ["pest2", "target"], tokens["pest2"]).match_id  # once they are over, again
 
 
 def _packs(record: dict) -> set[tuple[str, ...]]:
