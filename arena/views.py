@@ -131,14 +131,18 @@ class BotLadder:
     versions: tuple[BotStatsSummary, ...] = ()  # per version, the latest first (VERSIONS_SHOWN)
     head_to_head: tuple[HeadToHead, ...] = ()  # opponents by id (``BotPage.names`` has their names)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, names: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """As JSON; each head-to-head row also names its opponent (from ``names``: bot id -> name)."""
+        names = names or {}
         return {
             "ladder": self.ladder,
             "rank": self.rank,
             "rating": self.rating.to_dict(),
             "stats": self.stats.to_dict(),
             "versions": [v.to_dict() for v in self.versions],
-            "head_to_head": [dataclasses.asdict(h) for h in self.head_to_head],
+            "head_to_head": [
+                {**dataclasses.asdict(h), "opponent_name": names.get(h.opponent, h.opponent)} for h in self.head_to_head
+            ],
         }
 
 
@@ -191,7 +195,7 @@ class BotPage:
     def to_dict(self) -> dict[str, Any]:
         return {
             "bot": self.bot.to_dict(),
-            "ladders": [lad.to_dict() for lad in self.ladders],
+            "ladders": [lad.to_dict(self.names) for lad in self.ladders],
             "recent_matches": self.matches,
         }
 

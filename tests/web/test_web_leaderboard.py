@@ -199,6 +199,16 @@ def test_leaderboard_counts_forfeits_and_errors_of_the_version_that_made_them(si
     assert (v1["version"], v1["matches"], v1["won"], v1["lost"], v1["drawn"], v1["forfeits"]) == (1, 2, 1, 1, 0, 1)
     assert (v1["timeouts"], v1["illegal_actions"], v1["contracts_bid"], v1["contracts_made"]) == (4, 1, 4, 2)
     assert lad["stats"]["matches"] == 3 and lad["stats"]["forfeits"] == 1  # every version together
+    [h2h] = lad["head_to_head"]
+    assert (h2h["opponent"], h2h["opponent_name"], h2h["won"], h2h["lost"], h2h["drawn"], h2h["boards"]) == (
+        site.ids["king"],
+        "king",
+        1,
+        1,
+        1,
+        5,
+    )
+    assert h2h["mean"] == pytest.approx(0.1) and h2h["low"] == pytest.approx(0.1 - 1.96 * (0.675 / 5) ** 0.5)
 
 
 def test_bot_page_has_versions_and_a_head_to_head_table(site: Site) -> None:
