@@ -708,7 +708,13 @@ def add_server_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser])
     w.add_argument("--host", default="0.0.0.0", help="address of the health service")
     w.add_argument("--health-port", type=int, default=50052, help="gRPC health port (0: any free, -1: none)")
     _metrics_port(w, None, "default: none")
-    w.add_argument("--stale-ms", type=int, default=60_000, help="take over matches idle this long (default 60000)")
+    w.add_argument(
+        "--stale-ms",
+        type=int,
+        default=60_000,
+        help="take over a live worker's matches idle this long (default 60000); a dead worker's (no heartbeat "
+        "for 10 s) are taken over at once",
+    )
     w.add_argument("--bot-logs", default=None, help="directory for manifest bots' stderr (default: a temp dir)")
     w.add_argument("--fresh-bots", action="store_true", help="start manifest bots anew for every match")
     w.add_argument("--deadline-ms", type=int, default=1000, help="time per decision (default 1000)")

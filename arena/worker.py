@@ -164,6 +164,12 @@ class Worker:
         # a live worker never looks dead and its claim never looks stale.
         default_interval = max(0.05, min(HEARTBEAT_INTERVAL_S, stale_ms / 3000, heartbeat_ttl_s / 3))
         self.keepalive_interval_s = keepalive_interval_s or default_interval
+        if self.keepalive_interval_s * 2 > WORKER_LIVE_S:
+            # Beating less often would make this live worker look dead, and its matches be taken over.
+            raise ValueError(
+                f"keepalive_interval_s must be at most {WORKER_LIVE_S / 2:g} s (half of WORKER_LIVE_S), "
+                f"got {self.keepalive_interval_s:g}"
+            )
         self.record_patience_s = record_patience_s
         self.stats = WorkerStats()
         self._next_reclaim = 0.0  # monotonic time of the next XAUTOCLAIM scan

@@ -6,6 +6,7 @@ import time
 
 import pytest
 from arena_testkit import make_spec, play, wait_until
+from prometheus_client import REGISTRY
 
 from arena import keys
 from arena.queue import MatchQueue
@@ -105,3 +106,38 @@ def test_record_result_releases_inflight_once(r, q):
     assert q.record_result(play(spec))
     assert not q.record_result(play(spec))
     assert r.hgetall(keys.ladder_inflight(spec.ladder)) == {"x": "0", "y": "1"}
+
+
+def _counter(name: str) -> float:
+    return REGISTRY.get_sample_value(name) or 0.0
+
+
+def test_a_dead_workers_claims_are_taken_over_and_not_counted_by_the_feeder(r, q):
+    for i in range(3):
+        q.enqueue(make_spec(f"m-{i}"))
+    first, second = q.claim("dead", 100), q.claim("dead", 100)
+    assert first is not None and second is not None
+    # Three entries, two claimed by "dead": the feeder sees 3 while it is live, 1 once it is not.
+    assert q.live_depth({"dead", "other"}) == 3
+    assert q.live_depth({"other"}) == 1 and q.live_depth(set()) == 1
+    # Its owner live, or the claim fresher than the bound: nothing to take over.
+    assert q.reclaim_orphaned("w2", {"dead"}, 0) is None
+    assert q.reclaim_orphaned("w2", set(), 60_000) is None
+    reclaimed, dead_lettered = (
+        _counter("pilotta_matches_reclaimed_total"),
+        _counter("pilotta_matches_dead_lettered_total"),
+    )
+    got = q.reclaim_orphaned("w2", set(), 0)
+    assert got is not None and got.reclaimed and got.deliveries == 2 and got.spec.match_id == first.spec.match_id
+    assert _counter("pilotta_matches_reclaimed_total") == reclaimed + 1
+    # A worker never takes over its own claims this way (it is live: it is asking).
+    assert q.reclaim_orphaned("dead", {"w2"}, 0) is None
+    again = q.reclaim_orphaned("w2", set(), 0)
+    assert again is not None and again.spec.match_id == second.spec.match_id
+    assert q.reclaim_orphaned("w2", set(), 0) is None  # both are w2's now
+    assert q.live_depth({"w2"}) == 3 and q.live_depth(set()) == 1
+    # Every dead-lettering path counts: a malformed entry, buried on claim.
+    r.xadd(keys.MATCH_STREAM, {"match_id": "m-bad", "spec": "{"})
+    while q.claim("w3", 100) is not None:
+        pass
+    assert _counter("pilotta_matches_dead_lettered_total") == dead_lettered + 1

@@ -150,3 +150,8 @@ def test_load_runner_by_module_and_bad_specs():
         load_runner("no_colon")
     with pytest.raises(ValueError, match="not a callable"):
         load_runner("arena_testkit:nothing_here")
+
+
+def test_a_heartbeat_too_rare_to_look_live_is_refused(r):
+    with pytest.raises(ValueError, match=r"keepalive_interval_s must be at most 5 s .*got 6"):
+        Worker(r, play, "w-rare", keepalive_interval_s=6.0)
