@@ -51,7 +51,7 @@ from arena.archive import Archive, Archiver, Retention, add_retention_args, rete
 from arena.lifetime import with_parent_death
 from arena.limits import Policy, store_policy
 from arena.packages import PackageCache, PackageStore
-from arena.redis_server import PASSWORD_FILE_ENV, EmbeddedRedis, connect
+from arena.redis_server import PASSWORD_FILE_ENV, EmbeddedRedis, connect, read_password
 from arena.registry import Registry
 from arena.retry import REDIS_DOWN, Backoff, patiently
 from arena.runner import ArenaRunner
@@ -587,6 +587,8 @@ def cmd_up(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if _bad_password_file(args):
+        return 2
     worker_args = ["--log-level", args.log_level]
     if args.fresh_bots:
         worker_args.append("--fresh-bots")
@@ -630,13 +632,30 @@ def _policy_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _bad_password_file(args: argparse.Namespace) -> bool:
+    """Whether ``--redis-password-file`` names a file that cannot be read (said on stderr, without a
+    traceback): checked before anything starts."""
+    if not args.redis_password_file:
+        return False
+    try:
+        read_password(args.redis_password_file)
+    except RuntimeError as e:
+        print(f"error: {e} (--redis-password-file)", file=sys.stderr)
+        return True
+    return False
+
+
 def cmd_api(args: argparse.Namespace) -> int:
     _setup_logging(args)
+    if _bad_password_file(args):
+        return 2
     return run_api(args.redis, args.host, args.port, args.metrics_port, _policy(args), args.redis_password_file)
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
     _setup_logging(args)
+    if _bad_password_file(args):
+        return 2
     return run_worker(
         args.redis,
         worker_id=args.worker_id,
@@ -655,6 +674,8 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_web(args: argparse.Namespace) -> int:
     _setup_logging(args)
+    if _bad_password_file(args):
+        return 2
     return run_web_server(args.redis, args.host, args.port, args.redis_password_file)
 
 

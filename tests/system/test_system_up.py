@@ -340,3 +340,15 @@ def _proc(pid, part):
         return Path(f"/proc/{pid}/{part}").read_bytes()
     except OSError:
         return b""
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("command", ["up", "api", "worker", "web"])
+def test_an_unreadable_password_file_is_a_clear_error(tmp_path, command):
+    args = ["--redis", "redis://127.0.0.1:1/0", "--redis-password-file", str(tmp_path / "nope")]
+    if command == "up":
+        args += ["--data-dir", str(tmp_path / "arena")]
+    res = subprocess.run(arena_cmd(command, *args), capture_output=True, text=True, timeout=30, cwd=REPO)
+    assert res.returncode == 2, res.stderr
+    assert f"cannot read the Redis password file {tmp_path / 'nope'}: No such file" in res.stderr
+    assert "Traceback" not in res.stderr
