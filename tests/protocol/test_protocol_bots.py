@@ -168,6 +168,18 @@ def test_cpp_bot_handshake_and_decisions_over_grpc_in_both_versions(cpp_bot_dir:
         assert stop_process(process) == 0  # SIGTERM: a clean stop
 
 
+def test_cpp_bot_kept_on_version_1_by_its_environment(cpp_bot_dir: Path) -> None:
+    port = free_port()
+    command = ["build/pilotta-cpp-bot", "--port", str(port)]
+    process = start_process(command, cpp_bot_dir, port, env={"PILOTTA_BOT_PROTOCOL": "1"})
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            hello = bot_pb2_grpc.BotStub(channel).Handshake(wire.handshake_request("tests"), timeout=5)
+            assert hello.protocol_version == 1  # offered [1, 2]
+    finally:
+        assert stop_process(process) == 0
+
+
 def test_cpp_bot_refuses_a_missing_port(cpp_bot_dir: Path) -> None:
     result = subprocess.run(
         ["build/pilotta-cpp-bot", "--seed", "x"], cwd=cpp_bot_dir, capture_output=True, text=True, timeout=30, env={}

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from arena.redis_server import EmbeddedRedis, find_redis_server
 from arena.sandbox import Limits, Sandbox, SandboxCommand, SandboxedBot, probe
 from referee.bots import REPO_ROOT, launch_bots, load_manifest, wait_serving
 from referee.match import MatchOutcome, MatchSettings, run_match
+from sample_bots.cpp import build as cpp_build
 
 PACKAGE = Path(__file__).resolve().parent / "package"
 HEURISTIC = REPO_ROOT / "sample_bots" / "heuristic"
@@ -110,6 +112,35 @@ def test_the_sandboxes_pid_1_shows_no_host_path(tmp_path):
     seen = " ".join(json.loads(got["procs"].removeprefix("ok ")))
     for host_path in (str(tmp_path), str(bot.run_dir), str(PACKAGE), str(REPO_ROOT), "site-packages", "--bind"):
         assert host_path not in seen and host_path not in " ".join(init), host_path
+
+
+@pytest.mark.timeout(900)  # the first run compiles the bot
+def test_a_native_package_runs_on_the_libraries_it_ships(tmp_path):
+    """The C++ sample's package: its executable, started by the manifest's command in the sandbox, loads
+    gRPC and protobuf from the package's lib/ (its RPATH), glibc from the worker's /usr, and plays."""
+    try:
+        cpp_build.build()
+    except cpp_build.CannotBuild as e:
+        pytest.skip(f"the C++ sample bot cannot be built here: {e}")
+    # A copy, as a worker's cache holds it (no build directory around it), where the sandbox uid can reach it.
+    with tempfile.TemporaryDirectory(prefix="pilotta-cpp-") as top:
+        os.chmod(top, 0o755)
+        package = Path(top) / "package"
+        shutil.copytree(cpp_build.PACKAGE, package)
+        pm = parse_package_manifest(json.loads((package / "manifest.json").read_text()), package)
+        bot = Sandbox().launch(pm.manifest, pm.command, package, tmp_path / "logs")
+        try:
+            assert wait_serving(bot.endpoint, 30, bot.process) is None
+            outcome = play(bot, tmp_path)
+            (exe,) = [p for p in bot.cgroup.pids() if Path(f"/proc/{p}/exe").resolve().name == "pilotta-cpp-bot"]
+            maps = {ln.split()[-1] for ln in Path(f"/proc/{exe}/maps").read_text().splitlines() if ".so" in ln}
+        finally:
+            bot.stop()
+    assert outcome.forfeit is None, outcome.forfeit_reason
+    # Paths as the sandbox sees them: the package is /bot.
+    assert {"/bot/lib/libgrpc++.so.1.51", "/bot/lib/libprotobuf.so.32"} <= maps, sorted(maps)
+    assert any(m.startswith("/usr/lib/") and "/libc.so" in m for m in maps), sorted(maps)
+    assert not any("libgrpc" in m and not m.startswith("/bot/lib/") for m in maps), sorted(maps)
 
 
 @pytest.mark.timeout(120)
