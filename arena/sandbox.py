@@ -268,7 +268,9 @@ class Sandbox:
         runtime = command.runtime
         run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=self.work_dir))
         os.chown(run_dir, SANDBOX_UID, SANDBOX_UID)
-        cg = make_tree(run_dir.name, self.limits, self.limits_mode)
+        # Named after this sandbox's work directory too: whose instances a cgroup holds stays plain when
+        # several workers (or tests) share the machine's hierarchy.
+        cg = make_tree(f"{self.work_dir.name}-{run_dir.name}", self.limits, self.limits_mode)
         log_dir.mkdir(parents=True, exist_ok=True)
         fd, log_name = tempfile.mkstemp(prefix=f"{manifest.name}-", suffix=".stderr.log", dir=log_dir)
         binds, env = ([], {}) if runtime != "python" else _python_runtime()

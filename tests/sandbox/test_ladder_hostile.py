@@ -65,12 +65,13 @@ def test_hostile_packages_on_a_ladder_end_with_clear_outcomes_and_every_match_co
         for spec in specs:
             queue.enqueue(spec)
         limits = Limits(memory_mb=160, pids=48)
+        sandbox = Sandbox(limits=limits)
         runner = ArenaRunner(
             reg,
             log_dir=tmp_path / "logs",
             deadline_ms=300,
             time_bank_ms=300,
-            sandbox=Sandbox(limits=limits),
+            sandbox=sandbox,
             packages=PackageCache(store),
         )
         worker = Worker(r, runner, "w-hostile", block_ms=200)
@@ -90,8 +91,9 @@ def test_hostile_packages_on_a_ladder_end_with_clear_outcomes_and_every_match_co
         assert "h-forkbomb" in (outcome["m-forkbomb"][1] or "")
         for mode in ("probe", "stderr", "detach"):  # contained: they play on, the match completes
             assert outcome[f"m-{mode}"][1] is None, (mode, outcome[f"m-{mode}"])
-        # Nothing of theirs is left running: every instance's cgroup is gone.
-        assert not list(Path("/sys/fs/cgroup/pids").glob("**/pilotta-sandbox/run-*"))
+        # Nothing of theirs is left running: every instance's cgroup is gone (this sandbox's: others may be
+        # running on the same machine).
+        assert not list(Path("/sys/fs/cgroup").glob(f"*/**/pilotta-sandbox/{sandbox.work_dir.name}-run-*"))
     finally:
         r.close()
         srv.stop()
