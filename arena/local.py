@@ -86,20 +86,36 @@ def add_match_parser(sub: Any) -> None:
     p.set_defaults(func=cmd_match)
 
 
-def _progress(out: TextIO) -> Any:
+BANK_WARNINGS = (0.5, 0.25, 0.1)  # fractions of the time bank left at which `arena match` warns
+
+
+def _progress(out: TextIO, time_bank_ms: int) -> Any:
     counts: dict[str, int] = {}
+    warned: dict[str, float] = {}  # bot -> the lowest fraction of its bank it was warned at
 
     def on_event(event: Event) -> None:
         if isinstance(event, DecisionEvent):
             counts[event.outcome] = counts.get(event.outcome, 0) + 1
+            where = f"leg {event.leg + 1} deal {event.deal_number + 1} seat {event.seat} {event.bot}"
             if event.outcome != "ok":
                 fatal = event.outcome in ("crashed", "unreachable")
                 print(
-                    f"  leg {event.leg + 1} deal {event.deal_number + 1} seat {event.seat} {event.bot}: "
-                    f"{event.outcome} ({event.detail})" + ("" if fatal else f"; played {event.action!r}"),
+                    f"  {where}: {event.outcome} ({event.detail})" + ("" if fatal else f"; played {event.action!r}"),
                     file=out,
                     flush=True,
                 )
+            elif time_bank_ms > 0:
+                left = event.bank_left_ms / time_bank_ms
+                crossed = [f for f in BANK_WARNINGS if left <= f < warned.get(event.bot, 1.0)]
+                if crossed:
+                    warned[event.bot] = min(crossed)
+                    print(
+                        f"  warning: {where} answered in {event.latency_ms:.0f} ms; its time bank is down to "
+                        f"{event.bank_left_ms:.0f} of {time_bank_ms} ms ({left:.0%}): one more slow answer may "
+                        "time out",
+                        file=out,
+                        flush=True,
+                    )
         elif isinstance(event, DealEvent):
             bad = sum(v for k, v in counts.items() if k != "ok")
             what = "thrown in" if event.thrown_in else f"written {event.written[0]}/{event.written[1]}"
@@ -113,11 +129,19 @@ def _progress(out: TextIO) -> Any:
     return on_event
 
 
+def team_names(outcome: MatchOutcome) -> list[str]:
+    """Each team's bots by name ("random", or "a + b" for a team of two different bots)."""
+    return [" + ".join(dict.fromkeys(b.name for b in outcome.bots if b.team == t)) for t in (0, 1)]
+
+
 def print_outcome(outcome: MatchOutcome, out: TextIO) -> None:
-    teams = [" + ".join(b.name for b in outcome.bots if b.team == t) for t in (0, 1)]
-    head = "draw" if outcome.winner is None else f"team {outcome.winner} ({teams[outcome.winner]}) wins"
+    teams = team_names(outcome)
+    if outcome.winner is None:
+        head = "draw"
+    else:
+        head = f"{teams[outcome.winner]} wins" + (" by forfeit" if outcome.forfeit else "")
     print(
-        f"Result: {head}, {outcome.scores[0]} to {outcome.scores[1]} "
+        f"Result: {head}, {teams[0]} {outcome.scores[0]} to {teams[1]} {outcome.scores[1]} "
         f"({outcome.deals_played} deals, {outcome.elapsed_s:.1f} s)",
         file=out,
     )
@@ -127,13 +151,32 @@ def print_outcome(outcome: MatchOutcome, out: TextIO) -> None:
         bad = ", ".join(f"{k} {v}" for k, v in j["counts"].items() if v and k != "ok") or "no errors"
         lat = j["latency_ms"]
         print(
-            f"  team {b.team} {b.name}: {j['decisions']} decisions, {bad}, strikes {b.strikes}, "
+            f"  {b.name} (team {b.team}): {j['decisions']} decisions, {bad}, strikes {b.strikes}, "
             f"notice failures {b.notice_failures}; latency p50 {lat['p50']} ms p99 {lat['p99']} ms "
             f"max {lat['max']} ms",
             file=out,
         )
         for e in b.errors[:5]:
             print(f"    - {e}", file=out)
+        if b.log:
+            print(f"    log: {b.log}", file=out)
+
+
+# `arena match` exit codes (README, "Exit codes"): the first bot that failed decides.
+EXIT_OK, EXIT_FORFEIT, EXIT_USAGE, EXIT_UNREACHABLE, EXIT_CANNOT_START, EXIT_NOT_LISTED = 0, 1, 2, 3, 4, 5
+_EXIT_OF_DOWN = {
+    "cannot start": EXIT_CANNOT_START,
+    "unreachable": EXIT_UNREACHABLE,
+    "ruleset not listed": EXIT_NOT_LISTED,
+}
+
+
+def match_exit_code(outcome: MatchOutcome) -> int:
+    """0 when the match ended by the rules; else why not (a bot that never played, or a forfeit in play)."""
+    for b in outcome.bots:
+        if b.down:
+            return _EXIT_OF_DOWN[b.down]
+    return EXIT_FORFEIT if outcome.forfeit else EXIT_OK
 
 
 def _settings(args: argparse.Namespace, **over: Any) -> MatchSettings:
@@ -167,6 +210,7 @@ def cmd_match(args: argparse.Namespace) -> int:
             deals=args.deals,
             duplicate=args.duplicate,
             boards=boards,
+            require_listed=True,
         )
         settings.validate()
     except (ManifestError, RulesetError, ValueError) as e:
@@ -174,15 +218,18 @@ def cmd_match(args: argparse.Namespace) -> int:
         return 2
     match_id = args.match_id or f"local-{uuid.uuid4().hex[:8]}"
     try:
-        outcome = run_match(bots, settings, match_id, None if args.quiet else _progress(sys.stderr))
+        outcome = run_match(bots, settings, match_id, None if args.quiet else _progress(sys.stderr, args.time_bank_ms))
     except BotStartError as e:
         print(f"error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_CANNOT_START
     print_outcome(outcome, sys.stdout)
     path = Path(args.out or f"match-{match_id}.json")
     path.write_text(dumps(outcome.record), encoding="utf-8")
     print(f"record written to {path}", file=sys.stderr)
-    return 0
+    code = match_exit_code(outcome)
+    if code:
+        print(f"exit code {code}: {outcome.reason}", file=sys.stderr)
+    return code
 
 
 def _resolve(texts: Sequence[str]) -> list[str | Manifest]:

@@ -287,16 +287,22 @@ def start_bot(manifest: Manifest, log_dir: Path, *, startup_timeout_s: float = 1
     return bot
 
 
-def start_failure(manifest: Manifest, why: str, log: Path) -> str:
-    """Why a bot did not come up, with the last line it wrote (usually the reason), and where its output is."""
+def last_words(log: Path) -> str | None:
+    """The last non-blank line a bot wrote to its log (usually why it stopped), at most 300 characters."""
     try:
         with log.open("rb") as f:
             f.seek(max(0, log.stat().st_size - 2000))
             lines = [ln.strip() for ln in f.read().decode("utf-8", "replace").splitlines() if ln.strip()]
     except OSError:
-        lines = []
-    said = f"; its last words: {lines[-1][:300]!r}" if lines else ""
-    return f"bot {manifest.name!r} did not start: {why}{said} (its output: {log})"
+        return None
+    return lines[-1][:300] if lines else None
+
+
+def start_failure(manifest: Manifest, why: str, log: Path) -> str:
+    """Why a bot did not come up, with the last line it wrote (usually the reason), and where its output is."""
+    said = last_words(log)
+    words = f"; its last words: {said!r}" if said else ""
+    return f"bot {manifest.name!r} did not start: {why}{words} (its output: {log})"
 
 
 @contextlib.contextmanager

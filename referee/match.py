@@ -28,7 +28,9 @@ Each seat only ever receives its own observation (``referee.observation.observe`
 
 from __future__ import annotations
 
+import contextlib
 import math
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -42,7 +44,8 @@ from pilotta.arena.v1 import bot_pb2
 from referee import wire, wire_bytes
 from referee.actions import ActionKind, action_kind, parse_action
 from referee.boards import Board
-from referee.bots import BotProcess, Manifest, bot_label, launch_bots
+from referee.bots import BotProcess, Manifest, bot_label, last_words, launch_bots
+from referee.cards import card_name, cards_in
 from referee.cputime import CpuMeter, ProcessTreeCpu
 from referee.deal import Deal
 from referee.game import Chance, Game
@@ -99,6 +102,9 @@ class MatchSettings:
     log_dir: str | None = None  # where manifest bots' stderr goes (a temporary directory if None)
     startup_timeout_s: float = 15.0  # for manifest bots to serve
     max_total_deals: int = 1000  # a bound on deals thrown in (all passed): a match always ends
+    # Refuse (forfeit before the first deal) a bot whose handshake does not list the ruleset; otherwise the
+    # bot only gets a note (the arena checks the rulesets when a bot registers).
+    require_listed: bool = False
 
     def validate(self) -> None:
         for name in (
@@ -155,6 +161,13 @@ class DecisionEvent:
     outcome: str
     latency_ms: float
     detail: str = ""  # why the answer was not ok
+    # What a bot author needs to find a failed decision (filled only when the outcome is not ok): the trick
+    # (1-based; 0 before play), the seat's hand and legal actions as codes, what the bot answered.
+    trick: int = 0
+    hand: tuple[str, ...] = ()
+    legal: tuple[str, ...] = ()
+    answer: str | None = None
+    bank_left_ms: float = 0.0  # the bot's time bank after this decision
 
 
 @dataclass(frozen=True)
@@ -185,6 +198,9 @@ class BotStats:
     latencies_ms: list[float] = field(default_factory=list)
     handshake: dict[str, Any] | None = None
     errors: list[str] = field(default_factory=list)  # the first few problems, in words
+    log: str = ""  # where the stderr of a bot the match started is
+    # Why the bot never played, when it did not: "cannot start", "unreachable" or "ruleset not listed".
+    down: str = ""
 
     def note(self, text: str) -> None:
         if len(self.errors) < 20:
@@ -317,6 +333,7 @@ class MatchRunner:
         self.boards = settings.match_boards()
         # The CPU time of the bots this match started (by endpoint); other bots' cannot be read.
         self.cpu = {p.endpoint: ProcessTreeCpu(p.process.pid) for p in procs if p.error is None}
+        self.procs = {p.endpoint: p for p in procs}  # the bots this match started, to say how one died
         self.cpu_given: Mapping[str, CpuMeter] = cpu_meters or {}  # the caller's, by endpoint (not closed here)
 
     def endpoint_at(self, bot: int, seat: int) -> str:
@@ -407,9 +424,14 @@ class MatchRunner:
                     b.handshake = None
                     if i not in down:
                         down.add(i)
+                        b.down = b.down or "unreachable"
                         b.counts["unreachable"] += 1
-                        b.note(f"handshake failed: {why}")
-                        failed.append((i, f"bot {b.name} is unreachable at {ep} ({why})"))
+                        proc = self.procs.get(ep)
+                        if proc is not None and proc.error:  # it never came up: say why, not how the call failed
+                            failed.append((i, proc.error))
+                        else:
+                            b.note(f"handshake failed: {why}")
+                            failed.append((i, f"bot {b.name} is unreachable at {ep} ({why})"))
                     continue
                 if i in down:
                     continue
@@ -417,7 +439,12 @@ class MatchRunner:
                 if b.name.split("#")[0] == ep:  # named by its address: its own name reads better
                     b.name = self._unique(str(info["name"]) or ep)
                 if self.s.ruleset not in info["games"]:
-                    b.note(f"its handshake does not list ruleset {self.s.ruleset!r} (lists {info['games']})")
+                    why = f"its handshake does not list ruleset {self.s.ruleset!r} (it lists {info['games']})"
+                    b.note(why)
+                    if self.s.require_listed:
+                        down.add(i)
+                        b.down = "ruleset not listed"
+                        failed.append((i, f"bot {b.name} refused: {why}"))
         return failed
 
     def notify(
@@ -477,6 +504,7 @@ class MatchRunner:
         ep = self.endpoint_at(bot_index, seat)
         meter = self.cpu.get(ep) or self.cpu_given.get(ep)
         cpu_start = meter.start() if meter is not None else None
+        bank = b.time_bank_ms
         reply, latency, outcome, detail = self.ask(bot_index, seat, request)
         cpu_ms = meter.since(cpu_start) if meter is not None else None
         over = latency - self.s.deadline_ms
@@ -485,6 +513,9 @@ class MatchRunner:
         if reply is None:
             if outcome == "timeout":
                 b.time_bank_ms = 0.0
+                detail = timeout_detail(self.s.deadline_ms, bank)
+            elif outcome in ("crashed", "unreachable"):
+                detail = self.death(ep, detail)
             return Decision(0, outcome, latency, detail, "", None, cpu_ms)
         comment = wire.reply_comment(reply) if reply.comment else ""
         which = reply.WhichOneof("choice")
@@ -509,6 +540,21 @@ class MatchRunner:
             else:
                 answer = f"index {reply.index}" if which == "index" else "no choice"
             return Decision(0, outcome, latency, str(e)[:300], comment, answer, cpu_ms)
+
+    def death(self, endpoint: str, detail: str) -> str:
+        """How a bot this match started failed: its exit code, last words and log when its process has
+        ended (waited for briefly: a broken connection usually comes just before the exit); else ``detail``."""
+        proc = self.procs.get(endpoint)
+        if proc is None:
+            return detail
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.process.wait(timeout=1.0)
+        code = proc.process.poll()
+        if code is None:
+            return f"{detail} (its process still runs; log: {proc.stderr_path})"
+        said = last_words(proc.stderr_path)
+        words = f"; last words: {said!r}" if said else "; no last words"
+        return f"process exited with code {code}{words}; log: {proc.stderr_path}"
 
     # --- A leg ----------------------------------------------------------------------------------------
     def play_leg(
@@ -571,7 +617,28 @@ class MatchRunner:
         )
         if self.on_event is not None:
             phase = _phase_of(deal.phase.value, actions[index])
-            self.on_event(DecisionEvent(leg, deal_number, seat, b.name, phase, legal[index], outcome, latency, detail))
+            if outcome == "ok":
+                event = DecisionEvent(
+                    leg, deal_number, seat, b.name, phase, legal[index], outcome, latency, bank_left_ms=b.time_bank_ms
+                )
+            else:  # the whole decision, for the bot's author
+                event = DecisionEvent(
+                    leg,
+                    deal_number,
+                    seat,
+                    b.name,
+                    phase,
+                    legal[index],
+                    outcome,
+                    latency,
+                    detail,
+                    deal.trick_number + 1 if phase == "play" else 0,
+                    tuple(card_name(c) for c in cards_in(deal.hands[seat])),
+                    tuple(legal),
+                    decision.answer,
+                    b.time_bank_ms,
+                )
+            self.on_event(event)
         if outcome in ("crashed", "unreachable"):
             b.note(f"deal {deal_number}: {detail}")
             raise _Forfeit(bot_index, seat, f"bot {b.name} (seat {seat}) {outcome}: {detail}")
@@ -586,12 +653,27 @@ class MatchRunner:
         return (deal_number, deal) if deal.is_over else None
 
 
+def timeout_detail(deadline_ms: int, bank_ms: float) -> str:
+    """A timeout, with the clock it ran out of: the deadline and what the bank added."""
+    if bank_ms < 0.5:
+        return f"no answer within the {deadline_ms} ms deadline (the time bank was already empty)"
+    return f"no answer within {deadline_ms} ms deadline + {bank_ms:.0f} ms from the bank; bank now empty"
+
+
 def new_game(settings: MatchSettings, ruleset: Ruleset, boards: tuple[Board, ...] | None = None) -> Game:
     """A leg's game: dealt from the seed, or from ``boards`` (``settings.match_boards()``: each board's pack
     and dealer, one board per deal, thrown-in deals included; the leg ends after the last board at the
     latest). A duplicate leg plays every board once, to no target."""
+    # ``deals`` at a single table is that many played deals: no target cuts them short.
+    fixed = settings.duplicate or settings.deals is not None
     if boards is None:
-        return Game(ruleset, settings.seed, max_deals=settings.deals, max_total_deals=settings.max_total_deals)
+        return Game(
+            ruleset,
+            settings.seed,
+            max_deals=settings.deals,
+            max_total_deals=settings.max_total_deals,
+            to_target=not fixed,
+        )
     duplicate = settings.duplicate
     return Game(
         ruleset,
@@ -601,7 +683,7 @@ def new_game(settings: MatchSettings, ruleset: Ruleset, boards: tuple[Board, ...
         decks=lambda i: boards[i].pack,
         dealers=lambda i: boards[i].dealer,
         max_total_deals=len(boards) if duplicate else min(len(boards), settings.max_total_deals),
-        to_target=not duplicate,
+        to_target=not fixed,
     )
 
 
@@ -653,10 +735,12 @@ def _play(r: MatchRunner, procs: Sequence[Any]) -> MatchOutcome:
     s = r.s
     started = time.monotonic()
     for p in procs:
-        if p.error:
-            for b in r.bots:
-                if b.endpoint == p.endpoint:
+        for b in r.bots:
+            if b.endpoint == p.endpoint:
+                b.log = str(p.stderr_path)
+                if p.error:
                     b.note(p.error)
+                    b.down = "cannot start"
     games: list[Game] = []
     legs_seats: list[tuple[int, int, int, int]] = []
     notes: dict[tuple[int, int, int], ActionNote] = {}
