@@ -9,14 +9,17 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import cast
 
 from arena.archive import add_archive_parser
+from arena.check_bot import add_check_bot_parser
 from arena.client import add_bot_parser, add_deadletters_parser, add_ladder_parser, add_view_parsers
 from arena.demo import add_demo_parser
-from arena.local import add_check_bot_parser, add_match_parser
+from arena.local import add_match_parser
 from arena.series import add_series_parser
 from arena.up import add_server_parsers
 from arena.view import add_view_parser
+from referee.command import CommandParser, run
 
 # Subcommand groups, in help order. Add yours here: up, worker, api, bot, ladder, leaderboard, replay...
 PARSERS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
@@ -34,21 +37,36 @@ PARSERS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], No
 ]
 
 
+EXAMPLES = """examples:
+  arena check-bot path/to/mybot                        # is my bot ready? (exit 0: every check passed)
+  arena match path/to/mybot sample_bots/heuristic --deals 16 --duplicate --out m.json
+  referee verify m.json                                # replay its record deal by deal, checked
+  arena demo                                           # a whole ladder on this machine
+  arena up                                             # run an arena; then arena bot register, ladder start...
+Each command's own --help lists its options, defaults and exit codes."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="arena", description="pilotta-arena: bots play the Belote family.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser = CommandParser(prog="arena", description="pilotta-arena: bots play the Belote family.", epilog=EXAMPLES)
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+    )
     for add in PARSERS:
         add(sub)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def _call(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(build_parser(), argv, _call)
 
 
 if __name__ == "__main__":

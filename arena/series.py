@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from arena.local import _limits, _resolve, _settings
+from arena.local import _resolve, add_limit_arguments, match_settings
 from arena.sprt import Sprt, SprtState, Verdict, likelihood_of_superiority, mean_interval
 from referee.bots import BotStartError, Manifest, ManifestError, launch_bots
 from referee.cli import add_ruleset_arguments, parse_options
@@ -208,7 +208,7 @@ def add_series_parser(sub: Any) -> None:
     p.add_argument("--beta", type=float, default=0.05, help="P(accept H0 | H1) (default 0.05)")
     p.add_argument("--out", default=None, help="where to write the record of every board (default series-<id>.json)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    _limits(p)
+    add_limit_arguments(p)
     p.set_defaults(func=cmd_series)
 
 
@@ -231,7 +231,7 @@ def cmd_series(args: argparse.Namespace) -> int:
         sprt = Sprt(args.mu0, args.mu1, args.alpha, args.beta) if args.sprt else None
         if args.boards < 1 or args.concurrency < 1 or args.boards_per_match < 1:
             raise ValueError("--boards, --concurrency and --boards-per-match must each be at least 1")
-        base = _settings(
+        base = match_settings(
             args, ruleset=args.ruleset, options=options, seed=args.seed, duplicate=True, scale=args.scale, deals=1
         )
         base.validate()

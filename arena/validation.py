@@ -3,7 +3,7 @@ the sandbox.
 
 ``Arena.submit_bot`` queues every new package version on ``keys.VALIDATIONS``; the workers read it as the
 consumer group ``keys.VALIDATOR_GROUP`` (each version checked by one worker). ``validate`` starts the
-version in a sandbox, waits for it to serve, and runs ``arena check-bot``'s checks (``arena.local.check_bot``:
+version in a sandbox, waits for it to serve, and runs ``arena check-bot``'s checks (``arena.check_bot.check_bot``:
 a handshake listing the rulesets the manifest names, then whole deals of each against the referee's own
 bots, answering in time and legally). Its report (and, if it never served, the end of its stderr) is the
 version's ``output``: shown to its owner, never in public. A validated version becomes the bot's current
@@ -22,7 +22,7 @@ from typing import Any
 import redis
 
 from arena import keys
-from arena.local import add_check_bot_parser, check_bot
+from arena.check_bot import add_check_bot_parser, check_bot
 from arena.model import VersionState
 from arena.packages import PackageCache, PackageError, parse_package_manifest
 from arena.registry import Registry
@@ -67,7 +67,7 @@ def validate(
     text = out.getvalue()[-OUTPUT_MAX:]
     if report.ok:
         return VersionState("validated", "", text)
-    failed = next(name for name, passed, _detail in report.results if not passed)
+    failed = next(r.name for r in report.results if r.status == "FAIL")
     return VersionState("rejected", f"the conformance check failed: {failed}", text)
 
 

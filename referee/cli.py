@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from referee.boards import Board, BoardError, load_boards
+from referee.command import CommandParser, run
 from referee.errors import RecordError, RulesetError
 from referee.game import Game
 from referee.record import MATCH_RECORD_FORMAT, Verification, dumps, game_to_record, load_record, verify_record
@@ -212,7 +213,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="referee", description=__doc__)
+    parser = CommandParser(
+        prog="referee",
+        description=__doc__,
+        epilog="examples:\n  referee play --ruleset pilotta --seed 7 --out game.json\n  referee verify game.json\n"
+        "  referee verify match.json    # a match record of arena match: every leg, and the match's result",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("play", help="play a whole game of random legal moves and print it")
@@ -248,13 +254,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def _call(args: argparse.Namespace) -> int:
     try:
         return int(args.func(args))
     except RulesetError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(build_parser(), argv, _call)
 
 
 if __name__ == "__main__":
