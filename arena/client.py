@@ -517,8 +517,9 @@ def cmd_matches(args: argparse.Namespace) -> int:
     req = arena_pb2.MatchHistoryRequest(ladder=args.ladder or "", bot=args.bot or "", limit=args.limit)
     reply = call(args, "MatchHistory", req)
     for m in reply.matches:
-        win = f"side {m.winner_side}" if m.HasField("winner_side") else "draw"
-        sides = f"{' + '.join(dict.fromkeys(m.bots[0::2]))} vs {' + '.join(dict.fromkeys(m.bots[1::2]))}"
+        teams = [" + ".join(dict.fromkeys(m.bots[0::2])), " + ".join(dict.fromkeys(m.bots[1::2]))]
+        win = f"{teams[m.winner_side]} won" if m.HasField("winner_side") else "draw"
+        sides = f"{teams[0]} vs {teams[1]}"
         extra = f"  forfeit: {m.forfeit_reason}" if m.forfeit_reason else ""
         print(f"{m.match_id}  {sides:<36} {m.scores[0]:>5}-{m.scores[1]:<5} {win}{extra}")
     if not reply.matches:
@@ -534,7 +535,7 @@ def replay_text(summary: arena_pb2.MatchSummary, record: dict[str, Any]) -> str:
     out = [
         f"Match {summary.match_id} on ladder {summary.ladder} ({summary.ruleset or summary.game}): "
         f"{side[0]} vs {side[1]}",
-        f"Result: {'draw' if winner is None else side[winner] + ' win'}, {summary.scores[0]} to "
+        f"Result: {'draw' if winner is None else side[winner] + ' won'}, {summary.scores[0]} to "
         f"{summary.scores[1]}; {result.get('reason', '')}",
         "",
     ]

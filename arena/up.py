@@ -61,6 +61,7 @@ from arena.trust import open_registration, set_registration_key
 from arena.validation import Validator
 from arena.web import WebServer, serve_web
 from arena.worker import Worker
+from referee.bots import port_in_use
 
 log = logging.getLogger(__name__)
 
@@ -310,6 +311,11 @@ class Stack:
             # Workers first: forking while gRPC threads are busy makes gRPC log a warning per fork.
             for i in range(self.cfg.workers):
                 self.workers.append(self._spawn_worker(i))
+            if port_in_use(self.cfg.host, self.cfg.api_port):
+                raise OSError(
+                    f"cannot serve the API on {self.cfg.host}:{self.cfg.api_port}: the port is in use "
+                    "(another arena up?); choose another with --api-port N (0: any free port)"
+                )
             self.api = ApiServer(self.r, self.cfg.host, self.cfg.api_port, archive=self.archive).start()
             self._archiver_r = connect(self.url, password_file=self.password_file)
             archiver = Archiver(self._archiver_r, self.archive, self.cfg.retention)

@@ -178,6 +178,21 @@ def free_port() -> int:
         return port
 
 
+def port_in_use(host: str, port: int) -> bool:
+    """Whether ``host:port`` is taken by another listener now (port 0 never is). Checked with a plain
+    socket: gRPC servers share a port among themselves (SO_REUSEPORT), so their own bind would not say."""
+    if port == 0:
+        return False
+    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host.strip("[]"), port))
+        except OSError:
+            return True
+    return False
+
+
 def wait_serving(endpoint: str, timeout_s: float, process: subprocess.Popen[bytes] | None = None) -> str | None:
     """Wait until ``endpoint`` answers SERVING (or, for a bot without health checking, its Handshake).
 

@@ -123,7 +123,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     except RecordError as e:
         print(f"error: {path}: {e}", file=sys.stderr)
         return 1
-    _print_verified(verified)
+    _print_verified(verified, _side_names(record.get("players")))
     _print_checked(verified)
     print(f"OK: {path} replays exactly ({_count(len(verified.deals), 'deal')})")
     return 0
@@ -136,10 +136,15 @@ def _verify_match(path: Path, record: dict[str, Any]) -> int:
     for number, (leg, v) in enumerate(zip(record["legs"], verified.legs, strict=True), 1):
         players = leg.get("players")
         print(f"== leg {number}" + (f": {', '.join(map(str, players))} by seat" if players else ""))
-        _print_verified(v)
+        _print_verified(v, _side_names(players))
         _print_checked(v)
-    winner = "draw" if verified.winner is None else f"team {verified.winner}"
-    print(f"Match: {winner}, {verified.scores[0]} / {verified.scores[1]} per team ({verified.reason})")
+    teams = [f"team {t}" for t in (0, 1)]
+    for t in (0, 1):
+        names = [str(b.get("name")) for b in record.get("bots", []) if isinstance(b, dict) and b.get("team") == t]
+        if names:
+            teams[t] = " + ".join(dict.fromkeys(names))
+    winner = "draw" if verified.winner is None else f"{teams[verified.winner]} won"
+    print(f"Match: {winner}, {teams[0]} {verified.scores[0]}, {teams[1]} {verified.scores[1]} ({verified.reason})")
     print("checked in the match record: " + ", ".join(verified.checked))
     print(f"OK: {path} replays exactly ({_count(len(verified.legs), 'leg')})")
     return 0
@@ -149,7 +154,14 @@ def _count(n: int, thing: str) -> str:
     return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
 
 
-def _print_verified(verified: Verification) -> None:
+def _side_names(players: object) -> list[str]:
+    """Each side's bots by name, from a record's ``players`` by seat; "side 0"/"side 1" without them."""
+    if not isinstance(players, list) or len(players) != 4:
+        return ["side 0", "side 1"]
+    return [" + ".join(dict.fromkeys(str(p) for p in players[side::2])) for side in (0, 1)]
+
+
+def _print_verified(verified: Verification, sides: Sequence[str] = ("side 0", "side 1")) -> None:
     game = verified.game
     for vd in verified.deals:
         print("\n".join(deal_text(vd.deal, vd.number)))
@@ -158,10 +170,13 @@ def _print_verified(verified: Verification) -> None:
             print(f"  totals: {a} / {b}")
     if verified.forfeit is not None:
         side, seat = verified.forfeit["side"], verified.forfeit["seat"]
-        print(f"Result: side {side} forfeited (seat {seat}): {verified.forfeit['reason']}")
+        print(
+            f"Result: {sides[side]} forfeited (side {side}, seat {seat}), {sides[1 - side]} won: "
+            f"{verified.forfeit['reason']}"
+        )
     else:
-        winner = "draw" if game.winner is None else f"side {game.winner}"
-        print(f"Result: {winner}, {game.scores[0]} / {game.scores[1]} ({game.end_reason})")
+        winner = "draw" if game.winner is None else f"{sides[game.winner]} won"
+        print(f"Result: {winner}, {sides[0]} {game.scores[0]}, {sides[1]} {game.scores[1]} ({game.end_reason})")
 
 
 def _print_checked(verified: Verification) -> None:
