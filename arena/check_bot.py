@@ -262,6 +262,7 @@ def check_game(
         return
     tally = GameTally()
     outcomes: list[MatchOutcome] = []
+    started = [target.process] if target.process is not None else []
     bots = [target.endpoint, opponent, target.endpoint, opponent]  # the bot is its own partner
     for attempt in range(4):  # more deals until declarations were asked for (bounded)
         settings = match_settings(
@@ -270,7 +271,7 @@ def check_game(
         links = BotLinks(settings.max_message_bytes, versions)
         try:
             match_id = f"check-{game}-v{max(versions)}-{attempt}"
-            outcomes.append(run_match(bots, settings, match_id, tally.on_event, links=links))
+            outcomes.append(run_match(bots, settings, match_id, tally.on_event, links=links, started=started))
         finally:
             links.close()
         records.append(outcomes[-1].record)

@@ -34,6 +34,9 @@ from referee.bots import REPO_ROOT
 from referee.cli import add_ruleset_option
 
 MARKER = ".arena-demo"
+# About a minute on a busy 2-core machine with pimc among the bots, and heuristic still separated from random
+# (README, "The arena": 120 matches of 8 boards took three times as long).
+DEFAULT_MATCHES, DEFAULT_BOARDS = 48, 6
 CALL_TIMEOUT_S = 10.0
 
 
@@ -169,6 +172,11 @@ def _play(args: argparse.Namespace, stack: Stack, stop: threading.Event, started
         board = api.Leaderboard(arena_pb2.LeaderboardRequest(ladder=run.ladder), timeout=CALL_TIMEOUT_S)
         status = api.LadderStatus(arena_pb2.LadderStatusRequest(ladder=run.ladder), timeout=CALL_TIMEOUT_S)
         recent = api.MatchHistory(arena_pb2.MatchHistoryRequest(ladder=run.ladder, limit=1), timeout=CALL_TIMEOUT_S)
+        replay = None
+        if recent.matches:  # kept in a file: the arena stops with the demo (unless --serve)
+            replay = api.GetReplay(
+                arena_pb2.GetReplayRequest(match_id=recent.matches[0].match_id), timeout=CALL_TIMEOUT_S
+            )
     except grpc.RpcError as e:
         print(f"demo: the API refused: {e.code().name}: {e.details()}", file=sys.stderr)
         return 1
@@ -183,16 +191,24 @@ def _play(args: argparse.Namespace, stack: Stack, stop: threading.Event, started
     )
     verdict, separated = _verdict(board)
     print(verdict)
-    if recent.matches:
-        print(
-            f"Watch a match: arena replay {recent.matches[0].match_id} --data-dir {args.data_dir}"
-            + ("" if args.serve else "  (with `arena demo --serve` running)")
-        )
-    if args.serve and ok:
+    if not separated and ok:
+        print(f"(after {args.matches} matches the ratings may not separate them yet: try more with --matches)")
+    if replay is not None:
+        match_id = replay.match.match_id
+        path = Path(args.data_dir) / f"replay-{match_id}.json"
+        path.write_text(replay.record_json, encoding="utf-8")
+        print(f"A match, deal by deal: referee verify {path}")
+        if args.serve:
+            host = stack.api.address.rsplit(":", 1)[0]
+            print(f"Watch it in the replay viewer: http://{host}:{stack.web_port}/replay/{match_id}")
+    if not ok:
+        print("demo: exit code 1: not every match was played and rated (see above)", file=sys.stderr)
+        return 1
+    if args.serve:
         print(f"\n{stack.banner()}\nServing until Ctrl-C.", flush=True)
         while not stop.wait(1.0):
             pass
-    return 0 if ok and separated else 1
+    return 0
 
 
 def _wait(api: arena_pb2_grpc.ArenaStub, ladder: str, matches: int, timeout_s: float, stop: threading.Event) -> bool:
@@ -241,10 +257,13 @@ def add_demo_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument(
         "--deals",
         type=int,
-        default=8,
-        help="boards per duplicate match, each played once at each table (default 8; a board thrown in counts)",
+        default=DEFAULT_BOARDS,
+        help=f"boards per duplicate match, each played once at each table (default {DEFAULT_BOARDS}; a board "
+        "thrown in counts)",
     )
-    p.add_argument("--matches", type=int, default=120, help="duplicate matches in all (default 120)")
+    p.add_argument(
+        "--matches", type=int, default=DEFAULT_MATCHES, help=f"duplicate matches in all (default {DEFAULT_MATCHES})"
+    )
     p.add_argument("--timeout", type=float, default=200.0, help="give up waiting after this long (s)")
     p.add_argument("--no-node", action="store_true", help="leave the Node.js bot out")
     p.add_argument("--serve", action="store_true", help="keep the arena running afterwards, until Ctrl-C")

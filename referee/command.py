@@ -61,9 +61,8 @@ class CommandParser(argparse.ArgumentParser):
 
 def run(parser: argparse.ArgumentParser, argv: Sequence[str] | None, call: Callable[[argparse.Namespace], int]) -> int:
     """Parse ``argv`` and run the command; a reader that went away (a closed pipe) ends it quietly."""
-    args = parser.parse_args(argv)
     try:
-        code = call(args)
+        code = call(parser.parse_args(argv))  # (--help writes to stdout too)
         sys.stdout.flush()
         return code
     except BrokenPipeError:

@@ -704,6 +704,7 @@ def run_match(
     links: BotLinks | None = None,
     seat_endpoints: Sequence[Sequence[str]] | None = None,
     cpu_meters: Mapping[str, CpuMeter] | None = None,
+    started: Sequence[BotProcess] = (),
 ) -> MatchOutcome:
     """Play a match between two or four bots (endpoints or manifests); see the module docstring.
 
@@ -715,14 +716,15 @@ def run_match(
     a process and the second leg's boards go to processes that never saw them. ``bots`` then only say who
     the bots are (each one's statistics are summed over its instances). Without it, a bot's endpoint
     plays all its seats in both legs. ``cpu_meters``: CPU time readings of processes the caller started,
-    by endpoint."""
+    by endpoint. ``started``: bot processes the caller started and gives here by endpoint, so that a crash
+    is reported by the process's exit code, last words and log."""
     if len(bots) not in (2, 4):
         raise ValueError(f"a match needs 2 bots (each partnered with itself) or 4 (one per seat), not {len(bots)}")
     settings.validate()
     with launch_bots(bots, settings.log_dir, startup_timeout_s=settings.startup_timeout_s) as (eps, procs):
         labels = [bot_label(b) for b in bots]
         runner = MatchRunner(
-            eps, labels, settings, match_id, on_event, cancel, links, procs, seat_endpoints, cpu_meters
+            eps, labels, settings, match_id, on_event, cancel, links, [*procs, *started], seat_endpoints, cpu_meters
         )
         try:
             outcome = _play(runner, procs)
