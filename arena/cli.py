@@ -40,7 +40,7 @@ PARSERS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], No
 EXAMPLES = """examples:
   arena check-bot path/to/mybot                        # is my bot ready? (exit 0: every check passed)
   arena match path/to/mybot sample_bots/heuristic --deals 16 --duplicate --out m.json
-  referee verify m.json                                # replay its record deal by deal, checked
+  arena view m.json                                    # step through that match in the replay viewer
   arena demo                                           # a whole ladder on this machine
   arena up                                             # run an arena; then arena bot register, ladder start...
 Each command's own --help lists its options, defaults and exit codes."""

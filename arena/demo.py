@@ -197,7 +197,8 @@ def _play(args: argparse.Namespace, stack: Stack, stop: threading.Event, started
         match_id = replay.match.match_id
         path = Path(args.data_dir) / f"replay-{match_id}.json"
         path.write_text(replay.record_json, encoding="utf-8")
-        print(f"A match, deal by deal: referee verify {path}")
+        print(f"Watch a match in the replay viewer: arena view {path}")
+        print(f"Or deal by deal: referee verify {path}")
         if args.serve:
             host = stack.api.address.rsplit(":", 1)[0]
             print(f"Watch it in the replay viewer: http://{host}:{stack.web_port}/replay/{match_id}")

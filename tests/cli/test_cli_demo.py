@@ -21,8 +21,9 @@ def test_short_demo_ends_with_a_working_command(arena: Run, referee: Run, tmp_pa
     assert done.returncode == 0, done.stdout + done.stderr
     assert "4 matches played" in done.stdout
     last = done.stdout.strip().splitlines()[-1]
-    m = re.fullmatch(r"A match, deal by deal: referee verify (\S+)", last)
+    m = re.fullmatch(r"Or deal by deal: referee verify (\S+)", last)
     assert m, done.stdout
+    assert f"Watch a match in the replay viewer: arena view {m.group(1)}\n" in done.stdout
     verified = referee("verify", m.group(1))  # the arena is gone; the record is in a file
     assert verified.returncode == 0, verified.stderr
     assert "OK: " in verified.stdout
