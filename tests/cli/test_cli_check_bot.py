@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CLI_BOTS, REPO, TEST_BOTS, Run
+from cli_helpers import CLI_BOTS, REPO, TEST_BOTS, Run
 
 from referee.bots import free_port, wait_serving
 

@@ -12,7 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO, Run
+from cli_helpers import REPO, Run
 
 from referee.command import EXIT_BROKEN_PIPE
 

@@ -12,7 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import REPO, Run
+from cli_helpers import REPO, Run
 
 
 @pytest.mark.timeout(240)

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CLI_BOTS, TEST_BOTS, Run
+from cli_helpers import CLI_BOTS, TEST_BOTS, Run
 
 
 def _played(leg: dict) -> int:
