@@ -5,9 +5,14 @@ it has no timeout for a request head that never completes (a slowloris client se
 at a time keeps the connection forever) and no limit per client.  ``guarded_protocol`` is uvicorn's h11
 protocol with both:
 
-- **head timeout**: a request head (request line and headers) must arrive whole within ``head_timeout_s``
-  of the connection opening, or of the previous response on a kept-alive connection; else the connection
-  is closed.  Bytes trickling in do not reset it.
+- **head timeout**: a request head (request line and headers), and the body it announces if any, must
+  arrive whole within ``head_timeout_s`` of the connection opening, or of the previous response on a
+  kept-alive connection; else the connection is closed.  Bytes trickling in do not reset it (uvicorn's
+  keep-alive timer does reset on every byte, so a body sent a byte a second would otherwise hold the
+  connection for ever: the pages are GETs and need no body).
+- **head size**: a request head over ``max_head_bytes`` gets a 431 and the connection is closed.  h11 has
+  this limit only for a head still incomplete: one that arrives whole in one read (up to asyncio's 256 KiB,
+  10,000 headers) would be parsed and served.
 - **per-client connections**: at most ``per_client`` connections open at once from one client address; the
   next one gets a 503 and is closed at once, so one client cannot use up the server's file descriptors.
 
@@ -17,6 +22,7 @@ Counts live on the event loop's thread (protocol callbacks all run there), so th
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,16 +32,22 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+# Their states while a request is still coming in: its head, or the body it announced.
+_INCOMING = (h11.IDLE, h11.SEND_BODY)
 _BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+_TOO_LARGE = b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+_HEAD_END = re.compile(rb"\n\r?\n")  # where a head ends, as h11 reads it
 
 
 @dataclass
 class ClientLimits:
     head_timeout_s: float = 5.0
     per_client: int = 32
+    max_head_bytes: int = 16 * 1024  # h11's limit for an incomplete head, uvicorn's default
     open: Counter[str] = field(default_factory=Counter)  # client address -> its open connections
     refused: int = 0  # connections refused for being over ``per_client``
     timed_out: int = 0  # connections closed for a request head that did not arrive in time
+    too_large: int = 0  # connections closed for a request head over ``max_head_bytes``
 
 
 def guarded_protocol(limits: ClientLimits) -> type[H11Protocol]:
@@ -76,9 +88,19 @@ def guarded_protocol(limits: ClientLimits) -> type[H11Protocol]:
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
+            if self.conn.their_state is h11.IDLE and self._head_too_large(data):
+                limits.too_large += 1
+                self.transport.write(_TOO_LARGE)
+                self.transport.close()
+                return
             super().data_received(data)
-            if self.conn.their_state is not h11.IDLE:
-                self._disarm()  # a whole request head has arrived
+            if self.conn.their_state not in _INCOMING:
+                self._disarm()  # a whole request has arrived
+
+        def _head_too_large(self, data: bytes) -> bool:
+            buffered = self.conn.trailing_data[0] + data  # at most max_head_bytes + one read: h11's own limit
+            end = _HEAD_END.search(buffered, 0, limits.max_head_bytes + 2)
+            return end is None and len(buffered) > limits.max_head_bytes
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -96,7 +118,7 @@ def guarded_protocol(limits: ClientLimits) -> type[H11Protocol]:
 
         def _head_timed_out(self) -> None:
             self._head_timer = None
-            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            if self.conn.their_state in _INCOMING and not self.transport.is_closing():
                 limits.timed_out += 1
                 self.transport.close()
 
