@@ -1,4 +1,4 @@
-"""Local commands: ``arena match`` (play bots against each other here) and ``arena check-bot``.
+"""``arena match``: play bots against each other here (``arena check-bot`` is in ``arena.check_bot``).
 
 A BOT argument is ``host:port`` of a running bot, or a bot directory (or manifest file): such a bot is
 started for the command and stopped after it, its stderr kept in a log file.

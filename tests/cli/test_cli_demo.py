@@ -12,7 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from cli_helpers import REPO, Run
+from cli_helpers import REPO, Run, command
 
 
 @pytest.mark.timeout(240)
@@ -52,6 +52,19 @@ def test_demo_serve_names_the_web_address_of_a_replay(tmp_path: Path) -> None:
         assert url is not None
         with urllib.request.urlopen(url, timeout=10) as page:
             assert page.status == 200
+        api = None
+        for line in proc.stdout:  # the banner follows: the API's address
+            if line.startswith("  api "):
+                api = line.split()[1]
+                break
+        assert api is not None
+        matches = command("arena", "matches", "--api", api)
+        assert matches.returncode == 0, matches.stderr
+        rows = matches.stdout.strip().splitlines()
+        assert len(rows) == 2  # --matches 2
+        for row in rows:  # results name the bots
+            assert re.search(r" (\S+( \+ \S+)?) vs (\S+( \+ \S+)?) .*(\S+ won|draw)", row), row
+            assert "side " not in row
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
