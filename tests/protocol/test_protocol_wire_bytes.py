@@ -273,3 +273,56 @@ def test_decision_writer_refuses_what_the_runtime_refuses() -> None:
     # The largest numbers a uint32 holds are written as the runtime writes them.
     _, request = writer.request(deal, seat, game, deal.legal_actions(), deadline_ms=1, time_bank_ms=2**32 - 1)
     assert request == runtime_request("m", deal, seat, game, 1, 2**32 - 1)
+
+
+@settings(max_examples=15, deadline=None)
+@given(name=st.sampled_from(ruleset_names()), seed=st.integers(0, 2**32), seat=st.integers(0, 3))
+def test_sdk_stream_decoder_decodes_what_a_fresh_decode_does(name: str, seed: int, seat: int) -> None:
+    """One seat's Play stream over a whole game (the seat's decisions, as the referee sends them): the SDK's
+    StreamDecoder, decoding only what is new, gives the Observation a fresh decode gives; then a message
+    that does not continue the stream (another game's deal of the same number) is decoded afresh."""
+    from pilotta_bot.observation import StreamDecoder, observation_from_proto
+
+    decoder = StreamDecoder()
+    writer = wire_bytes.DecisionWriter("m")
+    rng = random.Random(seed)
+    game = Game(get_ruleset(name), seed, max_deals=2)
+    asked = 0
+    while not game.over:
+        deal = game.deal
+        if deal.to_act == seat:
+            message = bot_pb2.Observation.FromString(writer.observation(deal, seat, game))
+            assert observation_from_proto(message, decoder=decoder) == observation_from_proto(message)
+            asked += 1
+        game.apply(rng.choice(game.legal_actions()))
+    assert asked > 0
+
+
+def played_to(name: str, seed: int, tricks: int) -> Game | None:
+    """A game of random play until its first deal has ``tricks`` finished tricks (None if it was thrown in)."""
+    rng = random.Random(seed)
+    game = Game(get_ruleset(name), seed, max_deals=1)
+    while len(game.deal.tricks) < tricks:
+        if len(game.deals) > 1 or game.over:
+            return None
+        game.apply(rng.choice(game.legal_actions()))
+    return game
+
+
+@pytest.mark.parametrize("name", ruleset_names())
+def test_sdk_stream_decoder_decodes_afresh_what_does_not_continue_the_stream(name: str) -> None:
+    """A message that does not continue the stream (another game's first deal, further on) is decoded
+    afresh, not glued to what the decoder kept."""
+    from pilotta_bot.observation import StreamDecoder, observation_from_proto
+
+    pairs = 0
+    for seed in range(12):
+        a, b = played_to(name, seed, 1), played_to(name, seed + 100, 4)
+        if a is None or b is None:
+            continue
+        decoder = StreamDecoder()
+        for game in (a, b):
+            message = bot_pb2.Observation.FromString(wire_bytes.DecisionWriter("m").observation(game.deal, 0, game))
+            assert observation_from_proto(message, decoder=decoder) == observation_from_proto(message)
+        pairs += 1
+    assert pairs >= 3

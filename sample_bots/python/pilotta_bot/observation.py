@@ -246,9 +246,56 @@ def _pair(values: list[int] | tuple[int, ...]) -> tuple[int, int]:
     return (int(padded[0]), int(padded[1]))
 
 
+class StreamDecoder:
+    """What the observations of one Play stream (one seat, one leg) share, decoded once.
+
+    Within a deal the auction and the finished tricks only grow, so each observation decodes only the calls
+    and tricks that are new since the last one; the earlier ones are the very same objects. What is kept is
+    used only while the message's first calls and tricks equal (as messages, compared by the protobuf
+    runtime) the ones it was decoded from; anything else is decoded afresh.
+    """
+
+    __slots__ = ("auction", "calls", "done", "tricks")
+
+    def __init__(self) -> None:
+        self.calls: list[bot_pb2.Call] = []  # the messages ``auction`` was decoded from
+        self.auction: tuple[Call, ...] = ()
+        self.done: list[bot_pb2.Trick] = []  # the messages ``tricks`` was decoded from
+        self.tricks: tuple[Trick, ...] = ()
+
+    def parts(self, message: bot_pb2.Observation) -> tuple[tuple[Call, ...], tuple[Trick, ...]]:
+        calls, tricks = message.auction, message.tricks
+        n, k = len(self.calls), len(self.done)
+        if n > len(calls) or calls[:n] != self.calls:
+            self.calls, self.auction, n = [], (), 0
+        if n < len(calls):
+            new = calls[n:]
+            self.calls += new
+            self.auction += tuple(Call(int(call.seat), call.action) for call in new)
+        if k > len(tricks) or tricks[:k] != self.done:
+            self.done, self.tricks, k = [], (), 0
+        if k < len(tricks):
+            finished = tricks[k:]
+            self.done += finished
+            self.tricks += tuple(_trick(t) for t in finished)
+        return self.auction, self.tricks
+
+
 def observation_from_proto(
-    message: bot_pb2.Observation, *, match_id: str = "", deadline_ms: int = 0, time_bank_ms: int = 0
+    message: bot_pb2.Observation,
+    *,
+    match_id: str = "",
+    deadline_ms: int = 0,
+    time_bank_ms: int = 0,
+    decoder: StreamDecoder | None = None,
 ) -> Observation:
+    """The Observation a message holds; ``decoder``: the stream's (``StreamDecoder``), to decode only
+    what is new since its last observation."""
+    if decoder is not None:
+        auction, tricks = decoder.parts(message)
+    else:
+        auction = tuple(Call(int(call.seat), call.action) for call in message.auction)
+        tricks = tuple(_trick(t) for t in message.tricks)
     contract = None
     if message.HasField("contract"):
         c = message.contract
@@ -260,11 +307,11 @@ def observation_from_proto(
         phase=_PHASES.get(message.phase, "unknown"),
         to_act=int(message.to_act) if message.HasField("to_act") else None,
         hand=tuple(message.hand),
-        auction=tuple(Call(int(call.seat), call.action) for call in message.auction),
+        auction=auction,
         contract=contract,
         turned_card=message.turned_card if message.HasField("turned_card") else None,
         trick=_trick(message.trick),
-        tricks=tuple(_trick(t) for t in message.tricks),
+        tricks=tricks,
         own_declarations=tuple(
             Declaration(d.code, d.kind, int(d.points), tuple(d.cards)) for d in message.own_declarations
         ),

@@ -20,6 +20,7 @@ from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
 
 from pilotta_bot.observation import (
     Observation,
+    StreamDecoder,
     deal_result_from_proto,
     match_info_from_proto,
     match_result_from_proto,
@@ -121,11 +122,12 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         self, request_iterator: Iterator[bot_pb2.RefereeMessage], context: grpc.ServicerContext
     ) -> Iterator[bot_pb2.BotMessage]:
         """Version 2: answer each decision on the stream; notices are handled and answer nothing."""
+        decoder = StreamDecoder()  # the stream's observations follow one another: each decodes what is new
         for message in request_iterator:
             body = message.WhichOneof("body")
             if body == "decide":
                 try:
-                    reply = self._decide(message.decide)
+                    reply = self._decide(message.decide, decoder)
                 except _DecideFailed as failed:
                     yield bot_pb2.BotMessage(decision_id=message.decision_id, error=str(failed))
                     continue
@@ -139,7 +141,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             else:  # a message of a newer referee: nothing to answer
                 log.warning("unknown message on the Play stream: %s", body)
 
-    def _decide(self, request: bot_pb2.DecideRequest) -> bot_pb2.DecideReply:
+    def _decide(self, request: bot_pb2.DecideRequest, decoder: StreamDecoder | None = None) -> bot_pb2.DecideReply:
         legal = list(request.legal_actions)
         if not legal:
             raise _DecideFailed("DecideRequest has no legal actions", grpc.StatusCode.INVALID_ARGUMENT)
@@ -148,6 +150,7 @@ class BotServicer(bot_pb2_grpc.BotServicer):
             match_id=request.match_id,
             deadline_ms=request.deadline_ms,
             time_bank_ms=request.time_bank_ms,
+            decoder=decoder,
         )
         try:
             with self._lock:
