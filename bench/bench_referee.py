@@ -140,7 +140,9 @@ class _RawStream:
             pass
 
 
-def bench_decision(endpoint: str, decisions: int, version: int = 1, block: int = 500) -> dict[str, Any]:
+def bench_decision(
+    endpoint: str, decisions: int, version: int = 1, block: int = 500, one_stream: bool = True
+) -> dict[str, Any]:
     """Interleave, decision by decision, the runner's real per-decision step (``MatchRunner.step``) with a
     raw exchange of the very bytes that step sent (no protobuf work on the client: bytes in, bytes out,
     on the same channel), so both see the same machine at the same moment. Version 1: a raw unary call
@@ -155,7 +157,8 @@ def bench_decision(endpoint: str, decisions: int, version: int = 1, block: int =
     The decisions after a warm-up are cut into blocks of ``block``; the overhead reported is the median
     of the blocks' ratios (mean referee time over mean raw time within a block), with its spread, so that
     a burst of load from elsewhere on the machine moves one block, not the figure. Also the cost per
-    decision of whole matches (notices included)."""
+    decision of whole matches (notices included). ``one_stream`` False leaves the single raw stream out
+    (a bot whose server has eight threads holds only eight streams: the referee's four and four raw ones)."""
     warmup = 200
     settings = MatchSettings(options=BIG_TARGET, seed=7)
     versions = (1,) if version == 1 else (1, 2)
@@ -199,14 +202,15 @@ def bench_decision(endpoint: str, decisions: int, version: int = 1, block: int =
         # per seat (the like-for-like baseline), and one raw stream carrying every seat's decisions (last
         # session's baseline: that stream is written four times as often, which keeps it warmer).
         per_seat = [_RawStream(link.channel) for _ in range(4)]
-        single = _RawStream(link.channel)
-        raws = [*per_seat, single]
+        single = _RawStream(link.channel) if one_stream else None
+        raws = [*per_seat, *([single] if single is not None else [])]
 
         def raw_send(request: bytes, seat: int) -> None:
             per_seat[seat].echo(request)
 
         def raw_one(request: bytes) -> None:
-            single.echo(request)
+            if single is not None:
+                single.echo(request)
 
     ref_ns: list[int] = []
     raw_ns: list[int] = []
@@ -269,7 +273,7 @@ def bench_decision(endpoint: str, decisions: int, version: int = 1, block: int =
                 "raw_one_stream_us": round(sum(one_ns) / len(one_ns) / 1000, 1),
                 "overhead_ratio_one_stream": round(statistics.median(_block_ratios(ref_ns, one_ns, block)), 3),
             }
-            if version == 2
+            if version == 2 and one_stream
             else {}
         ),
         # the step outside its wait for the answer (the wait's latency is taken inside the step)

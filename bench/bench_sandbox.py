@@ -11,7 +11,18 @@ Each figure is measured beside its baseline in the same run, the two alternating
   matches, never given a seed twice), against the former arrangement: one process per bot for all its
   seats and both legs (``run_match`` on two warm endpoints).
 
-Usage: ``python bench/bench_sandbox.py [--rounds 3] [--matches 8] [--deals 2]``; ends with one JSON object.
+and for protocol version 2 in the sandbox (issue 16), version 1 and version 2 alternating round by round,
+both sandboxed bots the same SDK bot, the referee offering version 1 only or both (``--versions-only``: just
+this part):
+
+* **v2 per decision**: ``bench_referee.bench_decision`` through the sandbox's Unix socket: the referee's
+  decision against a raw exchange of the same bytes with the same sandboxed bot (a unary round trip for
+  version 1; a stream echo on one raw stream per seat for version 2: the SDK's eight server threads hold
+  the referee's four streams and four raw ones);
+* **v2 matches/s**: duplicate pairs between two sandboxed bots on warm channels, version 2 over version 1.
+
+Usage: ``python bench/bench_sandbox.py [--rounds 3] [--matches 8] [--deals 2] [--versions-only]``; ends with
+one JSON object.
 """
 
 from __future__ import annotations
@@ -29,6 +40,10 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+sys.path.insert(0, str(REPO / "bench"))
+
+from bench_referee import bench_decision  # noqa: E402
+
 from arena.model import MatchSpec  # noqa: E402
 from arena.packages import parse_package_manifest  # noqa: E402
 from arena.pool import launch  # noqa: E402
@@ -38,6 +53,7 @@ from arena.runner import ArenaRunner, registry_manifest, with_parent_death  # no
 from arena.sandbox import Sandbox, probe  # noqa: E402
 from referee.bots import load_manifest, parse_manifest, wait_serving  # noqa: E402
 from referee.match import MatchSettings, run_match  # noqa: E402
+from referee.transport import BotLinks  # noqa: E402
 
 PYBOT = REPO / "tests" / "sandbox" / "packages" / "pybot"
 SAMPLES = REPO / "sample_bots"
@@ -85,11 +101,65 @@ def pooled_pairs_per_s(endpoints: list[str], matches: int, deals: int, seed0: in
     return matches / (time.perf_counter() - t)
 
 
+def versions_in_sandbox(sandbox: Sandbox, logs: Path, rounds: int, matches: int, deals: int) -> dict[str, Any]:
+    """Protocol version 1 against version 2 with both bots in the sandbox (see the module docstring)."""
+    bots = [timed_start(lambda: start_sandboxed(sandbox, logs))[1] for _ in range(2)]
+    endpoints = [b.endpoint for b in bots]
+    runs: dict[str, list[Any]] = {"decision_v1": [], "decision_v2": [], "pairs_per_s_v1": [], "pairs_per_s_v2": []}
+    try:
+        for rnd in range(rounds):
+            for version in (1, 2) if rnd % 2 == 0 else (2, 1):
+                runs[f"decision_v{version}"].append(bench_decision(endpoints[0], 2000, version, one_stream=False))
+                links = BotLinks(versions=(1,) if version == 1 else (1, 2))
+                try:
+                    seed = 30_000 + 1000 * rnd
+                    run_match(endpoints, MatchSettings(seed=seed, deals=deals, duplicate=True), "warm", links=links)
+                    t = time.perf_counter()
+                    for i in range(matches):
+                        settings = MatchSettings(
+                            seed=seed + i + 1, deals=deals, duplicate=True, options={"target": 10**5}
+                        )
+                        out = run_match(endpoints, settings, f"v{version}-{seed + i}", links=links)
+                        assert out.forfeit is None, out.forfeit_reason
+                    runs[f"pairs_per_s_v{version}"].append(matches / (time.perf_counter() - t))
+                finally:
+                    links.close()
+    finally:
+        for b in bots:
+            b.stop()
+    keys = ("overhead_ratio", "overhead_ratio_one_stream", "referee_decision_us", "raw_exchange_us", "referee_work_us")
+    med: dict[str, Any] = {
+        f"{d}_{k}": statistics.median(r[k] for r in runs[d])
+        for d in ("decision_v1", "decision_v2")
+        for k in keys
+        if k in runs[d][0]
+    }
+    med |= {k: statistics.median(runs[k]) for k in ("pairs_per_s_v1", "pairs_per_s_v2")}
+    med["v2_over_v1_pairs_per_s"] = med["pairs_per_s_v2"] / med["pairs_per_s_v1"]
+    return {"medians": med, "runs": runs}
+
+
+def print_versions(v: dict[str, Any]) -> None:
+    m = v["medians"]
+    for version in (1, 2):
+        d = f"decision_v{version}"
+        print(
+            f"sandbox, version {version}: a decision through the referee {m[d + '_referee_decision_us']:7.1f} us, raw "
+            f"{m[d + '_raw_exchange_us']:7.1f} us: overhead {m[d + '_overhead_ratio'] * 100:+.1f} %"
+            + f"; the referee's own work {m[d + '_referee_work_us']:.1f} us"
+        )
+    print(
+        f"sandbox duplicate pairs/s: version 2 {m['pairs_per_s_v2']:.2f}, version 1 {m['pairs_per_s_v1']:.2f}: "
+        f"{m['v2_over_v1_pairs_per_s']:.2f}x"
+    )
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--matches", type=int, default=8)
     p.add_argument("--deals", type=int, default=2)
+    p.add_argument("--versions-only", action="store_true", help="only protocol version 1 against version 2")
     a = p.parse_args()
     found = probe()
     if not found.ok:
@@ -97,6 +167,11 @@ def main() -> int:
         return 1
     logs = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
     sandbox = Sandbox()
+    if a.versions_only:
+        v = versions_in_sandbox(sandbox, logs, a.rounds, a.matches, a.deals)
+        print_versions(v)
+        print(json.dumps({"protocol_versions": v, "deals_per_leg": a.deals, "matches": a.matches}))
+        return 0
     figures: dict[str, list[float]] = {
         k: [] for k in ("start_sandbox_s", "start_plain_s", "rtt_socket_ms", "rtt_tcp_ms")
     }
@@ -146,6 +221,7 @@ def main() -> int:
         other_bot.stop()
         r.close()
         redis_srv.stop()
+    versions = versions_in_sandbox(sandbox, logs, a.rounds, a.matches, a.deals)
     med = {k: statistics.median(v) for k, v in figures.items()}
     print(
         f"sandbox start-up        {med['start_sandbox_s'] * 1000:7.0f} ms   plain {med['start_plain_s'] * 1000:7.0f} ms"
@@ -160,7 +236,18 @@ def main() -> int:
         f"{med['pairs_per_s_one_process']:7.2f}   ratio "
         f"{med['pairs_per_s_seat_instances'] / med['pairs_per_s_one_process']:.2f}"
     )
-    print(json.dumps({"medians": med, "runs": figures, "deals_per_leg": a.deals, "matches": a.matches}))
+    print_versions(versions)
+    print(
+        json.dumps(
+            {
+                "medians": med,
+                "runs": figures,
+                "protocol_versions": versions,
+                "deals_per_leg": a.deals,
+                "matches": a.matches,
+            }
+        )
+    )
     return 0
 
 
