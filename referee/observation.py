@@ -3,6 +3,10 @@
 A seat sees its own hand, the public auction and contract, the cards played (every trick, face up),
 the declarations announced (kind and points; their cards once shown), the belotes called, and the
 scores. It never sees another seat's unplayed cards: the spy test checks that over whole matches.
+
+The match runner sends ``wire_bytes.DecisionWriter``'s bytes, written straight from the deal: it reads what
+``observe`` reads (and ``announcement_views`` for the announcements), and its bytes are the runtime's
+bytes of ``observe``'s Observation for every seat and state (``tests/protocol/test_protocol_wire_bytes.py``).
 """
 
 from __future__ import annotations
