@@ -544,7 +544,12 @@ def replay_text(summary: arena_pb2.MatchSummary, record: dict[str, Any]) -> str:
         seats = ", ".join(f"{SEAT_NAMES[s]} {p}" for s, p in enumerate(players))
         out.append(f"=== Leg {i + 1} of {len(record['legs'])}: {seats}")
         try:
-            out.append(game_text(verify_record(leg).game))
+            sides = (
+                [" + ".join(dict.fromkeys(players[x::2])) for x in (0, 1)]
+                if len(players) == 4
+                else ["side 0", "side 1"]
+            )
+            out.append(game_text(verify_record(leg).game, sides))
         except RecordError as e:
             out.append(f"(this leg's record does not verify: {e})")
         forfeit = leg.get("result", {}).get("forfeit")

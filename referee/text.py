@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from referee.cards import SUIT_MASKS, card_name, cards_in
 from referee.deal import Deal
 from referee.game import Game
@@ -58,7 +60,8 @@ def score_lines(deal: Deal) -> list[str]:
     return lines
 
 
-def game_text(game: Game) -> str:
+def game_text(game: Game, sides: Sequence[str] = ("side 0", "side 1")) -> str:
+    """The whole game, deal by deal; ``sides`` names each side in the result (the bots, where known)."""
     out = [
         f"{game.ruleset.title or game.ruleset.name}: seed {game.seed}, target {game.ruleset.target}, "
         f"first dealer {SEAT_NAMES[game.first_dealer]}",
@@ -71,6 +74,8 @@ def game_text(game: Game) -> str:
             a, b = game.totals_history[number]
             out.append(f"  totals: {a} / {b}")
         out.append("")
-    winner = "draw" if game.winner is None else f"side {game.winner}"
-    out.append(f"Result: {winner}, {game.scores[0]} / {game.scores[1]} ({game.end_reason or 'not over'})")
+    winner = "draw" if game.winner is None else f"{sides[game.winner]} won"
+    out.append(
+        f"Result: {winner}, {sides[0]} {game.scores[0]}, {sides[1]} {game.scores[1]} ({game.end_reason or 'not over'})"
+    )
     return "\n".join(out)

@@ -5,6 +5,7 @@ named by its option, an install without setuptools warnings."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -87,8 +88,14 @@ def test_taken_api_port_names_the_option(arena: Run, tmp_path: Path) -> None:
 @pytest.mark.timeout(300)
 def test_the_package_builds_without_setuptools_warnings(tmp_path: Path) -> None:
     """A wheel of the project, as pip builds it for the install (build isolation, the index pip is given)."""
+    # From a copy: setuptools builds in the source tree (build/, *.egg-info), which is not the test's to touch.
+    source = tmp_path / "src"
+    skip = shutil.ignore_patterns(
+        ".git", ".venv", "build", "node_modules", "var", "*.egg-info", "__pycache__", ".*_cache"
+    )
+    shutil.copytree(REPO, source, ignore=skip)
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(REPO)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path), str(source)],
         capture_output=True,
         text=True,
         timeout=280,

@@ -65,6 +65,11 @@ def test_demo_serve_names_the_web_address_of_a_replay(tmp_path: Path) -> None:
         for row in rows:  # results name the bots
             assert re.search(r" (\S+( \+ \S+)?) vs (\S+( \+ \S+)?) .*(\S+ won|draw)", row), row
             assert "side " not in row
+        replay = command("arena", "replay", url.rsplit("/", 1)[1], "--api", api, "--out", str(tmp_path / "r.json"))
+        assert replay.returncode == 0, replay.stderr
+        results = re.findall(r"^Result: .*$", replay.stdout, re.M)
+        assert len(results) == 3  # the match's, then each leg's
+        assert all("side " not in r for r in results) and all(re.search(r"\S+ won|draw", r) for r in results)
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
