@@ -1,0 +1,70 @@
+"""Storage under attack, against a real Redis: the exactly-once gate after a record has left Redis, a gzip bomb
+in the archive directory, and a compression bomb in a record key (each fails its own match only, quickly and
+with a bounded allocation)."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from pathlib import Path
+
+import pytest
+import redis
+
+from arena import keys
+from arena.archive import MAX_RECORD_BYTES, Archive, Archiver, RecordUnreadable, Retention, load_result
+from arena.queue import MatchQueue
+from arena.ratings import Ratings
+
+from .conftest import make_result
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_a_result_recorded_again_after_its_record_was_archived_is_refused(r: redis.Redis, tmp_path: Path) -> None:
+    q, archive = MatchQueue(r), Archive(tmp_path)
+    first, again = make_result("m-once", seed=1, deals=2), make_result("m-once", seed=2, deals=2)
+    assert q.record_result(first)
+    assert Ratings(r).process("u", count=10) == 1
+    done = Archiver(r, archive, Retention(max_age_s=None, keep=0)).run_once()
+    assert done.archived == 1 and r.exists(keys.record("m-once")) == 0  # only the archive holds it now
+    # A worker that played the match a second time (a reclaim after a stall) reports it again.
+    assert not q.record_result(again)
+    assert q.duplicate_results() == 1 and q.results_count() == 1
+    assert load_result(r, "m-once", archive) == first
+    assert r.exists(keys.record("m-once")) == 0, "the refused result left no record in Redis"
+    assert Ratings(r).process("u", count=10) == 0, "nothing more to rate"
+
+
+def _gzip_bomb(size: int) -> bytes:
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: the gzip container
+    chunk = b" " * (1 << 20)
+    return b"".join([*(c.compress(chunk) for _ in range(size >> 20)), c.flush()])
+
+
+def test_a_gzip_bomb_in_the_archive_fails_its_own_match_only(r: redis.Redis, tmp_path: Path) -> None:
+    q, archive = MatchQueue(r), Archive(tmp_path)
+    results = [make_result(f"m-b{i}", seed=i, deals=2) for i in range(2)]
+    for res in results:
+        q.record_result(res)
+    Archiver(r, archive, Retention(max_age_s=None, keep=0)).run_once()
+    bomb = _gzip_bomb(MAX_RECORD_BYTES + (8 << 20))
+    assert len(bomb) < MAX_RECORD_BYTES // 200  # ~70 KB on disk
+    archive.path("m-b0").write_bytes(bomb)
+    with pytest.raises(RecordUnreadable, match=f"m-b0: its archived record is unreadable .*beyond {MAX_RECORD_BYTES}"):
+        load_result(r, "m-b0", archive)
+    assert load_result(r, "m-b1", archive) == results[1]
+    assert gzip.decompress(archive.path("m-b1").read_bytes())  # the other file untouched
+
+
+def test_a_compression_bomb_in_a_record_key_fails_its_own_match_only(r: redis.Redis, tmp_path: Path) -> None:
+    q = MatchQueue(r)
+    results = [make_result(f"m-z{i}", seed=i, deals=2) for i in range(2)]
+    for res in results:
+        q.record_result(res)
+    c = zlib.compressobj(9)
+    bomb = b"".join([*(c.compress(b"[" * (1 << 20)) for _ in range((MAX_RECORD_BYTES >> 20) + 4)), c.flush()])
+    r.set(keys.record("m-z0"), bomb)
+    with pytest.raises(RecordUnreadable, match="match m-z0: the compressed record cannot be read"):
+        load_result(r, "m-z0")
+    assert load_result(r, "m-z1") == results[1]
