@@ -1,10 +1,13 @@
 """Storage under attack, against a real Redis: the exactly-once gate after a record has left Redis, a gzip bomb
 in the archive directory, and a compression bomb in a record key (each fails its own match only, quickly and
-with a bounded allocation)."""
+with a bounded allocation), and match ids that would lead the web pages out of the archive directory."""
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
+import urllib.error
+import urllib.request
 import zlib
 from pathlib import Path
 
@@ -15,6 +18,7 @@ from arena import keys
 from arena.archive import MAX_RECORD_BYTES, Archive, Archiver, RecordUnreadable, Retention, load_result
 from arena.queue import MatchQueue
 from arena.ratings import Ratings
+from arena.web import serve_web
 
 from .conftest import make_result
 
@@ -68,3 +72,28 @@ def test_a_compression_bomb_in_a_record_key_fails_its_own_match_only(r: redis.Re
     with pytest.raises(RecordUnreadable, match="match m-z0: the compressed record cannot be read"):
         load_result(r, "m-z0")
     assert load_result(r, "m-z1") == results[1]
+
+
+def test_a_match_id_cannot_lead_the_web_pages_out_of_the_archive(r: redis.Redis, tmp_path: Path) -> None:
+    archive = Archive(tmp_path / "archive")
+    planted = make_result("evil", seed=3, deals=2)
+    # A file outside the archive, where "<archive>/<xx>/../../evil.json.gz" would lead. (No result can be
+    # stored under such an id: MatchResult refuses it, so the web's own check of the id is the second wall.)
+    (tmp_path / "evil.json.gz").write_bytes(gzip.compress(planted.to_json().encode()))
+    with pytest.raises(ValueError, match="match_id"):
+        dataclasses.replace(planted, match_id="../../evil")
+    server, thread = serve_web(r, "127.0.0.1", 0, archive)
+    host, port = server.server_address
+    try:
+        for path in ("/replay/..%2F..%2Fevil", "/replay/..%2F..%2Fevil/record.json", "/api/replay/..%2F..%2Fevil"):
+            try:
+                with urllib.request.urlopen(f"http://{host}:{port}{path}", timeout=10) as resp:
+                    status, body = resp.status, resp.read()
+            except urllib.error.HTTPError as e:
+                with e:
+                    status, body = e.code, e.read()
+            assert status == 404 and planted.record[:40].encode() not in body, path
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
