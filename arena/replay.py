@@ -26,6 +26,7 @@ reduced to its generic part (``public_reason``).
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Mapping, Sequence
@@ -194,6 +195,41 @@ def public_reason(reason: object) -> str:
             text += f" (last: {m['last'].replace('_', ' ')})"
         parts.append(text)
     return prefix + ("; ".join(dict.fromkeys(parts)) or "a bot failed")
+
+
+def public_record(text: str) -> str:
+    """A stored record as the public may download it (the replay page's link, ``GetReplay``): without the
+    referee's quotes of a bot (``answer``, ``error``), each forfeit reason reduced to ``public_reason``.
+    The arena's runner stores records so already; records stored before it did (or by an older worker) are
+    cleaned here, and a clean record is returned as it is, byte for byte.  Text that is not a JSON object
+    is not a record: none of it is served."""
+    try:
+        record = json.loads(text)
+    except ValueError:
+        return "{}"
+    if not isinstance(record, dict):
+        return "{}"
+    changed = False
+    for leg in record_legs(record):
+        for deal in leg["deals"]:
+            actions = deal.get("actions") if isinstance(deal, Mapping) else None
+            for action in actions if isinstance(actions, list) else []:
+                for key in _PRIVATE_ACTION_KEYS:
+                    if isinstance(action, dict) and action.pop(key, None) is not None:
+                        changed = True
+    for result in [record.get("result"), *(leg.get("result") for leg in record_legs(record))]:
+        if not isinstance(result, dict):
+            continue
+        forfeit = result.get("forfeit")
+        if isinstance(forfeit, dict) and "reason" in forfeit:
+            reason = public_reason(forfeit["reason"])
+            changed = changed or reason != forfeit["reason"]
+            forfeit["reason"] = reason
+        said = result.get("reason")
+        if isinstance(said, str) and said.startswith(("forfeit: ", "void: ")):
+            result["reason"] = public_reason(said)
+            changed = changed or result["reason"] != said
+    return json.dumps(record, separators=(",", ":")) if changed else text
 
 
 def leg_players(seats: Sequence[str], leg: int) -> list[str]:

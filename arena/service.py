@@ -67,6 +67,7 @@ from arena.registry import (
     validate_name,
     validate_owner,
 )
+from arena.replay import public_record
 from arena.scheduler import DEFAULT_ENDPOINT_POLICY, LadderConfig, Scheduler, holding
 from arena.views import STREAM_ID_RE, Board, BotPage, MatchPage, Standing, Summary, Views
 
@@ -661,7 +662,7 @@ class Arena:
         result = self.views.result(match_id)
         if result is None:
             raise NotFoundError(f"no recorded match {match_id!r} (queued or unknown)")
-        return self._summaries([result.to_dict()])[0], result.record
+        return self._summaries([result.to_dict()])[0], public_record(result.record)
 
     def _summaries(self, found: Sequence[Mapping[str, Any]]) -> list[MatchSummary]:
         names = self.views.with_names(found)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import json
 import urllib.error
 import urllib.request
 import zlib
@@ -18,6 +19,7 @@ from arena import keys
 from arena.archive import MAX_RECORD_BYTES, Archive, Archiver, RecordUnreadable, Retention, load_result
 from arena.queue import MatchQueue
 from arena.ratings import Ratings
+from arena.service import Arena
 from arena.web import serve_web
 
 from .conftest import make_result
@@ -97,3 +99,45 @@ def test_a_match_id_cannot_lead_the_web_pages_out_of_the_archive(r: redis.Redis,
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+SECRET = "SECRET-last-words /home/bots/b-beta/key 10.0.0.5:50051"
+
+
+def test_a_record_stored_with_private_text_is_served_without_it(r: redis.Redis, tmp_path: Path) -> None:
+    """A record stored before the runner cleaned records (or by an older worker): the bot's refused answer,
+    the transport's error and a forfeit reason quoting the bot's last words. The viewer's payload drops them at
+    read time; the download link beside it and GetReplay served the record as stored."""
+    base = make_result("m-leak", seed=4, deals=2)
+    record = json.loads(base.record)
+    record["legs"][0]["deals"][0]["actions"][0].update(answer=f"answer {SECRET}", error=f"error {SECRET}")
+    reason = f"bot b-beta crashed; last words: '{SECRET}'"
+    forfeit = {"team": 1, "bot": "b-beta", "reason": reason}
+    record["result"].update(forfeit=forfeit, reason=f"forfeit: {reason}")
+    record["legs"][1]["result"].update(forfeit=dict(forfeit), reason=f"forfeit: {reason}")
+    assert MatchQueue(r).record_result(dataclasses.replace(base, record=json.dumps(record), forfeit=reason))
+    _summary, served = Arena(r).replay("m-leak")  # what GetReplay answers
+    assert "SECRET" not in served
+    clean = json.loads(served)
+    assert clean["result"]["forfeit"]["reason"] == "bot b-beta crashed"
+    assert clean["result"]["reason"] == "forfeit: bot b-beta crashed"
+    assert clean["legs"][0]["deals"] == [
+        {**d, "actions": [{k: v for k, v in a.items() if k not in ("answer", "error")} for a in d["actions"]]}
+        for d in record["legs"][0]["deals"]
+    ], "nothing else of the record changed"
+    server, thread = serve_web(r, "127.0.0.1", 0)
+    host, port = server.server_address
+    try:
+        for path in ("/replay/m-leak/record.json", "/replay/m-leak", "/api/replay/m-leak"):
+            with urllib.request.urlopen(f"http://{host}:{port}{path}", timeout=10) as resp:
+                assert resp.status == 200 and b"SECRET" not in resp.read(), path
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_a_clean_record_is_served_byte_for_byte(r: redis.Redis) -> None:
+    result = make_result("m-clean", seed=5, deals=2)
+    MatchQueue(r).record_result(result)
+    assert Arena(r).replay("m-clean")[1] == result.record

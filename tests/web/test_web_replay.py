@@ -364,7 +364,14 @@ def test_the_public_replay_names_registered_bots_and_shows_no_path_endpoint_or_b
     assert payload["forfeit"] == "bot beta crashed"
     assert payload["record_url"] == "/replay/m-web-private/record.json"
     status, body, headers = arena.get(payload["record_url"])
-    assert status == 200 and headers["Content-Type"] == "application/json" and json.loads(body) == record
+    # The download is the record with its forfeit reasons in public words (its log path and the bot's answer
+    # are not for the public: arena.replay.public_record), and nothing else changed.
+    public = "bot late exceeded 3 strikes (last: illegal action)"
+    expected = json.loads(json.dumps(record))
+    for res in (expected["result"], expected["legs"][0]["result"]):
+        res["forfeit"]["reason"], res["reason"] = public, f"forfeit: {public}"
+    assert status == 200 and headers["Content-Type"] == "application/json" and json.loads(body) == expected
+    assert "/srv/" not in body and "play 7C" not in body
     assert arena.get("/replay/m-web-nothing/record.json")[0] == 404
     status, matches, _h = arena.get("/matches")
     assert status == 200 and "/srv/" not in matches and 'title="bot beta crashed"' in matches
