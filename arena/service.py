@@ -67,7 +67,7 @@ from arena.registry import (
     validate_name,
     validate_owner,
 )
-from arena.replay import public_record
+from arena.replay import public_reason, public_record
 from arena.scheduler import DEFAULT_ENDPOINT_POLICY, LadderConfig, Scheduler, holding
 from arena.views import STREAM_ID_RE, Board, BotPage, MatchPage, Standing, Summary, Views
 
@@ -678,7 +678,7 @@ class Arena:
                     bots=(seats[0], seats[1], seats[2], seats[3]),
                     winner=None if s.get("winner") is None else int(s["winner"]),
                     points=(int(s["points"][0]), int(s["points"][1])),
-                    forfeit=s.get("forfeit") or "",
+                    forfeit=public_reason(s["forfeit"]) if s.get("forfeit") else "",  # as the web pages show it
                     finished=float(s.get("finished", 0.0)),
                     rated=bool(s.get("rated", True)),
                     void=bool(s.get("void", False)),

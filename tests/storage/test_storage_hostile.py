@@ -116,7 +116,8 @@ def test_a_record_stored_with_private_text_is_served_without_it(r: redis.Redis, 
     record["result"].update(forfeit=forfeit, reason=f"forfeit: {reason}")
     record["legs"][1]["result"].update(forfeit=dict(forfeit), reason=f"forfeit: {reason}")
     assert MatchQueue(r).record_result(dataclasses.replace(base, record=json.dumps(record), forfeit=reason))
-    _summary, served = Arena(r).replay("m-leak")  # what GetReplay answers
+    summary, served = Arena(r).replay("m-leak")  # what GetReplay answers (and MatchHistory, of the summary)
+    assert summary.forfeit == "bot b-beta crashed"
     assert "SECRET" not in served
     clean = json.loads(served)
     assert clean["result"]["forfeit"]["reason"] == "bot b-beta crashed"
