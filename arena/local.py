@@ -203,7 +203,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        bots = _resolve(args.bots)
+        bots = resolve_bots(args.bots)
         options = parse_options(args.option)
         get_ruleset(args.ruleset, options)
         boards = load_boards(args.boards) if args.boards else None
@@ -237,10 +237,11 @@ def cmd_match(args: argparse.Namespace) -> int:
     return code
 
 
-def _resolve(texts: Sequence[str]) -> list[str | Manifest]:
+def resolve_bots(texts: Sequence[str]) -> list[str | Manifest]:
+    """Each bot argument as an endpoint or a manifest; the same text twice is one bot (one process)."""
     seen: dict[str, str | Manifest] = {}
     out = []
-    for t in texts:  # the same directory twice is one bot process
+    for t in texts:
         if t not in seen:
             seen[t] = resolve_bot(t)
         out.append(seen[t])

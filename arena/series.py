@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from arena.local import _resolve, add_limit_arguments, match_settings
+from arena.local import add_limit_arguments, match_settings, resolve_bots
 from arena.sprt import Sprt, SprtState, Verdict, likelihood_of_superiority, mean_interval
 from referee.bots import BotStartError, Manifest, ManifestError, launch_bots
 from referee.cli import add_ruleset_arguments, parse_options
@@ -225,7 +225,7 @@ def _progress(out: TextIO, total: int, sprt: Sprt | None) -> Callable[[SeriesSco
 
 def cmd_series(args: argparse.Namespace) -> int:
     try:
-        bots = _resolve(args.bots)
+        bots = resolve_bots(args.bots)
         options = parse_options(args.option)
         get_ruleset(args.ruleset, options)
         sprt = Sprt(args.mu0, args.mu1, args.alpha, args.beta) if args.sprt else None
