@@ -197,6 +197,20 @@ def public_reason(reason: object) -> str:
     return prefix + ("; ".join(dict.fromkeys(parts)) or "a bot failed")
 
 
+def strip_private_notes(record: Mapping[str, Any]) -> bool:
+    """Take the referee's quotes of a bot (``answer``, ``error``) out of every action of ``record``, in
+    place (a duplicate record's legs or a single game's deals); True if there were any."""
+    changed = False
+    for leg in record_legs(record):
+        for deal in leg["deals"]:
+            actions = deal.get("actions") if isinstance(deal, Mapping) else None
+            for action in actions if isinstance(actions, list) else []:
+                for key in _PRIVATE_ACTION_KEYS:
+                    if isinstance(action, dict) and action.pop(key, None) is not None:
+                        changed = True
+    return changed
+
+
 def public_record(text: str) -> str:
     """A stored record as the public may download it (the replay page's link, ``GetReplay``): without the
     referee's quotes of a bot (``answer``, ``error``), each forfeit reason reduced to ``public_reason``.
@@ -209,14 +223,7 @@ def public_record(text: str) -> str:
         return "{}"
     if not isinstance(record, dict):
         return "{}"
-    changed = False
-    for leg in record_legs(record):
-        for deal in leg["deals"]:
-            actions = deal.get("actions") if isinstance(deal, Mapping) else None
-            for action in actions if isinstance(actions, list) else []:
-                for key in _PRIVATE_ACTION_KEYS:
-                    if isinstance(action, dict) and action.pop(key, None) is not None:
-                        changed = True
+    changed = strip_private_notes(record)
     for result in [record.get("result"), *(leg.get("result") for leg in record_legs(record))]:
         if not isinstance(result, dict):
             continue

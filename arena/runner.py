@@ -59,6 +59,7 @@ from arena.model import (
 from arena.packages import PackageCache, parse_package_manifest
 from arena.pool import Instance, InstancePool, launch
 from arena.registry import Registry, launch_manifest, manifest_dict
+from arena.replay import strip_private_notes
 from arena.sandbox import CgroupCpu, Sandbox, SandboxedBot
 from arena.trust import check_endpoint_policy, is_address
 from referee.bots import BotProcess, Manifest, free_port
@@ -243,7 +244,7 @@ class ArenaRunner:
         }
         full_reason = outcome.forfeit_reason  # for the owners' logs, never shown in public
         _registered_names(outcome, by_endpoint)
-        _without_private_notes(outcome.record)
+        strip_private_notes(outcome.record)
         if outcome.forfeit is not None:
             failed = [names[b] for b in start_errors]
             limits = {names[b]: why for b, why in failures.items()}
@@ -390,19 +391,6 @@ def _registered_names(outcome: MatchOutcome, by_endpoint: Mapping[str, str]) -> 
         outcome.forfeit = dataclasses.replace(
             outcome.forfeit, bot=renamed.get(outcome.forfeit.bot, outcome.forfeit.bot)
         )
-
-
-# What a record's action notes quote of the referee's exchange with a bot, kept out of the public record:
-# the bot's refused answer in its own words, and the transport's error (which can name addresses).
-_PRIVATE_NOTES = ("answer", "error")
-
-
-def _without_private_notes(record: dict[str, Any]) -> None:
-    for leg in record.get("legs", []):
-        for deal in leg.get("deals", []):
-            for action in deal.get("actions", []):
-                for key in _PRIVATE_NOTES:
-                    action.pop(key, None)
 
 
 def _publish_forfeit(outcome: MatchOutcome, reason: str) -> None:

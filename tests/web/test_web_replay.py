@@ -406,3 +406,23 @@ def test_arena_view_of_a_match_forfeited_before_any_leg(tmp_path: Path) -> None:
         thread.join(timeout=10)
     assert "a vs b" in page and "forfeit: bot b is unreachable</span> · won by a" in page
     assert "127.0.0.1:5" not in page and "No replay is stored for this match." in page
+
+
+def test_strip_private_notes_cleans_a_single_game_record_as_well_as_a_duplicate_one():
+    # The runner strips these before storing; it used to look only under "legs", so a single table's record
+    # kept a bot's refused answer and the transport's error (which can name addresses).
+    from arena.replay import strip_private_notes
+
+    def action(**notes):
+        return {"seat": 0, "action": "pass", "ms": 3.0, "outcome": "illegal", **notes}
+
+    def game():
+        deal = {"actions": [action(answer="CARD 99", error="10.0.0.7:50051 refused"), action()]}
+        return {"deals": [deal]}
+
+    single = game()
+    duplicate = {"legs": [game(), game()]}
+    assert strip_private_notes(single) and strip_private_notes(duplicate)
+    for g in (single, *duplicate["legs"]):
+        assert [sorted(a) for a in g["deals"][0]["actions"]] == [["action", "ms", "outcome", "seat"]] * 2
+    assert not strip_private_notes(single)  # nothing left to take
