@@ -28,8 +28,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import os
-import socket
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
@@ -536,7 +534,10 @@ class _RatingsUpdater(threading.Thread):
     def __init__(self, ratings: Ratings) -> None:
         super().__init__(name="ratings-updater", daemon=True)
         self.ratings = ratings
-        self.consumer = f"api-{socket.gethostname()}-{os.getpid()}"
+        # One consumer name for every API process: an API restarted after a SIGKILL (a new pid) takes what
+        # its predecessor held at once, instead of after the 60 s idle claim. Two updaters sharing the name
+        # are safe: a result is applied once, by the rated marker watched in ``Ratings.apply``.
+        self.consumer = "api"
         self.stop_event = threading.Event()
 
     def run(self) -> None:

@@ -4,11 +4,14 @@ bot's endpoint or manifest (only its kind).  Real Redis, the real API over gRPC.
 
 from __future__ import annotations
 
+import time
+
 import grpc
 import pytest
 from abuse_helpers import TIMEOUT, rpc_error, sample_manifest
 from pilotta.arena.v1 import arena_pb2
 
+from arena import keys
 from arena.limits import Policy, store_policy
 from arena.model import MatchResult, MatchSpec
 from arena.queue import MatchQueue
@@ -77,7 +80,12 @@ def test_match_history_and_leaderboard_in_pages(r, api, stub):
     for i, (a, b) in enumerate(pairs):
         spec = MatchSpec(f"m-{i}", lid, "pilotta", i + 1, (bots[a], bots[b]), deals=1)
         result = MatchResult(spec.match_id, lid, spec.seats(), 0, (100, 50), 1, finished=1.0 + i)
-        assert queue.record_result(result) and ratings.apply(result)
+        assert queue.record_result(result)
+        ratings.apply(result)  # or the API's own ratings updater applies it first: rated once either way
+    deadline = time.monotonic() + 10
+    while not all(r.exists(keys.rated(f"m-{i}")) for i in range(len(pairs))):
+        assert time.monotonic() < deadline, "the five results were not all rated within 10 s"
+        time.sleep(0.05)
 
     def history(token):
         reply = stub.MatchHistory(arena_pb2.MatchHistoryRequest(ladder=lid, limit=2, page_token=token), timeout=TIMEOUT)
