@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from arena.replay import SEAT_NAMES, record_legs, replay_payload
-from arena.web.render import Pages
+from arena.web.render import CONTENT_SECURITY_POLICY, Pages
 from referee.errors import RecordError
 from referee.record import verify_record
 from referee.record_format import FORMAT, MATCH_RECORD_FORMAT
@@ -36,7 +36,6 @@ from referee.verify_match import verify_match_record
 STATIC = Path(__file__).resolve().parent / "web" / "static"
 _TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
 # As the arena's pages: nothing but the page's own files may load or run.
-_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
 EXIT_BAD_FILE = 2
 
 
@@ -115,7 +114,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Content-Security-Policy", _CSP)
+        self.send_header("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         self.send_header("X-Content-Type-Options", "nosniff")
         if path == "/record.json":
             self.send_header("Content-Disposition", f'attachment; filename="match-{quote(m.match_id)}.json"')

@@ -24,6 +24,11 @@ import markupsafe
 
 from arena.replay import public_reason
 
+# Sent with every page (by the web server and by `arena view`): nothing but our own files may load or run, so a
+# string that slipped past escaping still cannot run a script.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+)
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 
 # The rows of a bot's statistics table: key of BotStatsSummary, label, format.

@@ -54,7 +54,7 @@ from arena.redis_server import connect
 from arena.service import Arena
 from arena.views import BotPage, MatchPage
 from arena.web.guard import ClientLimits, guarded_protocol
-from arena.web.render import Pages, points
+from arena.web.render import CONTENT_SECURITY_POLICY, Pages, points
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +64,6 @@ KEEP_ALIVE_S = 5.0  # an idle kept-alive connection is closed after this
 MAX_CONNECTIONS = 1000  # beyond this many open connections, requests get a 503
 SHUTDOWN_GRACE_S = 2.0  # requests still running when stopping get this long
 _STATIC_TYPES = {"style.css": "text/css; charset=utf-8", "replay.js": "text/javascript; charset=utf-8"}
-# Nothing but our own files may load or run: a string that slipped past escaping still cannot run a script.
-_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
 # A handler: query -> (status, content type, body).
 Handler = Callable[[dict[str, str]], tuple[int, str, bytes]]
 
@@ -139,7 +137,7 @@ class Site:
                 api,
             )
         headers = [
-            ("Content-Security-Policy", _CSP),
+            ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
             ("X-Content-Type-Options", "nosniff"),
             ("Referrer-Policy", "no-referrer"),
             ("Cache-Control", "max-age=3600" if parts[:1] == ["static"] else "no-cache"),

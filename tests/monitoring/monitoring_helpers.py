@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -119,3 +120,33 @@ def arena_cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
     assert res.returncode == 0, f"arena {' '.join(args)} failed ({res.returncode}):\n{res.stdout}\n{res.stderr}"
     return res
+
+
+class ArenaUp:
+    """``arena up`` started by a test: API, ``workers`` workers, metrics on ``metrics_port`` (API) and the ports
+    after it (one per worker), all on loopback; ``state`` is its state file once written."""
+
+    def __init__(self, procs: Callable[..., subprocess.Popen[bytes]], tmp_path: Path, workers: int) -> None:
+        self.data = tmp_path / "arena"
+        self.log = tmp_path / "arena-up.log"
+        self.metrics_port = port_block(1 + workers)
+        self.metrics_ports = list(range(self.metrics_port, self.metrics_port + 1 + workers))
+        self.api_port = port_outside(self.metrics_ports)
+        cmd = [sys.executable, "-m", "arena.cli", "up", "--data-dir", str(self.data), "--workers", str(workers)]
+        cmd += ["--api-port", str(self.api_port), "--web-port", "0", "--metrics-port", str(self.metrics_port)]
+        # Metrics on loopback whatever the caller's environment says (the container image sets 0.0.0.0);
+        # arena up stops its workers warm (they finish their match), up to ~25 s, hence the 40 s bound.
+        env = {**os.environ, "PILOTTA_METRICS_ADDR": "127.0.0.1"}
+        self.proc = procs("arena-up", cmd, stop_bound_s=40.0, cwd=REPO, env=env)
+        state_file = self.data / "arena-up.json"
+        self.state: dict[str, Any] = wait_until(
+            lambda: state_file.exists() and json.loads(state_file.read_text()),
+            60,
+            "arena up's state file",
+            alive=self.alive,
+        )
+
+    def alive(self) -> None:
+        """Fail at once, with its log, if ``arena up`` has exited."""
+        if self.proc.poll() is not None:
+            raise AssertionError(f"arena up exited with {self.proc.returncode}:\n{log_tail(self.log)}")

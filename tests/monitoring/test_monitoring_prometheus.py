@@ -20,10 +20,8 @@ process they started (SIGTERM, then SIGKILL after a bound), also when the test f
 from __future__ import annotations
 
 import json
-import os
 import re
 import string
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -33,7 +31,7 @@ from typing import Any, TypeVar
 
 import grpc
 import pytest
-from monitoring_helpers import NotYet, arena_cli, log_tail, port_block, port_outside, prometheus_binary, wait_until
+from monitoring_helpers import ArenaUp, NotYet, arena_cli, log_tail, port_outside, prometheus_binary, wait_until
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
 from arena.redis_server import find_redis_server
@@ -117,44 +115,9 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
     t0 = time.monotonic()
 
     # -- arena up: API + 2 workers, metrics on P (API), P+1, P+2 (workers), all on loopback
-    data = tmp_path / "arena"
-    metrics_port = port_block(1 + WORKERS)
-    metrics_ports = range(metrics_port, metrics_port + 1 + WORKERS)
-    api_port = port_outside(metrics_ports)
-    # Metrics on loopback whatever the caller's environment says (the container image sets 0.0.0.0).
-    env = {**os.environ, "PILOTTA_METRICS_ADDR": "127.0.0.1"}
-    # arena up stops its workers warm (they finish their match), up to ~25 s, hence the 40 s bound.
-    up = procs(
-        "arena-up",
-        [
-            sys.executable,
-            "-m",
-            "arena.cli",
-            "up",
-            "--data-dir",
-            str(data),
-            "--workers",
-            str(WORKERS),
-            "--api-port",
-            str(api_port),
-            "--web-port",
-            "0",
-            "--metrics-port",
-            str(metrics_port),
-        ],
-        stop_bound_s=40.0,
-        cwd=REPO,
-        env=env,
-    )
-
-    def up_alive() -> None:
-        if up.poll() is not None:
-            raise AssertionError(f"arena up exited with {up.returncode}:\n{log_tail(tmp_path / 'arena-up.log')}")
-
-    state_file = data / "arena-up.json"
-    state = wait_until(
-        lambda: state_file.exists() and json.loads(state_file.read_text()), 60, "arena up's state file", alive=up_alive
-    )
+    up = ArenaUp(procs, tmp_path, WORKERS)
+    data, state, up_alive = up.data, up.state, up.alive
+    metrics_port, metrics_ports, api_port = up.metrics_port, up.metrics_ports, up.api_port
     assert state["metrics"] == metrics_port, state
     timings["arena up"] = time.monotonic() - t0
 

@@ -12,13 +12,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from arena.packages import parse_package_manifest
-from arena.redis_server import EmbeddedRedis, find_redis_server
 from arena.sandbox import Limits, Sandbox, SandboxCommand, SandboxedBot, probe
 from referee.bots import REPO_ROOT, launch_bots, load_manifest, wait_serving
 from referee.match import MatchOutcome, MatchSettings, run_match
@@ -28,18 +26,6 @@ PACKAGE = Path(__file__).resolve().parent / "package"
 HEURISTIC = REPO_ROOT / "sample_bots" / "heuristic"
 PROBE = probe()
 pytestmark = pytest.mark.skipif(not PROBE.ok, reason=f"cannot sandbox here: {PROBE.reason}")
-
-
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
-    if find_redis_server() is None:
-        pytest.skip("no redis-server")
-    srv = EmbeddedRedis(tmp_path_factory.mktemp("hidden-redis"))
-    srv.start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
 
 
 def start(tmp_path: Path, mode: str, *extra: str, limits: Limits | None = None) -> SandboxedBot:
@@ -60,12 +46,12 @@ def results(bot: SandboxedBot) -> dict[str, str]:
 
 
 @pytest.mark.timeout(120)
-def test_a_sandboxed_bot_sees_nothing_of_the_worker_and_reaches_nothing(tmp_path, redis_server):
+def test_a_sandboxed_bot_sees_nothing_of_the_worker_and_reaches_nothing(tmp_path, module_redis):
     secret = tmp_path / "admin-token"
     secret.write_text("the-admin-token")
     os.chmod(secret, 0o644)  # readable by anyone outside: only the sandbox's walls keep it in
-    port = int(redis_server.url.rsplit(":", 1)[1].split("/")[0])
-    hide = ["--secret", str(secret), "--redis-dir", str(redis_server.data_dir), "--redis-port", str(port)]
+    port = int(module_redis.url.rsplit(":", 1)[1].split("/")[0])
+    hide = ["--secret", str(secret), "--redis-dir", str(module_redis.data_dir), "--redis-port", str(port)]
     bot = start(tmp_path, "probe", *hide, "--worker-pid", str(os.getpid()))
     try:
         assert wait_serving(bot.endpoint, 30, bot.process) is None

@@ -9,7 +9,6 @@ import json
 import shutil
 import tarfile
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -20,7 +19,6 @@ from arena.api import ApiServer
 from arena.model import MatchSpec
 from arena.packages import PackageCache, PackageStore, pack
 from arena.queue import MatchQueue
-from arena.redis_server import EmbeddedRedis, connect, find_redis_server
 from arena.registry import Registry
 from arena.runner import ArenaRunner, SandboxUnavailable
 from arena.sandbox import Sandbox, probe
@@ -33,26 +31,6 @@ Code = grpc.StatusCode
 PACKAGES = Path(__file__).resolve().parent / "packages"
 PROBE = probe()
 TIMEOUT = 30.0
-
-
-@pytest.fixture(scope="module")
-def module_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
-    if find_redis_server() is None:
-        pytest.skip("no redis-server")
-    srv = EmbeddedRedis(tmp_path_factory.mktemp("upload-redis"))
-    srv.start()
-    try:
-        yield srv
-    finally:
-        srv.stop()
-
-
-@pytest.fixture
-def r(module_redis):
-    client = connect(module_redis.url)
-    client.flushall()
-    yield client
-    client.close()
 
 
 @pytest.fixture
