@@ -456,10 +456,11 @@ def add_ladder_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 
 def format_leaderboard(reply: arena_pb2.LeaderboardReply) -> str:
-    """The leaderboard with its uncertainty: mu ± 2 sigma is a ~95 % interval of a bot's skill."""
+    """The leaderboard with its uncertainty: mu ± 2 sigma is a ~95 % interval of a bot's skill. ``ver`` is the bot's
+    current version (its statistics are that version's); an endpoint bot, run by its author, is marked."""
     lines = [
         f"Leaderboard of ladder {reply.ladder} (ordered by mu - 3 sigma)",
-        f"{'#':>2}  {'bot':<16} {'mu':>6} {'sigma':>6} {'mu-3s':>7}  {'~95% skill':<15} {'games':>5}  "
+        f"{'#':>2}  {'bot':<16} {'ver':>3} {'mu':>6} {'sigma':>6} {'mu-3s':>7}  {'~95% skill':<15} {'games':>5}  "
         f"{'W-L-D':<10} {'made/bid':<9} {'p50 ms':>7}",
     ]
     for e in reply.entries:
@@ -468,8 +469,9 @@ def format_leaderboard(reply: arena_pb2.LeaderboardReply) -> str:
         interval = f"[{e.mu - 2 * e.sigma:5.1f}, {e.mu + 2 * e.sigma:5.1f}]"
         made = f"{st.get('contracts_made', 0)}/{st.get('contracts_bid', 0)}"
         lines.append(
-            f"{e.rank:>2}  {e.bot:<16} {e.mu:6.2f} {e.sigma:6.2f} {e.conservative:7.2f}  {interval:<15} "
+            f"{e.rank:>2}  {e.bot:<16} {e.version:>3} {e.mu:6.2f} {e.sigma:6.2f} {e.conservative:7.2f}  {interval:<15} "
             f"{e.games:>5}  {wld:<10} {made:<9} {st.get('latency_p50_ms', 0.0):7.2f}"
+            + ("  endpoint" if e.endpoint else "")
         )
     if not reply.entries:
         lines.append("  (no rated games yet)")
