@@ -54,7 +54,10 @@ RUN pip install --no-deps . \
     && rm -rf build *.egg-info
 COPY --from=node-deps /src/sample_bots/node/node_modules /app/sample_bots/node/node_modules
 
-RUN useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin arena
+RUN useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin arena \
+    && mkdir /archive && chown arena /archive
+# /archive: the archive of finished matches' records (a volume in deploy/; a new named volume takes this
+# directory's owner, so the archiver, running as arena, can write it).
 USER arena
 
 # 50051 arena API gRPC, 50052 worker gRPC health, 8080 web, 9100/9101 metrics, 50061-50063 sample bots.

@@ -272,6 +272,54 @@ def test_compose_services() -> None:
 
 
 @pytest.mark.timeout(60)
+def test_compose_runs_one_archiver_writing_the_archive_the_api_and_web_read() -> None:
+    compose = _compose()
+    services = compose["services"]
+    archiver = services["archiver"]
+    assert archiver["command"][0] == "archive" and _flag(archiver["command"], "--redis") == "redis://redis:6379/0"
+    assert "--once" not in archiver["command"], "the archiver must keep passing, not stop after one pass"
+    assert archiver.get("deploy", {}).get("replicas", 1) == 1
+    directory = _flag(archiver["command"], "--dir")
+    assert f"archive:{directory}" in archiver["volumes"], "the archiver writes the shared volume"
+    for name in ("arena-api", "web"):
+        assert services[name]["environment"]["ARENA_ARCHIVE_DIR"] == directory, name
+        assert f"archive:{directory}:ro" in services[name]["volumes"], f"{name} reads the archive, read-only"
+    assert "archive" in compose["volumes"]
+    assert "worker" not in [n for n, s in services.items() if any("archive:" in v for v in s.get("volumes", []))]
+
+
+@pytest.mark.timeout(60)
+def test_k8s_runs_one_archiver_on_a_shared_claim_the_api_and_web_read() -> None:
+    objects = _k8s_objects()
+    claim = _by_kind(objects, "PersistentVolumeClaim")["arena-archive"]
+    assert claim["spec"]["accessModes"] == ["ReadWriteMany"], "three Deployments mount it"
+    deployments = _by_kind(objects, "Deployment")
+    archiver = deployments["arena-archiver"]
+    assert archiver["spec"]["replicas"] == 1 and archiver["spec"]["strategy"]["type"] == "Recreate"
+
+    def archive_mount(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
+        pod = deployments[name]["spec"]["template"]["spec"]
+        (volume,) = [
+            v for v in pod["volumes"] if v.get("persistentVolumeClaim", {}).get("claimName") == "arena-archive"
+        ]
+        container = pod["containers"][0]
+        (mount,) = [m for m in container["volumeMounts"] if m["name"] == volume["name"]]
+        return container, mount
+
+    container, mount = archive_mount("arena-archiver")
+    assert container["args"][0] == "archive" and "--once" not in container["args"]
+    assert _flag(container["args"], "--dir") == mount["mountPath"] and not mount.get("readOnly")
+    for name in ("arena-api", "arena-web"):
+        container, mount = archive_mount(name)
+        env = {e["name"]: e.get("value") for e in container.get("env", [])}
+        assert env["ARENA_ARCHIVE_DIR"] == mount["mountPath"] and mount["readOnly"], name
+    policy = _by_kind(objects, "NetworkPolicy")["redis-clients-only"]
+    allowed = policy["spec"]["ingress"][0]["from"][0]["podSelector"]["matchExpressions"][0]["values"]
+    component = archiver["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"]
+    assert component in allowed, "the archiver must reach Redis"
+
+
+@pytest.mark.timeout(60)
 def test_prometheus_scrapes_what_compose_runs() -> None:
     config = _load_yaml_docs(PROMETHEUS_DIR / "prometheus.yml")[0]
     jobs = {job["job_name"]: job for job in config["scrape_configs"]}
@@ -409,7 +457,7 @@ def test_compose_passes_the_redis_password_as_a_secret_file_only() -> None:
     compose = _compose()
     services = compose["services"]
     assert compose["secrets"]["redis-password"]["file"] == "./secrets/redis-password"
-    for name in ("arena-api", "worker", "web"):
+    for name in ("arena-api", "worker", "web", "archiver"):
         command = services[name]["command"]
         assert _flag(command, "--redis-password-file") == SECRET_FILE_COMPOSE, name
         assert "redis-password" in services[name]["secrets"], name
@@ -448,7 +496,7 @@ def test_k8s_passes_the_redis_password_as_a_mounted_secret_only() -> None:
                 assert not mounts, f"{name}: a bot must not get the Redis password"
             elif name == "redis":
                 assert mounts == {"/run/secrets/redis"} and f"$(cat {SECRET_FILE_K8S})" in " ".join(args)
-            elif args and args[0] in ("api", "worker", "web"):
+            elif args and args[0] in ("api", "worker", "web", "archive"):
                 assert mounts == {"/run/secrets/redis"}, name
                 assert _flag(args, "--redis-password-file") == SECRET_FILE_K8S, name
                 assert _flag(args, "--redis") == "redis://redis:6379/0", name
@@ -456,4 +504,4 @@ def test_k8s_passes_the_redis_password_as_a_mounted_secret_only() -> None:
         for volume in pod.get("volumes", []):
             if volume["name"] in secret_volumes:
                 assert volume["secret"]["defaultMode"] & 0o007 == 0, f"{name}: the secret is world-readable"
-    assert clients == {"api", "worker", "web"}
+    assert clients == {"api", "worker", "web", "archive"}
