@@ -61,7 +61,7 @@ from arena.pool import Instance, InstancePool, launch
 from arena.registry import Registry, launch_manifest, manifest_dict
 from arena.replay import strip_private_notes
 from arena.sandbox import CgroupCpu, Sandbox, SandboxedBot
-from arena.trust import check_endpoint_policy, is_address
+from arena.trust import check_endpoint_policy
 from referee.bots import BotProcess, Manifest, free_port
 from referee.cputime import CpuMeter, ProcessTreeCpu
 from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
@@ -268,9 +268,10 @@ class ArenaRunner:
 
     def _endpoints(self, bots: Mapping[str, Bot]) -> tuple[dict[str, str], dict[str, str]]:
         """The address to dial of each endpoint bot, and why each refused one is not dialled (it plays as
-        unreachable; the reason goes to its owner's logs).  An address was checked against the operator's
-        endpoint policy at registration and cannot change; a DNS name can point anywhere since, so it is
-        resolved and checked again now, and the address that passed is dialled (no second lookup)."""
+        unreachable; the reason goes to its owner's logs).  Every endpoint is checked again now against the
+        policy as it is now (the operator may have tightened it since the bot was registered): a DNS name,
+        which can point anywhere since, is resolved again, and the address that passed is dialled (no
+        second lookup)."""
         policy = load_policy(self.registry.r)
         redis_port = self.registry.r.connection_pool.connection_kwargs.get("port")
         own = [int(redis_port)] if redis_port else []
@@ -280,7 +281,7 @@ class ArenaRunner:
             if endpoint is None:
                 continue
             try:
-                dial[b] = endpoint if is_address(endpoint) else check_endpoint_policy(endpoint, policy, own)
+                dial[b] = check_endpoint_policy(endpoint, policy, own)
             except EndpointRefused as e:
                 refused[b] = f"not dialled: {e}"
         return dial, refused

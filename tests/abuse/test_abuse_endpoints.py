@@ -140,3 +140,25 @@ def test_a_dns_name_is_checked_again_at_each_match(r, endpoint_bot, tmp_path):
         assert result.forfeit is None and result.deals_played >= 1
     finally:
         runner.close()
+
+
+@pytest.mark.timeout(120)
+def test_an_address_is_checked_again_at_each_match_against_the_policy_of_now(r, endpoint_bot, tmp_path):
+    """An endpoint registered by address under a policy that allowed it, then refused by the operator's new
+    policy: it is not dialled (it plays as unreachable, the reason in its owner's logs only); allowed again,
+    it plays."""
+    store_policy(r, Policy(allow_networks=LOOPBACK))
+    reg = Registry(r)
+    lab, _token = reg.register("lab", "mallory", endpoint=endpoint_bot, games=["pilotta"])
+    other = reg.register("random", "t", manifest=sample_manifest("random"), manifest_dir=str(SAMPLES / "random"))[0]
+    runner = ArenaRunner(reg, log_dir=tmp_path / "logs")
+    try:
+        spec = MatchSpec("m-lab", "lad", "pilotta", 5, (lab.bot_id, other.bot_id), deals=1)
+        assert runner(spec).forfeit is None  # allowed: it plays
+        store_policy(r, Policy())  # the operator closes loopback to endpoint bots
+        result = runner(dataclasses.replace(spec, match_id="m-closed"))
+        assert result.winner == 1 and result.forfeit == "bot lab is unreachable (no Handshake answer)"
+        (log,) = BotLogs(r).recent(lab.bot_id, "m-closed")
+        assert f"not dialled: endpoint {endpoint_bot} refused" in log.text and "127.0.0.0/8 is not allowed" in log.text
+    finally:
+        runner.close()
