@@ -16,10 +16,29 @@ The mean margin per board is given with its 95% interval (normal approximation, 
 Environment: BENCH_BOARDS (boards per figure, default 20), BENCH_BOARDS_RANDOM (against random, default the
 same), BENCH_BUDGET_MS (default 100; the worlds figures get ten times that and stop at their number of
 worlds), BENCH_SOLVES (deals per solver figure), BENCH_SECONDS (per kernel figure), BENCH_OUT (a JSON file).
+
+The long strength runs are resumable and append-only: ``boards`` plays boards and appends one JSON line per
+board to a results file (a figure is its ruleset, opponent, bot version and settings; board ``b`` is always
+the pack of seed ``1000 + b``, so every figure and opponent plays the same boards); a run stopped at any
+point (even mid-line: a torn last line is skipped) is continued by the same command, in this session or a
+later one, and plays only the boards the file lacks. ``figures`` merges any number of results files (a
+board found twice counts once) and prints each figure from whatever boards exist:
+
+    python bench/bench_pimc.py boards --results R.jsonl --ruleset pilotta,coinche --opponent heuristic \
+        --boards 1000 --budget-ms 100 [--chunk 50] [--max-worlds 64] [--until 17:05]
+    python bench/bench_pimc.py figures R.jsonl [MORE.jsonl ...] [--merge-into ALL.jsonl]
+
+``--chunk`` takes the figures in turn, that many boards each (default: each figure to the end before the
+next); ``--until HH:MM`` (UTC) stops before starting a board after that time. ``--opponent pimc-fixed``
+plays the bot against itself with the early stop off (``Settings(early_stop=False)``): the new-vs-old
+figure on the same boards.
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import datetime
 import json
 import math
 import os
@@ -27,14 +46,16 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sample_bots.pimc.build import build_compiled  # noqa: E402
 
-COMPILED = build_compiled() if "--pure" not in sys.argv else None
+COMPILED = build_compiled() if "--pure" not in sys.argv else None  # before the kernel is imported
 if COMPILED is None:
     os.environ["PIMC_PURE"] = "1"
 
@@ -237,7 +258,221 @@ def strength(name: str, opponent: str, boards: int, settings: Settings) -> dict[
     return row
 
 
-def main() -> int:
+# --- Resumable strength runs: one JSON line per board -----------------------------------------------------
+OPPONENTS = ("heuristic", "random", "pimc-fixed")
+
+
+@dataclasses.dataclass(frozen=True)
+class Figure:
+    """What one strength figure is: its boards are comparable with each other, and only with each other."""
+
+    ruleset: str
+    opponent: str
+    bot: str  # the PIMC bot's version
+    settings: str  # its Settings (the seed aside), as canonical JSON
+
+    @property
+    def label(self) -> str:
+        s = json.loads(self.settings)
+        extra = {k: v for k, v in s.items() if k not in ("budget_ms", "max_worlds")}
+        return (
+            f"{self.ruleset:<9} vs {self.opponent:<10} pimc {self.bot} {s['budget_ms']} ms <= {s['max_worlds']} worlds"
+            + (f" {json.dumps(extra, sort_keys=True)}" if extra else "")
+        )
+
+
+def settings_json(settings: Settings) -> str:
+    fields = dataclasses.asdict(settings)
+    fields.pop("seed", None)
+    return json.dumps(fields, sort_keys=True)
+
+
+def opponent_bot(opponent: str, settings: Settings) -> Any:
+    if opponent == "heuristic":
+        return HeuristicBot()
+    if opponent == "random":
+        return RandomDecider(1)
+    if opponent == "pimc-fixed":  # the same bot with the early stop off: new against old on the same boards
+        return PimcBot(dataclasses.replace(settings, early_stop=False))
+    raise ValueError(f"unknown opponent {opponent!r}: one of {', '.join(OPPONENTS)}")
+
+
+def play_board(name: str, b: int, pimc: PimcBot, other: Any) -> dict[str, Any]:
+    """Board ``b`` (the pack and dealer of seed ``1000 + b``) at both tables: its record line's fields."""
+    rng = random.Random(1000 + b)
+    ruleset = get_ruleset(name)
+    deck, dealer = random_deck(rng), rng.randrange(4)
+    started = time.perf_counter()
+    first = play_deal(ruleset, dealer, deck, [pimc, other, pimc, other])
+    second = play_deal(ruleset, dealer, deck, [other, pimc, other, pimc])
+    margin = (first.written[0] - first.written[1]) + (second.written[1] - second.written[0])
+    mine = first.decision_seconds[0] + first.decision_seconds[2] + second.decision_seconds[1]
+    mine += second.decision_seconds[3]
+    theirs = first.decision_seconds[1] + first.decision_seconds[3] + second.decision_seconds[0]
+    theirs += second.decision_seconds[2]
+    return {
+        "board": b,
+        "margin": margin,
+        "tables": [list(first.written), list(second.written)],
+        "pimc_ms": [round(1000 * t, 1) for t in mine],
+        "other_ms": [round(1000 * t, 1) for t in theirs],
+        "seconds": round(time.perf_counter() - started, 2),
+    }
+
+
+def read_results(paths: Iterable[Path]) -> dict[Figure, dict[int, dict[str, Any]]]:
+    """Every board of every figure in these files; a board found twice counts once (the first), and a line
+    that is not whole JSON (a run killed while writing it) is skipped with a warning."""
+    found: dict[Figure, dict[int, dict[str, Any]]] = {}
+    for path in paths:
+        if not path.exists():
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                figure = Figure(
+                    row["ruleset"], row["opponent"], row["bot"], json.dumps(row["settings"], sort_keys=True)
+                )
+                board_number = int(row["board"])
+                int(row["margin"])
+            except (ValueError, KeyError, TypeError):
+                print(f"warning: {path}:{number} is not a whole board line; skipped", file=sys.stderr)
+                continue
+            found.setdefault(figure, {}).setdefault(board_number, row)
+    return found
+
+
+def run_boards(
+    results: Path,
+    rulesets: Sequence[str],
+    opponents: Sequence[str],
+    boards: int,
+    settings: Settings,
+    chunk: int,
+    until: datetime.datetime | None,
+) -> None:
+    """Play the boards ``0..boards-1`` each figure lacks in ``results``, appending a line per board (flushed
+    and synced, so a stop loses at most the board being played)."""
+    results.parent.mkdir(parents=True, exist_ok=True)
+    done = read_results([results])
+    todo = []
+    for name in rulesets:
+        for opponent in opponents:
+            figure = Figure(name, opponent, PimcBot.version, settings_json(settings))
+            have = done.get(figure, {})
+            todo.append((figure, [b for b in range(boards) if b not in have]))
+            print(f"{figure.label}: {len(have)} boards in {results}, {len(todo[-1][1])} to play", flush=True)
+    with results.open("a") as out:
+        if results.stat().st_size and not results.read_bytes().endswith(b"\n"):
+            out.write("\n")  # end a torn last line, so that it stays one skipped line
+        while any(left for _, left in todo):
+            for figure, left in todo:
+                take, left[:] = left[: chunk or len(left)], left[chunk or len(left) :]
+                pimc, other = PimcBot(settings), opponent_bot(figure.opponent, settings)
+                for b in take:
+                    if until is not None and datetime.datetime.now(datetime.UTC) >= until:
+                        print(f"stopped at {until:%H:%M} UTC, as asked", flush=True)
+                        return
+                    row = {
+                        "ruleset": figure.ruleset,
+                        "opponent": figure.opponent,
+                        "bot": figure.bot,
+                        "settings": json.loads(figure.settings),
+                        "backend": describe_backend(),
+                        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                        **play_board(figure.ruleset, b, pimc, other),
+                    }
+                    out.write(json.dumps(row, separators=(",", ":")) + "\n")
+                    out.flush()
+                    os.fsync(out.fileno())
+                    print(f"{figure.label} board {b}: margin {row['margin']:+d} ({row['seconds']} s)", flush=True)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)] if ordered else math.nan
+
+
+def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, Any]]:
+    """Each figure of these results files: boards, mean margin per board with its 95% interval, decision
+    times (median, 99th percentile) of PIMC and of its opponent."""
+    found = read_results(paths)
+    rows = []
+    for figure, by_board in sorted(found.items(), key=lambda kv: (kv[0].opponent, kv[0].ruleset, kv[0].label)):
+        lines = [by_board[b] for b in sorted(by_board)]
+        margins = [int(r["margin"]) for r in lines]
+        mean, half = interval(margins)
+        mine = [t for r in lines for t in r["pimc_ms"]]
+        theirs = [t for r in lines for t in r["other_ms"]]
+        row = {
+            "figure": figure.label,
+            "boards": len(margins),
+            "mean_margin": round(mean, 1),
+            "ci95": round(half, 1),
+            "pimc_decision_median_ms": round(statistics.median(mine), 1) if mine else None,
+            "pimc_decision_p99_ms": percentile(mine, 0.99),
+            "pimc_decision_mean_ms": round(statistics.fmean(mine), 1) if mine else None,
+            "other_decision_median_ms": round(statistics.median(theirs), 1) if theirs else None,
+            "other_decision_p99_ms": percentile(theirs, 0.99),
+            "dates": f"{min(r['date'] for r in lines)} .. {max(r['date'] for r in lines)}",
+        }
+        rows.append(row)
+        print(
+            f"{figure.label}: {len(margins)} boards, margin {mean:+.1f} ± {half:.1f} per board; pimc decisions "
+            f"median {row['pimc_decision_median_ms']} / p99 {row['pimc_decision_p99_ms']} / mean "
+            f"{row['pimc_decision_mean_ms']} ms; opponent median {row['other_decision_median_ms']} / p99 "
+            f"{row['other_decision_p99_ms']} ms; {row['dates']}",
+            flush=True,
+        )
+    if merge_into is not None:
+        with merge_into.open("w") as out:
+            for by_board in found.values():
+                for b in sorted(by_board):
+                    out.write(json.dumps(by_board[b], separators=(",", ":")) + "\n")
+    return rows
+
+
+def until_today(hhmm: str) -> datetime.datetime:
+    hour, minute = (int(x) for x in hhmm.split(":"))
+    return datetime.datetime.now(datetime.UTC).replace(hour=hour, minute=minute, second=0, microsecond=0)
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("boards", "figures"):
+        parser = argparse.ArgumentParser(prog="bench_pimc.py")
+        sub = parser.add_subparsers(dest="command", required=True)
+        run = sub.add_parser("boards", help="play boards, appending one JSON line each to --results")
+        run.add_argument("--results", type=Path, required=True)
+        run.add_argument("--ruleset", default=",".join(RULESETS), help="comma-separated (default: all five)")
+        run.add_argument("--opponent", default="heuristic", help=f"comma-separated, of {', '.join(OPPONENTS)}")
+        run.add_argument("--boards", type=int, default=1000, help="boards 0..N-1 per figure")
+        run.add_argument("--budget-ms", type=int, default=BUDGET_MS)
+        run.add_argument("--max-worlds", type=int, default=Settings().max_worlds)
+        run.add_argument("--chunk", type=int, default=0, help="boards per figure in turn (0: each to the end)")
+        run.add_argument("--until", type=until_today, default=None, help="HH:MM UTC: start no board after it")
+        run.add_argument("--pure", action="store_true", help="the pure-Python kernel")
+        fig = sub.add_parser("figures", help="each figure of the merged results files")
+        fig.add_argument("paths", type=Path, nargs="+")
+        fig.add_argument("--merge-into", type=Path, help="also write the merged boards to this file")
+        fig.add_argument("--pure", action="store_true", help=argparse.SUPPRESS)
+        args = parser.parse_args(argv)
+        if args.command == "figures":
+            figures(args.paths, args.merge_into)
+            return 0
+        for name in args.ruleset.split(","):
+            get_ruleset(name)  # an unknown name fails here, before any board
+        settings = Settings(budget_ms=args.budget_ms, max_worlds=args.max_worlds)
+        opponents = args.opponent.split(",")
+        for o in opponents:
+            opponent_bot(o, settings)
+        run_boards(args.results, args.ruleset.split(","), opponents, args.boards, settings, args.chunk, args.until)
+        return 0
+    return bench_all()
+
+
+def bench_all() -> int:
     print(f"bench pimc: search kernel {describe_backend()}", flush=True)
     out: dict[str, object] = {"benchmark": "pimc", "backend": describe_backend()}
     out["kernel"] = bench_kernel()
@@ -263,4 +498,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
