@@ -29,9 +29,9 @@ board found twice counts once) and prints each figure from whatever boards exist
     python bench/bench_pimc.py figures R.jsonl [MORE.jsonl ...] [--merge-into ALL.jsonl]
 
 ``--chunk`` takes the figures in turn, that many boards each (default: each figure to the end before the
-next); ``--until HH:MM`` (UTC) stops before starting a board after that time. ``--opponent pimc-fixed``
-plays the bot against itself with the early stop off (``Settings(early_stop=False)``): the new-vs-old
-figure on the same boards.
+next); ``--until HH:MM`` (UTC) stops before starting a board after that time. ``--opponent pimc-1.0``
+plays the bot against itself deciding as its version 1.0.0 did (``Settings.as_1_0()``: no early stop,
+one world enough): the new-against-old figure, on the same boards.
 """
 
 from __future__ import annotations
@@ -259,7 +259,7 @@ def strength(name: str, opponent: str, boards: int, settings: Settings) -> dict[
 
 
 # --- Resumable strength runs: one JSON line per board -----------------------------------------------------
-OPPONENTS = ("heuristic", "random", "pimc-fixed")
+OPPONENTS = ("heuristic", "random", "pimc-1.0")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -292,16 +292,32 @@ def opponent_bot(opponent: str, settings: Settings) -> Any:
         return HeuristicBot()
     if opponent == "random":
         return RandomDecider(1)
-    if opponent == "pimc-fixed":  # the same bot with the early stop off: new against old on the same boards
-        return PimcBot(dataclasses.replace(settings, early_stop=False))
+    if opponent == "pimc-1.0":  # the same bot deciding as its version 1.0.0: new against old on the same boards
+        return PimcBot(settings.as_1_0())
     raise ValueError(f"unknown opponent {opponent!r}: one of {', '.join(OPPONENTS)}")
 
 
-def play_board(name: str, b: int, pimc: PimcBot, other: Any) -> dict[str, Any]:
+class CpuTimed:
+    """A bot whose decisions' CPU time (the deciding thread's) is kept: on this shared machine a decision's
+    wall time also holds other processes' turns, which the bot cannot bound."""
+
+    def __init__(self, bot: Any) -> None:
+        self.bot = bot
+        self.cpu: list[float] = []
+
+    def decide(self, obs: Any, legal: list[str]) -> str:
+        t = time.thread_time()
+        code: str = self.bot.decide(obs, legal)
+        self.cpu.append(time.thread_time() - t)
+        return code
+
+
+def play_board(name: str, b: int, bot: PimcBot, opponent: Any) -> dict[str, Any]:
     """Board ``b`` (the pack and dealer of seed ``1000 + b``) at both tables: its record line's fields."""
     rng = random.Random(1000 + b)
     ruleset = get_ruleset(name)
     deck, dealer = random_deck(rng), rng.randrange(4)
+    pimc, other = CpuTimed(bot), CpuTimed(opponent)
     started = time.perf_counter()
     first = play_deal(ruleset, dealer, deck, [pimc, other, pimc, other])
     second = play_deal(ruleset, dealer, deck, [other, pimc, other, pimc])
@@ -316,6 +332,8 @@ def play_board(name: str, b: int, pimc: PimcBot, other: Any) -> dict[str, Any]:
         "tables": [list(first.written), list(second.written)],
         "pimc_ms": [round(1000 * t, 1) for t in mine],
         "other_ms": [round(1000 * t, 1) for t in theirs],
+        "pimc_cpu_ms": [round(1000 * t, 1) for t in pimc.cpu],
+        "other_cpu_ms": [round(1000 * t, 1) for t in other.cpu],
         "seconds": round(time.perf_counter() - started, 2),
     }
 
@@ -406,6 +424,7 @@ def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, An
         mean, half = interval(margins)
         mine = [t for r in lines for t in r["pimc_ms"]]
         theirs = [t for r in lines for t in r["other_ms"]]
+        cpu = [t for r in lines for t in r.get("pimc_cpu_ms", ())]
         row = {
             "figure": figure.label,
             "boards": len(margins),
@@ -414,6 +433,8 @@ def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, An
             "pimc_decision_median_ms": round(statistics.median(mine), 1) if mine else None,
             "pimc_decision_p99_ms": percentile(mine, 0.99),
             "pimc_decision_mean_ms": round(statistics.fmean(mine), 1) if mine else None,
+            "pimc_cpu_p99_ms": percentile(cpu, 0.99),
+            "pimc_cpu_max_ms": max(cpu, default=None),
             "other_decision_median_ms": round(statistics.median(theirs), 1) if theirs else None,
             "other_decision_p99_ms": percentile(theirs, 0.99),
             "dates": f"{min(r['date'] for r in lines)} .. {max(r['date'] for r in lines)}",
@@ -422,7 +443,8 @@ def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, An
         print(
             f"{figure.label}: {len(margins)} boards, margin {mean:+.1f} ± {half:.1f} per board; pimc decisions "
             f"median {row['pimc_decision_median_ms']} / p99 {row['pimc_decision_p99_ms']} / mean "
-            f"{row['pimc_decision_mean_ms']} ms; opponent median {row['other_decision_median_ms']} / p99 "
+            f"{row['pimc_decision_mean_ms']} ms (CPU p99 {row['pimc_cpu_p99_ms']}, max {row['pimc_cpu_max_ms']} ms); "
+            f"opponent median {row['other_decision_median_ms']} / p99 "
             f"{row['other_decision_p99_ms']} ms; {row['dates']}",
             flush=True,
         )

@@ -11,8 +11,16 @@
   other than pass must beat pass by the risk margin (``risk`` standard errors of the difference, and at
   least ``min_margin`` points).
 * **Time**: each decision gets ``budget_ms`` (never more than the request's ``deadline_ms`` less a safety
-  margin); worlds are added while time remains (anytime) and a search that runs out of time is dropped.
-  With no world solved in time the heuristic bot's answer is played: always a sound, legal answer.
+  margin); worlds are added while time remains (anytime) and a search that runs out of time is dropped
+  (the search looks at the clock every 512 nodes, so it stops within about a millisecond of the deadline).
+  With fewer than ``min_worlds`` worlds solved in time the heuristic bot's answer is played: always a
+  sound, legal answer (a single world plays worse than the heuristic).
+* **Stopping early** (``early_stop``): a card play stops as soon as its choice is settled: one world when
+  the observation leaves only one (all the play is determined), else once the leading card beats every
+  other by ``stop_z`` standard errors of their paired difference over at least ``stop_after`` worlds, or
+  ties it in every world (``settled``). And a decision that cannot solve ``min_worlds`` worlds in its
+  time, judged by the pace of the last decision of its kind (ruleset, phase, tricks left), gives the
+  heuristic's answer at once, except every fourth time, which searches again to measure the pace anew.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import argparse
 import math
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pilotta_bot
 
@@ -40,6 +48,7 @@ _STRAINS = {s.code: s for s in Strain}
 DEFAULT_BUDGET_MS = 300  # per decision; the arena's decision deadline is 1000 ms
 SAFETY_MS = 150  # kept free below a request's deadline_ms (transport, the SDK, a search's last step)
 POINTS_RESOLUTION = 5  # card points: the auction's and declarations' searches stop that close to the value
+PROBE_EVERY = 4  # a decision skipped for want of time still searches every this many times (its pace anew)
 
 
 @dataclass
@@ -48,12 +57,21 @@ class Settings:
     max_worlds: int = 64
     risk: float = 1.0  # standard errors a call must win by over pass
     min_margin: float = 5.0  # card points, converted to the ruleset's written points (see ``point_unit``)
+    min_worlds: int = 4  # fewer solved in time: the heuristic's answer (1 world is weaker than it, 4 stronger)
+    early_stop: bool = True  # stop once the choice is settled; skip a search that has no time for min_worlds
+    stop_z: float = 2.58  # standard errors of the paired difference by which the leading card must win
+    stop_after: int = 8  # worlds before a card play may stop on the statistical test
     seed: int | None = None
+
+    def as_1_0(self) -> Settings:
+        """These settings, deciding exactly as the bot's version 1.0.0 did (no early stop, one world
+        enough): the baseline of the benchmark's new-against-old figure."""
+        return replace(self, early_stop=False, min_worlds=1)
 
 
 class PimcBot:
     name = "pimc"
-    version = "1.0.0"
+    version = "1.1.0"
     author = "pilotta-arena"
     games = GAMES
 
@@ -66,6 +84,11 @@ class PimcBot:
         # The engine's scores asked during one deal, kept for its later decisions (same dealer and ruleset).
         self._scorer: tuple[tuple[str, int, int], Scorer] | None = None
         self.last_worlds = 0  # how many worlds the last decision used (for the benchmark)
+        self.last_searched = False  # whether it searched (False: one legal action, or no time for min_worlds)
+        # Seconds per world of the last decision of each kind (a lower bound when none was solved in time),
+        # and how many decisions of that kind were since skipped for want of time.
+        self.pace: dict[tuple[str, str, int], float] = {}
+        self.skipped: dict[tuple[str, str, int], int] = {}
 
     def on_match_start(self, info: pilotta_bot.MatchInfo) -> None:
         self.options = dict(info.options)
@@ -92,21 +115,48 @@ class PimcBot:
     def decide(self, obs: pilotta_bot.Observation, legal: list[str]) -> str:
         deadline = self.deadline(obs)
         self.last_worlds = 0
+        self.last_searched = False
         if len(legal) == 1:
             return legal[0]
         choice: str | None = None
-        try:
-            if obs.phase == "auction":
-                choice = self.auction(obs, legal, deadline)
-            elif any(code.startswith("declare ") for code in legal):
-                choice = self.declare(obs, legal, deadline)
-            else:
-                choice = self.play(obs, legal, deadline)
-        except SearchTimeout:
-            choice = None
+        if obs.phase == "auction":
+            kind = "auction"
+        elif any(code.startswith("declare ") for code in legal):
+            kind = "declare"
+        else:
+            kind = "play"
+        key = (obs.game, kind, len(obs.hand))
+        started = time.perf_counter()
+        if not self.no_time_for(key, deadline - started):
+            self.last_searched = True
+            try:
+                if kind == "auction":
+                    choice = self.auction(obs, legal, deadline)
+                elif kind == "declare":
+                    choice = self.declare(obs, legal, deadline)
+                else:
+                    choice = self.play(obs, legal, deadline)
+            except SearchTimeout:
+                choice = None
+            if self.last_worlds or choice is None:  # (a card play settled without a search tells no pace)
+                self.pace[key] = (time.perf_counter() - started) / max(self.last_worlds, 1)
         if choice is None or choice not in legal:
             choice = self.fallback.decide(obs, legal)
         return choice if choice in legal else legal[0]
+
+    def no_time_for(self, key: tuple[str, str, int], seconds: float) -> bool:
+        """Whether to give the heuristic's answer at once: the last decision of this kind went at a pace
+        that cannot solve ``min_worlds`` worlds in ``seconds``; but every ``PROBE_EVERY``-th such decision
+        searches anyway, to measure the pace anew."""
+        if not self.settings.early_stop or key not in self.pace:
+            return False
+        if self.pace[key] * self.settings.min_worlds <= seconds:
+            return False
+        self.skipped[key] = self.skipped.get(key, 0) + 1
+        return self.skipped[key] % PROBE_EVERY != 0
+
+    def enough(self, worlds: int) -> bool:
+        return worlds >= max(self.settings.min_worlds, 1)
 
     # --- Card play ---------------------------------------------------------------------------------------
     def play(self, obs: pilotta_bot.Observation, legal: list[str], deadline: float) -> str | None:
@@ -119,9 +169,12 @@ class PimcBot:
         if len(codes) == 1:
             return next(iter(codes.values()))
         sampler = Sampler(Seen.from_observation(obs, ruleset=self.ruleset(obs.game)))
-        totals: dict[int, int] = dict.fromkeys(codes, 0)
+        settings = self.settings
+        # One consistent world left: all the play is determined, and its solution is exact.
+        exact = settings.early_stop and sampler.count(0, sampler.need) == 1
+        samples: dict[int, list[int]] = {card: [] for card in codes}
         scorer = self.scorer(obs)
-        for world in sampler.worlds(self.settings.max_worlds, self.rng, deadline=deadline):
+        for world in sampler.worlds(1 if exact else settings.max_worlds, self.rng, deadline=deadline):
             if time.perf_counter() >= deadline:
                 break
             try:
@@ -129,12 +182,13 @@ class PimcBot:
             except SearchTimeout:
                 break
             for card, value in solution.values.items():
-                totals[card] += value
+                samples[card].append(value)
             self.last_worlds += 1
-        if not self.last_worlds:
+            if settings.early_stop and settled(samples, settings.stop_z, settings.stop_after):
+                break
+        if not (exact and self.last_worlds) and not self.enough(self.last_worlds):
             return None
-        best = max(totals, key=lambda c: (totals[c], -c))
-        return codes[best]
+        return codes[leader(samples)]
 
     # --- Declarations ------------------------------------------------------------------------------------
     def declare(self, obs: pilotta_bot.Observation, legal: list[str], deadline: float) -> str | None:
@@ -159,7 +213,7 @@ class PimcBot:
                     continue
                 samples[code].append(sign * scorer.value(world.contract, credited, cp0, won, *_sure_belote(world)))
             self.last_worlds += 1
-        if not self.last_worlds:
+        if not self.enough(self.last_worlds):
             return None
         return self.pick(samples, everything, point_unit(scorer, seen.contract))
 
@@ -207,7 +261,7 @@ class PimcBot:
             if "pass" in samples and "pass" not in candidates:
                 samples["pass"].append(0)  # nobody has bid: passing scores nothing by itself
             self.last_worlds += 1
-        if not self.last_worlds:
+        if not self.enough(self.last_worlds):
             return None
         if "pass" not in samples:  # a call is forced (Bela's dealer): the best one
             return max(samples, key=lambda c: _mean(samples[c]))
@@ -280,6 +334,35 @@ class PimcBot:
         sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / max(len(diffs) - 1, 1))
         margin = max(self.settings.min_margin * unit, self.settings.risk * sd / math.sqrt(len(diffs)))
         return best if mean > margin else default
+
+
+def leader(samples: dict[int, list[int]]) -> int:
+    """The card with the best total over the worlds (the lowest card of those tied)."""
+    return max(samples, key=lambda c: (sum(samples[c]), -c))
+
+
+def settled(samples: dict[int, list[int]], z: float, after: int) -> bool:
+    """Whether the leading card's choice is settled: after at least ``after`` worlds, it beats every other
+    card by more than ``z`` standard errors of their paired difference (the same worlds), or ties it in
+    every world. ``samples``: each card's value in each world so far, in the same order.
+
+    A test looked at after every world, each one-sided at ``z`` = 2.58 (1%); the benchmark's new-against-old
+    figure measures what the early stops cost in play, if anything."""
+    best = leader(samples)
+    n = len(samples[best])
+    if n < max(after, 2):
+        return False
+    for card, values in samples.items():
+        if card == best:
+            continue
+        diffs = [a - b for a, b in zip(samples[best], values, strict=True)]
+        if not any(diffs):
+            continue
+        mean = sum(diffs) / n
+        sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
+        if mean - z * sd / math.sqrt(n) <= 0:
+            return False
+    return True
 
 
 def point_unit(scorer: Scorer, contract: Contract) -> float:
