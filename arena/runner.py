@@ -5,7 +5,8 @@
 1. resolves every bot id in the Registry and takes one instance per seat of every leg from the pool
    (``arena.pool``: a manifest bot's process, an uploaded package's sandbox, ``arena.sandbox``; an endpoint
    is used as is for all its seats);
-2. plays ``referee.match.run_match`` (two legs with sides swapped when ``spec.duplicate``), reporting each
+2. plays ``referee.match.run_match`` (two legs with sides swapped when ``spec.duplicate``, at the same
+   time: no instance plays at both tables, so the legs run on two threads), reporting each
    decision's latency and each bot error to ``arena.metrics`` as the events arrive (labels: registered
    bot names, phases, the ruleset: bounded sets, never a match id);
 3. turns the outcome into a ``MatchResult``: winner and points per side, per-bot ``BotStats`` (contracts
@@ -216,6 +217,9 @@ class ArenaRunner:
                     links=self.links,
                     seat_endpoints=seat_endpoints,
                     cpu_meters=meters,
+                    # A process that dies mid-match is reported by its exit code and last words (for its
+                    # owner's logs; the public reason is the arena's own words).
+                    started=[i.bot for insts in instances.values() for i in insts],
                 )
             finally:
                 for meter in meters.values():

@@ -166,13 +166,14 @@ def bench_decision(
     runner = MatchRunner([endpoint, endpoint], ["a", "b"], settings, "bench", None, None, links)
     assert not runner.handshake()
     assert runner.version_of(0) == version
-    seats = (0, 1, 0, 1)
+    table = runner.table(0)
+    seats = table.seats
     names = [runner.bots[b].name for b in seats]
     starts = [
         wire.match_start_notice("bench", "pilotta", {}, seat, names, deadline_ms=1000, time_bank_ms=10_000)
         for seat in range(4)
     ]
-    runner.notify("MatchStarted", seats, starts)  # version 2: opens the four streams
+    runner.notify(table, "MatchStarted", starts)  # version 2: opens the four streams
     link = runner.links[endpoint]
     sent: list[bytes] = []
     raws: list[_RawStream] = []
@@ -190,7 +191,7 @@ def bench_decision(
             raw_call(request, timeout=5.0)
 
     else:
-        for stream in runner.streams.values():
+        for stream in table.streams.values():
 
             def catching_stream(request: bytes, *rest: Any, decide: Any = stream.decide) -> Any:
                 sent.append(request)
@@ -217,15 +218,14 @@ def bench_decision(
     one_ns: list[int] = []
     rpc_ms: list[float] = []
     sizes: list[int] = []
-    notes: dict[Any, Any] = {}
-    game = Game(runner.ruleset, 1)
+    game = table.game = Game(runner.ruleset, 1)
     n = 0
     while n < decisions + warmup:
         if game.over:
-            game = Game(runner.ruleset, n)
+            game = table.game = Game(runner.ruleset, n)
         seat = game.deal.to_act
         t0 = time.perf_counter_ns()
-        runner.step(0, game, seats, notes)
+        runner.step(table)
         t1 = time.perf_counter_ns()
         raw = sent.pop()
         raw_send(raw, seat)

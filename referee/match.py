@@ -16,12 +16,26 @@ result (what each team wrote at each table, its score on ``settings.scale``: ``r
 ``MatchOutcome.boards`` and the match record. A single-table match plays a game to the target, or ``deals``
 played deals.
 
+Each leg is played at a ``Table`` (its seating, the process playing each seat, its streams, game and notes).
+When every seat of both legs has its own process (``seat_endpoints``, as the arena's workers give: no
+process sees a board twice), the two legs are played **at once**, leg 2 on a thread of its own: a
+duplicate match then takes about as long as one leg. The record is the one the legs played in turn give
+(the same seed and answers give the same record: each table keeps its own notes, and the record lists
+them leg by leg); ``on_event`` gets the two legs' events interleaved as they happen, each with its leg,
+never from two threads at once. A bot's statistics, strikes and time bank are one for the match, added
+over its instances at both tables. The first forfeit ends the match as when the legs are played in turn:
+its team loses, it is stated in its leg, and the other table stops before its next decision (its game
+record says ``stopped``). Where one process plays seats at both tables (two bots given as endpoints, the
+CLI's matches), the legs are played in turn: playing them at once would have it play two tables at once.
+
 Every decision carries a deadline: the per-decision limit plus what is left of the bot's time bank for
-the match (time beyond the limit spends the bank). A bot speaks protocol version 1 (a unary call per
-decision and notice) or 2 (one stream per seat per leg), as its handshake says; ``referee.transport``
-carries both and classifies their failures alike. Every answer is classified (``OUTCOMES``). A timeout,
-an illegal action or a malformed reply plays the first legal action instead and counts a strike; past
-``max_strikes`` the bot's team forfeits, and so it does at once when a bot is unreachable or crashes.
+the match (time beyond the limit spends the bank). Both tables of a bot draw on its one bank, and a
+decision may take what was left when it was asked: two slow decisions at once can overdraw it once (then
+it is empty). A bot speaks protocol version 1 (a unary call per decision and notice) or 2 (one stream per
+seat per leg), as its handshake says; ``referee.transport`` carries both and classifies their failures
+alike. Every answer is classified (``OUTCOMES``). A timeout, an illegal action or a malformed reply plays
+the first legal action instead and counts a strike; past ``max_strikes`` the bot's team forfeits, and so
+it does at once when a bot is unreachable or crashes.
 Each seat only ever receives its own observation (``referee.observation.observe``'s, written by
 ``wire_bytes.DecisionWriter``).
 """
@@ -275,6 +289,34 @@ class _Forfeit(Exception):
         self.bot, self.seat, self.reason = bot, seat, reason
 
 
+class _Stopped(Exception):
+    """A table stopped before its end: the match ended at the other table (a forfeit there)."""
+
+
+STOPPED = "the match ended at the other table"  # why a stopped table's game ended (its record's ``stopped``)
+
+
+@dataclass(eq=False)
+class Table:
+    """One leg's table: who sits where, the process playing each seat, and what is played there.
+
+    Everything a leg changes while it is played is here (its streams, game, action notes, its own
+    ``DecisionWriter``), so that the two legs of a duplicate match can be played at the same time on two
+    threads; what they share (the bots' statistics, the channels, the handshakes) is the runner's."""
+
+    leg: int
+    seats: tuple[int, int, int, int]  # the bot (index in MatchRunner.bots) in each seat
+    endpoints: tuple[str, str, str, str]  # the process playing each seat
+    writer: wire_bytes.DecisionWriter  # this table's DecideRequests, written straight from its deal
+    game: Game | None = None  # None until the leg starts
+    streams: dict[int, SeatStream] = field(default_factory=dict)  # by seat: the version 2 bots' streams
+    notes: dict[tuple[int, int], ActionNote] = field(default_factory=dict)  # (deal, action index) -> note
+    forfeit: Forfeit | None = None  # the forfeit that ended the match here
+    stopped: bool = False  # stopped before its end: the match ended at the other table
+    stop: threading.Event = field(default_factory=threading.Event)  # set: stop before the next decision
+    error: BaseException | None = None  # what else ended its thread (a cancel, a bug): raised by run_match
+
+
 def _phase_of(deal_phase: str, action: int) -> str:
     if deal_phase == "auction":
         return "auction"
@@ -322,25 +364,48 @@ class MatchRunner:
         )
         # One instance per seat: per leg, the endpoint of the process playing each seat (see run_match).
         self.seat_endpoints = [list(eps) for eps in seat_endpoints] if seat_endpoints else None
-        self.leg = 0  # the leg being played (the seat endpoints of which are used)
         every = seats4 + [ep for eps in self.seat_endpoints or () for ep in eps]
         self.links: dict[str, BotLink] = {ep: self.link_pool.get(ep) for ep in dict.fromkeys(every)}
         self.versions: dict[str, int] = {}  # the protocol version of each endpoint, from its handshake
-        self.streams: dict[int, SeatStream] = {}  # by seat: the version 2 bots' streams of the current leg
-        # This match's DecideRequests, written straight from the deal (what each seat sees: referee.observation).
-        self.writer = wire_bytes.DecisionWriter(match_id)
+        self.tables: list[Table] = []  # every leg's table set up so far (``table``), closed with the match
+        # The bots' statistics (a bot's instances at both tables add to one BotStats: counts, strikes, time
+        # bank) are updated under ``stats_lock``; ``on_event`` is called under ``event_lock``, never from two
+        # threads at once.
+        self.stats_lock = threading.Lock()
+        self.event_lock = threading.Lock()
         self.ruleset = get_ruleset(settings.ruleset, dict(settings.options))
         self.boards = settings.match_boards()
-        # The CPU time of the bots this match started (by endpoint); other bots' cannot be read.
-        self.cpu = {p.endpoint: ProcessTreeCpu(p.process.pid) for p in procs if p.error is None}
-        self.procs = {p.endpoint: p for p in procs}  # the bots this match started, to say how one died
         self.cpu_given: Mapping[str, CpuMeter] = cpu_meters or {}  # the caller's, by endpoint (not closed here)
+        # The CPU time of the bots the match was given the processes of and no meter for (by endpoint).
+        self.cpu = {
+            p.endpoint: ProcessTreeCpu(p.process.pid)
+            for p in procs
+            if p.error is None and p.endpoint not in self.cpu_given
+        }
+        self.procs = {p.endpoint: p for p in procs}  # the bots this match started, to say how one died
 
-    def endpoint_at(self, bot: int, seat: int) -> str:
-        """The endpoint of the process playing ``seat`` (of the current leg) for ``bot``."""
-        if self.seat_endpoints is not None and 0 <= seat < 4:
-            return self.seat_endpoints[self.leg][seat]
-        return self.bots[bot].endpoint
+    def table(self, leg: int) -> Table:
+        """A new table for ``leg``: its seating and the process playing each seat."""
+        seats = _leg_seats(self.first_seats, leg)
+        if self.seat_endpoints is not None:
+            eps = self.seat_endpoints[leg]
+            endpoints = (eps[0], eps[1], eps[2], eps[3])
+        else:
+            endpoints = (
+                self.bots[seats[0]].endpoint,
+                self.bots[seats[1]].endpoint,
+                self.bots[seats[2]].endpoint,
+                self.bots[seats[3]].endpoint,
+            )
+        table = Table(leg, seats, endpoints, wire_bytes.DecisionWriter(self.match_id))
+        self.tables.append(table)
+        return table
+
+    def legs_apart(self) -> bool:
+        """Whether no process plays at both tables of a duplicate match (``seat_endpoints`` whose legs share
+        no endpoint): only then may its legs be played at once."""
+        eps = self.seat_endpoints
+        return self.s.duplicate and eps is not None and len(eps) == 2 and not set(eps[0]) & set(eps[1])
 
     def bots_at(self, endpoint: str) -> list[int]:
         """The bots (indices) a process at ``endpoint`` plays for, in any seat of any leg."""
@@ -373,16 +438,22 @@ class MatchRunner:
         for meter in self.cpu.values():
             meter.close()
 
-    def close_streams(self, *, wait: bool = False) -> None:
-        streams, self.streams = list(self.streams.values()), {}
+    def close_streams(self, tables: Sequence[Table] | None = None, *, wait: bool = False) -> None:
+        """End the streams of ``tables`` (all by default)."""
+        streams: list[SeatStream] = []
+        for t in self.tables if tables is None else tables:
+            streams += t.streams.values()
+            t.streams = {}
         close_streams(streams, self.s.notice_deadline_ms / 1000, wait=wait)
 
-    def version_of(self, bot: int, seat: int = -1) -> int:
-        return self.versions.get(self.endpoint_at(bot, seat), 1)
+    def version_of(self, bot: int) -> int:
+        """The protocol version of the process ``bot`` is known by (its first seat in leg 1)."""
+        return self.versions.get(self.bots[bot].endpoint, 1)
 
     def emit(self, event: Event) -> None:
         if self.on_event is not None:
-            self.on_event(event)
+            with self.event_lock:
+                self.on_event(event)
 
     # --- Handshake and notices ------------------------------------------------------------------------
     def handshake(self) -> list[tuple[int, str]]:
@@ -447,29 +518,28 @@ class MatchRunner:
                         failed.append((i, f"bot {b.name} refused: {why}"))
         return failed
 
-    def notify(
-        self, rpc: str, bot_by_seat: Sequence[int], messages: Sequence[Any], seats: Sequence[int] | None = None
-    ) -> None:
-        """Send one notice per seat (``seats``: their numbers, all four by default), failures only counted.
+    def notify(self, t: Table, rpc: str, messages: Sequence[Any], seats: Sequence[int] | None = None) -> None:
+        """Send one notice per seat of table ``t`` (``seats``: their numbers, all four by default), failures
+        only counted.
 
         Version 1: calls in parallel, each with a short deadline. Version 2: a message on the seat's stream,
-        waited for by nobody; MatchStarted opens the leg's streams with it (closing the last leg's).
+        waited for by nobody; MatchStarted opens the table's streams with it.
         """
-        if rpc == "MatchStarted":
-            self.close_streams()
         pending: list[tuple[int, Future[Any]]] = []
         # (``seats`` may be empty: no bot to tell, when none answered its handshake.)
-        for bot, msg, seat in zip(bot_by_seat, messages, range(4) if seats is None else seats, strict=True):
-            b = self.bots[bot]
-            b.notices_sent += 1
-            link = self.links[self.endpoint_at(bot, seat)]
-            if self.version_of(bot, seat) == 1:
+        for msg, seat in zip(messages, range(4) if seats is None else seats, strict=True):
+            bot = t.seats[seat]
+            with self.stats_lock:
+                self.bots[bot].notices_sent += 1
+            endpoint = t.endpoints[seat]
+            link = self.links[endpoint]
+            if self.versions.get(endpoint, 1) == 1:
                 call = getattr(link.stub, rpc)
                 pending.append((bot, call.future(msg, timeout=self.s.notice_deadline_ms / 1000)))
                 continue
-            stream = self.streams.get(seat)
+            stream = t.streams.get(seat)
             if stream is None:  # the stream opens with the leg's MatchStart (or, before any leg, MatchEnd)
-                self.streams[seat] = SeatStream(link, notice_message(rpc, msg))
+                t.streams[seat] = SeatStream(link, notice_message(rpc, msg))
             elif not stream.notice(notice_message(rpc, msg)):
                 self._notice_failed(bot, rpc, "its stream is broken")
         for bot, fut in pending:
@@ -479,37 +549,40 @@ class MatchRunner:
                 self._notice_failed(bot, rpc, e.code().name)
 
     def _notice_failed(self, bot: int, rpc: str, why: str) -> None:
-        self.bots[bot].notice_failures += 1
-        by_kind = self.bots[bot].notice_failures_by_kind
-        by_kind[rpc] = by_kind.get(rpc, 0) + 1
-        self.bots[bot].note(f"{rpc} notice failed: {why}")
+        with self.stats_lock:
+            self.bots[bot].notice_failures += 1
+            by_kind = self.bots[bot].notice_failures_by_kind
+            by_kind[rpc] = by_kind.get(rpc, 0) + 1
+            self.bots[bot].note(f"{rpc} notice failed: {why}")
 
     # --- Decisions ------------------------------------------------------------------------------------
-    def ask(self, bot_index: int, seat: int, request: bytes) -> Answer:
-        """The bot's answer to one decision over its protocol version's transport."""
-        b = self.bots[bot_index]
+    def ask(self, t: Table, seat: int, request: bytes) -> Answer:
+        """The answer of the process at ``seat`` of table ``t`` to one decision, over its protocol version's
+        transport."""
+        b = self.bots[t.seats[seat]]
         timeout = (self.s.deadline_ms + b.time_bank_ms) / 1000
-        stream = self.streams.get(seat)
+        stream = t.streams.get(seat)
         if stream is not None:
             return stream.decide(request, timeout, self.s.deadline_ms / 2, self.cancel)
-        link = self.links[self.endpoint_at(bot_index, seat)]
+        link = self.links[t.endpoints[seat]]
         return unary_decide(link, request, timeout, self.s.deadline_ms / 2, self.cancel)
 
     def decide(
-        self, bot_index: int, request: bytes, legal: Sequence[str], decl_codes: tuple[str, ...], seat: int = -1
+        self, t: Table, seat: int, request: bytes, legal: Sequence[str], decl_codes: tuple[str, ...]
     ) -> Decision:
-        """Ask a bot (``request``: a DecideRequest's bytes) and classify its answer; the CPU time of a bot
-        this match started is read around the call."""
-        b = self.bots[bot_index]
-        ep = self.endpoint_at(bot_index, seat)
+        """Ask the bot at ``seat`` of table ``t`` (``request``: a DecideRequest's bytes) and classify its
+        answer; the CPU time of a bot this match started is read around the call."""
+        b = self.bots[t.seats[seat]]
+        ep = t.endpoints[seat]
         meter = self.cpu.get(ep) or self.cpu_given.get(ep)
         cpu_start = meter.start() if meter is not None else None
         bank = b.time_bank_ms
-        reply, latency, outcome, detail = self.ask(bot_index, seat, request)
+        reply, latency, outcome, detail = self.ask(t, seat, request)
         cpu_ms = meter.since(cpu_start) if meter is not None else None
         over = latency - self.s.deadline_ms
         if over > 0:
-            b.time_bank_ms = max(0.0, b.time_bank_ms - over)
+            with self.stats_lock:  # the bot's instance at the other table may spend the bank meanwhile
+                b.time_bank_ms = max(0.0, b.time_bank_ms - over)
         if reply is None:
             if outcome == "timeout":
                 b.time_bank_ms = 0.0
@@ -557,17 +630,15 @@ class MatchRunner:
         return f"process exited with code {code}{words}; log: {proc.stderr_path}"
 
     # --- A leg ----------------------------------------------------------------------------------------
-    def play_leg(
-        self, leg: int, seats: tuple[int, int, int, int], games: list[Game], notes: dict[tuple[int, int], ActionNote]
-    ) -> None:
+    def play_leg(self, t: Table) -> None:
+        """Play table ``t``'s game. Raises _Forfeit when a team forfeits, _Stopped when ``t.stop`` was set
+        (the other table's forfeit), MatchCancelled when the match was cancelled."""
         s = self.s
-        self.leg = leg
-        game = new_game(s, self.ruleset, self.boards)
-        games.append(game)
-        names = [self.bots[b].name for b in seats]
+        t.game = game = new_game(s, self.ruleset, self.boards)
+        names = [self.bots[b].name for b in t.seats]
         self.notify(
+            t,
             "MatchStarted",
-            seats,
             [
                 wire.match_start_notice(
                     self.match_id,
@@ -585,45 +656,51 @@ class MatchRunner:
         while not game.over:
             if self.cancel is not None and self.cancel.is_set():
                 raise MatchCancelled()
-            ended = self.step(leg, game, seats, notes)
+            if t.stop.is_set():
+                raise _Stopped()
+            ended = self.step(t)
             if ended is not None:
                 deal_number, deal = ended
                 assert deal.score is not None
-                self.emit(DealEvent(leg, deal_number, tuple(deal.score.written), tuple(game.scores), deal.thrown_in))
+                self.emit(DealEvent(t.leg, deal_number, tuple(deal.score.written), tuple(game.scores), deal.thrown_in))
                 notice = wire.deal_end_notice(deal, self.match_id, deal_number, game.scores)
-                self.notify("DealEnded", seats, [notice] * 4)
+                self.notify(t, "DealEnded", [notice] * 4)
 
-    def step(
-        self, leg: int, game: Game, seats: Sequence[int], notes: dict[tuple[int, int], ActionNote]
-    ) -> tuple[int, Deal] | None:
-        """One decision: the seat's DecideRequest bytes -> Decide -> parse -> apply. Returns (number, deal) when
-        the deal ended with it. Raises _Forfeit when the bot's team forfeits."""
+    def step(self, t: Table) -> tuple[int, Deal] | None:
+        """One decision at table ``t``: the seat's DecideRequest bytes -> Decide -> parse -> apply. Returns
+        (number, deal) when the deal ended with it. Raises _Forfeit when the bot's team forfeits."""
         s = self.s
+        game = t.game
+        assert game is not None
         deal = game.deal
         deal_number = len(game.deals) - 1
         seat = deal.to_act
-        bot_index = seats[seat]
+        bot_index = t.seats[seat]
         b = self.bots[bot_index]
         actions = deal.legal_actions()
-        legal, request = self.writer.request(
+        legal, request = t.writer.request(
             deal, seat, game, actions, deadline_ms=s.deadline_ms, time_bank_ms=int(b.time_bank_ms)
         )
-        decision = self.decide(bot_index, request, legal, deal.declaration_codes[seat], seat)
+        decision = self.decide(t, seat, request, legal, deal.declaration_codes[seat])
         index, outcome, latency, detail, comment = decision[:5]
-        b.counts[outcome] += 1
-        b.latencies_ms.append(latency)
-        notes[(deal_number, len(deal.history))] = ActionNote(
+        with self.stats_lock:
+            b.counts[outcome] += 1
+            b.latencies_ms.append(latency)
+            if outcome != "ok" and outcome not in ("crashed", "unreachable"):
+                b.strikes += 1
+            strikes = b.strikes
+        t.notes[(deal_number, len(deal.history))] = ActionNote(
             latency, decision.cpu_ms, outcome, decision.answer, detail or None, comment or None
         )
         if self.on_event is not None:
             phase = _phase_of(deal.phase.value, actions[index])
             if outcome == "ok":
                 event = DecisionEvent(
-                    leg, deal_number, seat, b.name, phase, legal[index], outcome, latency, bank_left_ms=b.time_bank_ms
+                    t.leg, deal_number, seat, b.name, phase, legal[index], outcome, latency, bank_left_ms=b.time_bank_ms
                 )
             else:  # the whole decision, for the bot's author
                 event = DecisionEvent(
-                    leg,
+                    t.leg,
                     deal_number,
                     seat,
                     b.name,
@@ -638,14 +715,15 @@ class MatchRunner:
                     decision.answer,
                     b.time_bank_ms,
                 )
-            self.on_event(event)
+            self.emit(event)
         if outcome in ("crashed", "unreachable"):
-            b.note(f"deal {deal_number}: {detail}")
+            with self.stats_lock:
+                b.note(f"deal {deal_number}: {detail}")
             raise _Forfeit(bot_index, seat, f"bot {b.name} (seat {seat}) {outcome}: {detail}")
         if outcome != "ok":
-            b.strikes += 1
-            b.note(f"leg {leg} deal {deal_number} seat {seat}: {outcome}: {detail}")
-            if b.strikes > s.max_strikes:
+            with self.stats_lock:
+                b.note(f"leg {t.leg} deal {deal_number} seat {seat}: {outcome}: {detail}")
+            if strikes > s.max_strikes:
                 raise _Forfeit(
                     bot_index, seat, f"bot {b.name} exceeded {s.max_strikes} strikes (last: {outcome}: {detail})"
                 )
@@ -705,6 +783,7 @@ def run_match(
     seat_endpoints: Sequence[Sequence[str]] | None = None,
     cpu_meters: Mapping[str, CpuMeter] | None = None,
     started: Sequence[BotProcess] = (),
+    at_once: bool = True,
 ) -> MatchOutcome:
     """Play a match between two or four bots (endpoints or manifests); see the module docstring.
 
@@ -717,7 +796,12 @@ def run_match(
     the bots are (each one's statistics are summed over its instances). Without it, a bot's endpoint
     plays all its seats in both legs. ``cpu_meters``: CPU time readings of processes the caller started,
     by endpoint. ``started``: bot processes the caller started and gives here by endpoint, so that a crash
-    is reported by the process's exit code, last words and log."""
+    is reported by the process's exit code, last words and log.
+
+    ``at_once``: the two legs of a duplicate match whose legs share no process (``seat_endpoints``) are
+    played at the same time, the second on a thread of its own (``_play_at_once``); False plays them in
+    turn. Legs one process plays seats of are always played in turn: that process would otherwise play
+    two tables at once."""
     if len(bots) not in (2, 4):
         raise ValueError(f"a match needs 2 bots (each partnered with itself) or 4 (one per seat), not {len(bots)}")
     settings.validate()
@@ -727,13 +811,13 @@ def run_match(
             eps, labels, settings, match_id, on_event, cancel, links, [*procs, *started], seat_endpoints, cpu_meters
         )
         try:
-            outcome = _play(runner, procs)
+            outcome = _play(runner, procs, at_once)
         finally:
             runner.close()
     return outcome
 
 
-def _play(r: MatchRunner, procs: Sequence[Any]) -> MatchOutcome:
+def _play(r: MatchRunner, procs: Sequence[Any], at_once: bool = True) -> MatchOutcome:
     s = r.s
     started = time.monotonic()
     for p in procs:
@@ -743,10 +827,9 @@ def _play(r: MatchRunner, procs: Sequence[Any]) -> MatchOutcome:
                 if p.error:
                     b.note(p.error)
                     b.down = "cannot start"
-    games: list[Game] = []
-    legs_seats: list[tuple[int, int, int, int]] = []
-    notes: dict[tuple[int, int, int], ActionNote] = {}
+    played: list[Table] = []
     forfeit: Forfeit | None = None
+    together = at_once and r.legs_apart()
     failed = r.handshake()
     if failed:
         teams = sorted({r.bots[i].team for i, _ in failed})
@@ -756,50 +839,101 @@ def _play(r: MatchRunner, procs: Sequence[Any]) -> MatchOutcome:
             r.first_seats.index(failed[0][0]),
             "; ".join(w for _, w in failed),
         )
+    elif together:
+        played = [r.table(0), r.table(1)]
+        forfeit = _play_at_once(r, played)
     else:
         for leg in range(2 if s.duplicate else 1):
-            seats = _leg_seats(r.first_seats, leg)
-            legs_seats.append(seats)
-            leg_notes: dict[tuple[int, int], ActionNote] = {}
-            try:
-                r.play_leg(leg, seats, games, leg_notes)
-            except _Forfeit as f:
-                forfeit = Forfeit(r.bots[f.bot].team, r.bots[f.bot].name, f.seat, f.reason, leg)
-            finally:
-                for (d, i), note in leg_notes.items():
-                    notes[(leg, d, i)] = note
-            if forfeit is not None:
+            if played:  # the last leg's streams end while this one starts
+                r.close_streams(played)
+            t = r.table(leg)
+            played.append(t)
+            _play_table(r, t)
+            if t.forfeit is not None:
+                forfeit = t.forfeit
                 break
-    return _finish(r, games, legs_seats, notes, forfeit, time.monotonic() - started)
+    return _finish(r, played, forfeit, time.monotonic() - started, at_once=together and bool(played))
+
+
+def _play_table(r: MatchRunner, t: Table) -> None:
+    """Play table ``t``; a forfeit there is kept in ``t.forfeit``, a stop in ``t.stopped``."""
+    try:
+        r.play_leg(t)
+    except _Forfeit as f:
+        bot = r.bots[f.bot]
+        t.forfeit = Forfeit(bot.team, bot.name, f.seat, f.reason, t.leg)
+    except _Stopped:
+        t.stopped = True
+
+
+def _play_at_once(r: MatchRunner, tables: Sequence[Table]) -> Forfeit | None:
+    """Play both tables of a duplicate match at the same time: table 2 on a thread of its own, table 1 on
+    the caller's (so a signal's exception in the caller's thread stops both). The first forfeit (in time)
+    is the match's, as when the legs are played in turn a forfeit ends the match: it stops the other table
+    before its next decision (within one decision's bound: its deadline and its bot's bank). A forfeit the
+    other table came to before it stopped is not the match's: that table is stopped."""
+    first: list[Table] = []  # the table whose forfeit is the match's
+
+    def play(t: Table) -> None:
+        try:
+            _play_table(r, t)
+        except BaseException as e:  # a cancel, a signal's exception, a bug: raised again by the caller
+            t.error = e
+        finally:
+            with r.stats_lock:
+                if t.forfeit is not None and first:
+                    t.forfeit, t.stopped = None, True  # the other table's forfeit came first
+                elif t.forfeit is not None:
+                    first.append(t)
+            if t.forfeit is not None or t.error is not None:
+                for other in tables:
+                    other.stop.set()
+
+    one, two = tables
+    thread = threading.Thread(target=play, args=(two,), name=f"match-{r.match_id}-leg-2", daemon=True)
+    thread.start()
+    try:
+        play(one)
+        if one.error is None or isinstance(one.error, Exception):
+            # Table 2 plays on (every wait of it is bounded), or stops before its next decision when table
+            # 1 ended in a forfeit or an error.
+            thread.join()
+    finally:
+        if thread.is_alive():  # leaving at once (SystemExit, KeyboardInterrupt): table 2 stops by itself
+            two.stop.set()
+            thread.join(1.0)
+    for t in tables:
+        if t.error is not None:
+            raise t.error
+    return first[0].forfeit if first else None
 
 
 def _finish(
-    r: MatchRunner,
-    games: list[Game],
-    legs_seats: list[tuple[int, int, int, int]],
-    notes: dict[tuple[int, int, int], ActionNote],
-    forfeit: Forfeit | None,
-    elapsed: float,
+    r: MatchRunner, tables: Sequence[Table], forfeit: Forfeit | None, elapsed: float, *, at_once: bool = False
 ) -> MatchOutcome:
     s = r.s
     team_scores = [0, 0]
     legs: list[LegResult] = []
     records = []
-    for leg, (game, seats) in enumerate(zip(games, legs_seats, strict=False)):
+    games: list[Game] = []
+    for t in tables:
+        game = t.game
+        assert game is not None
+        games.append(game)
         for side in (0, 1):
-            team_scores[r.bots[seats[side]].team] += game.scores[side]
+            team_scores[r.bots[t.seats[side]].team] += game.scores[side]
         legs.append(
             LegResult(
-                seats, (game.scores[0], game.scores[1]), game.winner, game.played_deals, game.end_reason or "stopped"
+                t.seats, (game.scores[0], game.scores[1]), game.winner, game.played_deals, game.end_reason or "stopped"
             )
         )
-        leg_forfeit = forfeit if forfeit is not None and forfeit.leg == leg else None
         extras = RecordExtras(
-            players=[r.bots[b].name for b in seats],
+            players=[r.bots[b].name for b in t.seats],
             match_id=r.match_id,
-            notes={(d, i): n for (lg, d, i), n in notes.items() if lg == leg},
-            forfeit_side=None if leg_forfeit is None else leg_forfeit.seat & 1,
-            forfeit=leg_forfeit,
+            notes=t.notes,
+            forfeit_side=None if t.forfeit is None else t.forfeit.seat & 1,
+            forfeit=t.forfeit,
+            stopped=STOPPED if t.stopped else None,
         )
         records.append(game_to_record(game, extras))
     if forfeit is not None:
@@ -809,16 +943,18 @@ def _finish(
         winner = None if team_scores[0] == team_scores[1] else int(team_scores[1] > team_scores[0])
         reason = "; ".join(f"leg {i + 1}: {lg.reason}" for i, lg in enumerate(legs))
     final = (team_scores[0], team_scores[1])
-    # MatchEnded to every seat of the last seating (of the first one if no leg started), reachable bots only.
-    seats = legs_seats[-1] if legs_seats else _leg_seats(r.first_seats, 0)
-    reachable = [x for x in range(4) if r.bots[seats[x]].handshake is not None]
-    scores = [final[r.bots[seats[side]].team] for side in (0, 1)]
-    side_winner = None if winner is None else next(x & 1 for x in range(4) if r.bots[seats[x]].team == winner)
-    notice = wire.match_end_notice(r.match_id, side_winner, scores, reason)
-    r.notify("MatchEnded", [seats[x] for x in reachable], [notice] * len(reachable), reachable)
+    # MatchEnded to every seat of the last seating (of the first one if no leg started), reachable bots only;
+    # legs played at once: to the seats of both tables (each of their processes played there).
+    ending = list(tables) if at_once else [tables[-1] if tables else r.table(0)]
+    for t in ending:
+        reachable = [x for x in range(4) if r.bots[t.seats[x]].handshake is not None]
+        scores = [final[r.bots[t.seats[side]].team] for side in (0, 1)]
+        side_winner = None if winner is None else next(x & 1 for x in range(4) if r.bots[t.seats[x]].team == winner)
+        notice = wire.match_end_notice(r.match_id, side_winner, scores, reason)
+        r.notify(t, "MatchEnded", [notice] * len(reachable), reachable)
     boards: list[BoardResult] = []
     if s.duplicate:
-        sides = [(r.bots[seats[0]].team, r.bots[seats[1]].team) for seats in legs_seats]
+        sides = [(r.bots[t.seats[0]].team, r.bots[t.seats[1]].team) for t in tables]
         boards = board_results(games, sides, s.scale, s.ruleset)
     record = match_record(
         match_id=r.match_id,

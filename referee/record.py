@@ -78,6 +78,9 @@ class RecordExtras:
     notes: Mapping[tuple[int, int], ActionNote] = field(default_factory=dict)  # (deal, action index) -> note
     forfeit_side: int | None = None  # the side of this leg's table that forfeited, with ``forfeit``
     forfeit: Forfeit | None = None
+    # Why the game stopped before its end when no side forfeited it: the match ended at the other table of
+    # a duplicate match played at once (a forfeit there).
+    stopped: str | None = None
 
 
 def ruleset_json(ruleset: Ruleset) -> dict[str, Any]:
@@ -172,6 +175,9 @@ def game_to_record(game: Game, extras: RecordExtras | None = None) -> dict[str, 
             f = extras.forfeit
             record["result"]["forfeit"] = {"side": extras.forfeit_side, "seat": f.seat, "reason": f.reason}
             record["result"]["reason"] = f"forfeit: {f.reason}"
+        elif extras.stopped is not None and not game.over:
+            record["result"]["stopped"] = extras.stopped
+            record["result"]["reason"] = f"stopped: {extras.stopped}"
     return record
 
 

@@ -65,7 +65,7 @@ DEAL_FIELDS = frozenset(
 )
 ACTION_FIELDS = frozenset({"seat", "action", "ms", "cpu_ms", "outcome", "answer", "error", "comment"})
 SCORE_FIELDS = ("card_points", "declarations", "belote", "capot", "contract_made", "multiplier", "written", "hanging")
-RESULT_FIELDS = frozenset({"winner", "scores", "over", "reason", "forfeit"})
+RESULT_FIELDS = frozenset({"winner", "scores", "over", "reason", "forfeit", "stopped"})
 
 
 @dataclass(frozen=True)
@@ -279,6 +279,7 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
         to_target=to_target,
     )
     forfeit = _forfeit_of(result)
+    stopped = _stopped_of(result, forfeit)
     verified: list[VerifiedDeal] = []
     for number, dj in enumerate(deals_json):
         where = f"deal {number + 1}"
@@ -297,7 +298,7 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
         _check_hands(dj, deal, where, check)  # after the play: some games deal the last cards after the auction
         last = number == len(deals_json) - 1
         if not deal.is_over:
-            if last and forfeit is not None:
+            if last and (forfeit is not None or stopped is not None):
                 _check_unfinished(dj, deal, where, check)
                 verified.append(VerifiedDeal(number, deal))
                 break
@@ -307,7 +308,7 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
         if version >= 2:
             check.same(where, "hanging_after", _require(dj, "hanging_after", int, where), game.hanging_history[number])
         verified.append(VerifiedDeal(number, deal))
-    _check_result(result, game, forfeit, check)
+    _check_result(result, game, forfeit, stopped, check)
     return Verification(game, verified, forfeit, ruleset.version, check.checked, check.unchecked)
 
 
@@ -502,19 +503,38 @@ def _forfeit_of(result: Mapping[str, Any]) -> dict[str, Any] | None:
     return dict(forfeit)
 
 
-def _check_result(result: Mapping[str, Any], game: Game, forfeit: dict[str, Any] | None, check: _Checker) -> None:
+def _stopped_of(result: Mapping[str, Any], forfeit: dict[str, Any] | None) -> str | None:
+    """Why a game no side forfeited stopped before its end (the other table of its match ended it)."""
+    stopped = result.get("stopped")
+    if stopped is None:
+        return None
+    if not isinstance(stopped, str) or not stopped:
+        raise RecordError(f"result: stopped must be text saying why the game stopped, not {_show(stopped)}")
+    if forfeit is not None:
+        raise RecordError("result: a game is either forfeited or stopped, not both")
+    return stopped
+
+
+def _check_result(
+    result: Mapping[str, Any], game: Game, forfeit: dict[str, Any] | None, stopped: str | None, check: _Checker
+) -> None:
     check.known("result", result, RESULT_FIELDS)
     for key in ("winner", "scores", "over", "reason"):
         if key not in result:
             raise RecordError(f"result: missing field {key!r}")
-    if forfeit is None and not game.over:
+    if forfeit is None and stopped is None and not game.over:
         raise RecordError("result: the record ends before the game is over")
     if forfeit is not None and game.over:
         raise RecordError("result: forfeit: the game was over, no one can forfeit it")
+    if stopped is not None and game.over:
+        raise RecordError("result: stopped: the game was over, it cannot have been stopped")
     check.same("result", "over", result["over"], game.over)
     check.same("result", "winner", result["winner"], game.winner)
     check.same("result", "scores", result["scores"], game.scores)
-    reason = game.end_reason if forfeit is None else f"forfeit: {forfeit['reason']}"
+    if forfeit is not None:
+        reason = f"forfeit: {forfeit['reason']}"
+    else:
+        reason = game.end_reason if stopped is None else f"stopped: {stopped}"
     check.same("result", "reason", result["reason"], reason)
     if forfeit is not None:
         check.checked["result.forfeit"] += 1

@@ -7,7 +7,7 @@ says which; the behaviours below are the same in both).
 Modes:
   first      answer the first legal action (deterministic)
   random     a seeded random legal action (``--seed``)
-  sleep      like ``first`` but sleep ``--sleep-ms`` first (past the deadline)
+  sleep      like ``first`` but sleep ``--sleep-ms`` first (past the deadline; any mode sleeps that long)
   crash      like ``first``, then ``os._exit(1)`` on decision number ``--after``
   illegal    a well-formed action code that is not legal now
   badindex   an index out of range
@@ -84,7 +84,7 @@ class Behaviour:
         mode = self.mode
         if mode == "crash" and n >= self.after:
             os._exit(1)
-        if mode == "sleep":
+        if mode == "sleep" or self.sleep_ms:  # ``sleep_ms`` slows any mode down
             time.sleep(self.sleep_ms / 1000)
         if mode == "illegal":
             for card in CARDS:
