@@ -1,18 +1,16 @@
-"""Benchmark: would playing the two legs of a duplicate pair at once recover what one instance per seat costs?
+"""Benchmark: what playing the two legs of a duplicate pair at once brings back of what one instance per seat costs.
 
-bench_sandbox.py measured duplicate pairs/s with one instance per seat and fresh instances per leg against one
-process per bot. This asks what overlapping the legs would bring back, before the runner is changed to do
-it. Three arrangements, alternating round by round in the same run, heuristic against random, ``--deals``
-boards a pair, over loopback gRPC to warm manifest-bot processes:
+One instance per seat and fresh instances per leg (issue 9: no instance sees a board twice) give a
+duplicate pair eight processes instead of two. ``referee.match.run_match`` plays the two legs of such a
+pair at once, each at its own table on its own thread. Three arrangements, alternating round by round in
+the same run (each first in turn), heuristic against random, ``--deals`` boards a pair, over loopback gRPC
+to warm manifest-bot processes:
 
-* **legs in turn**: ``run_match`` of the duplicate pair with eight instances, four per leg
-  (``seat_endpoints``), leg 2 after leg 1: what the arena's runner does today;
-* **legs at once**: the same pair's two legs as two single-table matches on the same boards, the second with
-  the bots' seats swapped (the partnerships of leg 2), on two threads, each leg with its own four instances;
-* **one process per bot**: the former arrangement, the pair on two processes (the baseline of bench_sandbox).
-
-A single-table leg plays ``--deals`` *played* deals (a thrown-in board is followed by the next of spare boards
-from the seed), so "legs at once" does at least the work of "legs in turn": its figure, if anything, is low.
+* **legs at once**: ``run_match`` of the duplicate pair with eight instances, four per leg
+  (``seat_endpoints``): the runner's default, what the arena's workers do;
+* **legs in turn**: the same, ``at_once=False``: leg 2 after leg 1 (what the workers did before);
+* **one process per bot**: the arrangement before one instance per seat, the pair on two processes,
+  legs in turn (the baseline of bench_sandbox).
 
 Usage: ``python bench/bench_legs.py [--rounds 3] [--matches 6] [--deals 4]``; ends with one JSON object.
 """
@@ -24,10 +22,8 @@ import json
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
@@ -55,40 +51,14 @@ def check(outcome: MatchOutcome) -> None:
         raise SystemExit(f"bench_legs: a match was forfeited: {outcome.forfeit_reason}")
 
 
-def legs_in_turn(seats: list[list[str]], matches: int, deals: int, seed0: int) -> float:
+def pairs(seats: list[list[str]], matches: int, deals: int, seed0: int, *, at_once: bool) -> float:
+    """Duplicate pairs a second through ``run_match`` with eight instances, four per leg (``seat_endpoints``):
+    the legs at once (the runner's default for such legs) or in turn."""
     t = time.perf_counter()
     for i in range(matches):
         settings = MatchSettings(seed=seed0 + i, deals=deals, duplicate=True, options=OPTIONS)
-        check(run_match(seats[0][:2], settings, f"turn-{seed0 + i}", seat_endpoints=seats))
-    return matches / (time.perf_counter() - t)
-
-
-def play_leg(
-    outcomes: list[Any], k: int, bots: list[str], settings: MatchSettings, match_id: str, eps: list[list[str]]
-) -> None:
-    outcomes[k] = run_match(bots, settings, match_id, seat_endpoints=eps)
-
-
-def legs_at_once(seats: list[list[str]], matches: int, deals: int, seed0: int) -> float:
-    t = time.perf_counter()
-    for i in range(matches):
-        pair = MatchSettings(seed=seed0 + i, deals=2 * deals, duplicate=True, options=OPTIONS).match_boards()
-        leg = MatchSettings(seed=seed0 + i, deals=deals, boards=pair, options=OPTIONS)
-        # Leg 2: the bots one seat on, so each team holds the cards the other held in leg 1.
-        plans = [(seats[0][:2], [seats[0]]), (seats[1][:2], [seats[1]])]
-        outcomes: list[Any] = [None, None]
-        threads = [
-            threading.Thread(target=play_leg, args=(outcomes, k, bots, leg, f"once-{seed0 + i}-{k}", eps))
-            for k, (bots, eps) in enumerate(plans)
-        ]
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join(timeout=600)
-        for outcome in outcomes:
-            if outcome is None:
-                raise SystemExit("bench_legs: a leg did not finish within 600 s")
-            check(outcome)
+        match_id = f"{'once' if at_once else 'turn'}-{seed0 + i}"
+        check(run_match(seats[0][:2], settings, match_id, seat_endpoints=seats, at_once=at_once))
     return matches / (time.perf_counter() - t)
 
 
@@ -117,8 +87,8 @@ def main() -> int:
         started = leg1 + leg2 + pooled
         seats = [[b.endpoint for b in leg1], [b.endpoint for b in leg2]]
         arrangements = {
-            "pairs_per_s_legs_in_turn": lambda m, s: legs_in_turn(seats, m, a.deals, s),
-            "pairs_per_s_legs_at_once": lambda m, s: legs_at_once(seats, m, a.deals, s),
+            "pairs_per_s_legs_in_turn": lambda m, s: pairs(seats, m, a.deals, s, at_once=False),
+            "pairs_per_s_legs_at_once": lambda m, s: pairs(seats, m, a.deals, s, at_once=True),
             "pairs_per_s_one_process": lambda m, s: one_process([b.endpoint for b in pooled], m, a.deals, s),
         }
         for run in arrangements.values():
