@@ -12,7 +12,8 @@ How the pool guarantees the second rule: every instance carries the seeds of eve
 (``Instance.seen``; a match's boards all come from its seed). ``acquire`` hands out, for one match, only
 instances whose ``seen`` lacks that match's seed and never the same instance for two seats, so nothing
 that played a board of leg 1 is in leg 2 (they share the seed). ``release`` adds the seed. An instance
-retires after ``max_matches`` matches, which bounds ``seen``.
+retires after ``max_matches`` matches, which bounds ``seen``. Since the two legs of a pair share no
+process, ``referee.match.run_match`` plays them at the same time, each on its own thread.
 
 Warm instances are kept (least recently used out past ``size``) with their channel and handshake
 (``BotLinks``): a match whose bots all have fresh warm instances starts at once. The processes the pool

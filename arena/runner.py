@@ -5,8 +5,8 @@
 1. resolves every bot id in the Registry and takes one instance per seat of every leg from the pool
    (``arena.pool``: a manifest bot's process, an uploaded package's sandbox, ``arena.sandbox``; an endpoint
    is used as is for all its seats);
-2. plays ``referee.match.run_match`` (two legs with sides swapped when ``spec.duplicate``, at the same
-   time: no instance plays at both tables, so the legs run on two threads), reporting each
+2. plays ``referee.match.run_match`` (two legs with sides swapped when ``spec.duplicate``, played at the
+   same time on two threads since no instance plays at both tables; an endpoint bot's legs in turn), reporting each
    decision's latency and each bot error to ``arena.metrics`` as the events arrive (labels: registered
    bot names, phases, the ruleset: bounded sets, never a match id);
 3. turns the outcome into a ``MatchResult``: winner and points per side, per-bot ``BotStats`` (contracts
