@@ -53,6 +53,21 @@ _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
 HOST_RE = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
 _WATCH_RETRIES = 20
 SUSPEND_AFTER = 3  # matches in a row a version failed to start or answer its Handshake
+_NO_HANDSHAKE = "no Handshake answer"
+
+
+def _public_start_failure(why: str) -> str:
+    """Why a version did not start, in the arena's words: a suspension is public (ListBots), and the
+    launcher's words are not (a bot's last words would carry out anything it read; its log's path is the
+    worker's). Its owner reads those in the bot's logs."""
+    return _NO_HANDSHAKE if why == _NO_HANDSHAKE else "it could not be started"
+
+
+def public_suspension(reason: str) -> str:
+    """A stored suspension as it may be shown: one stored before the reason was put in public words keeps
+    its first clause, with the cause in the arena's words."""
+    head, sep, why = reason.partition(" in a row: ")
+    return head + sep + _public_start_failure(why) if sep else reason
 
 
 def new_token(nbytes: int) -> str:
@@ -467,8 +482,8 @@ class Registry:
             return False
         n = int(self.r.hincrby(key, "start_failures", 1))
         if n >= SUSPEND_AFTER and not self.r.hget(key, "suspended"):
-            reason = f"version {version} failed to start or answer its Handshake in {n} matches in a row: {why}"
-            self.r.hset(key, "suspended", reason[:1000])
+            reason = f"version {version} failed to start or answer its Handshake in {n} matches in a row: "
+            self.r.hset(key, "suspended", reason + _public_start_failure(why))
             return True
         return False
 
@@ -483,7 +498,7 @@ class Registry:
 
     def suspended(self, bot_id: str) -> str:
         """Why the bot is suspended, or empty."""
-        return str(self.r.hget(keys.bot(bot_id), "suspended") or "")
+        return public_suspension(str(self.r.hget(keys.bot(bot_id), "suspended") or ""))
 
     def _lift(self, pipe: Any, bot_id: str) -> None:
         pipe.hdel(keys.bot(bot_id), "suspended")
@@ -563,7 +578,7 @@ def _bot_from_hash(bot_id: str, h: Mapping[str, str], current: BotVersion) -> Bo
         created=float(h["created"]),
         retired=h["retired"] == "1",
         current=current,
-        suspended=h.get("suspended", ""),
+        suspended=public_suspension(h.get("suspended", "")),
     )
 
 

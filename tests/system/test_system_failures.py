@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from system_helpers import SAMPLES
+from pilotta.arena.v1 import arena_pb2
+from system_helpers import SAMPLES, TIMEOUT
 
+from arena import keys
 from arena.model import MatchSpec
 from arena.ratings import Ratings
 from arena.registry import Registry
@@ -76,3 +78,39 @@ def test_a_match_between_two_broken_bots_is_void_and_never_rated(r, tmp_path):
     assert ratings.apply(result) is True  # recorded as handled ...
     assert ratings.leaderboard("lad") == []  # ... and nobody rated: no draw for two broken bots
     assert ratings.get("lad", broken.bot_id).games == 0
+
+
+@pytest.mark.timeout(120)
+def test_a_suspension_shown_in_public_never_quotes_the_bot_nor_names_a_worker_path(r, stub, tmp_path):
+    """A bot that writes something and exits at start, three times: ListBots (no token) says it is
+    suspended and why in the arena's words, never what the bot wrote (a way out for anything it read) nor
+    where the worker keeps its logs; the owner reads its last words in its logs."""
+    reg = Registry(r)
+    said = {**BROKEN, "command": ["{python}", "-c", "import sys; sys.stderr.write('LEAKED-5e1f\\n'); sys.exit(3)"]}
+    leaky, owner_token = reg.register("leaky", "mallory", manifest=said, manifest_dir=str(tmp_path))
+    heuristic = json.loads((SAMPLES / "heuristic" / "manifest.json").read_text())
+    good = reg.register("heuristic", "t", manifest=heuristic, manifest_dir=str(SAMPLES / "heuristic"))[0]
+    logs = tmp_path / "worker-logs"
+    runner = ArenaRunner(reg, log_dir=logs, warm_bots=False)
+    try:
+        for n in range(1, 4):
+            result = runner(MatchSpec(f"m-leaky-{n}", "lad", "pilotta", n, (leaky.bot_id, good.bot_id), deals=1))
+            assert result.forfeit == "bot leaky could not be started"
+    finally:
+        runner.close()
+    (shown,) = [b for b in stub.ListBots(arena_pb2.ListBotsRequest(), timeout=TIMEOUT).bots if b.name == "leaky"]
+    assert shown.suspended == (
+        "version 1 failed to start or answer its Handshake in 3 matches in a row: it could not be started"
+    )
+    for private in ("LEAKED", str(tmp_path), "/", "exit", "code 3"):
+        assert private not in shown.suspended, private
+    owner = stub.BotLogs(arena_pb2.BotLogsRequest(name="leaky", token=owner_token), timeout=TIMEOUT).logs
+    assert len(owner) == 3 and all("LEAKED-5e1f" in x.text for x in owner)
+    # A suspension stored before the reason was put in public words is shown in them too.
+    legacy = (
+        "version 1 failed to start or answer its Handshake in 3 matches in a row: bot 'broken' did not start: "
+        "the process exited with code 3 before serving; its last words: 'LEAKED-5e1f' (its output: /srv/x.log)"
+    )
+    r.hset(keys.bot(leaky.bot_id), "suspended", legacy)
+    (shown,) = [b for b in stub.ListBots(arena_pb2.ListBotsRequest(), timeout=TIMEOUT).bots if b.name == "leaky"]
+    assert shown.suspended.endswith("in 3 matches in a row: it could not be started")
