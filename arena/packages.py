@@ -25,6 +25,7 @@ import stat
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -114,6 +115,19 @@ def members(data: bytes) -> list[Member]:
     if len(data) > MAX_PACKAGE_BYTES:
         raise PackageError(f"package is {len(data)} bytes; at most {MAX_PACKAGE_BYTES} are taken")
     out: list[Member] = []
+    total = 0
+
+    def count(member: Member) -> None:
+        # Checked member by member: a .tar.gz is read as it inflates, so a header claiming gigabytes (a
+        # compression bomb) is refused before its bytes are inflated, not after.
+        nonlocal total
+        out.append(member)
+        total += member.size
+        if len(out) > MAX_MEMBERS:
+            raise PackageError(f"package has more than {MAX_MEMBERS} members")
+        if total > MAX_UNPACKED_BYTES:
+            raise PackageError(f"package unpacks to {total} bytes or more; at most {MAX_UNPACKED_BYTES}")
+
     if zipfile.is_zipfile(io.BytesIO(data)):
         with zipfile.ZipFile(io.BytesIO(data)) as z:
             for info in z.infolist():
@@ -123,25 +137,20 @@ def members(data: bytes) -> list[Member]:
                     kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a file or directory"
                     raise PackageError(f"package member {info.filename!r}: {kind}")
                 if name:
-                    out.append(Member(name, info.is_dir(), info.file_size, bool(mode & 0o111)))
+                    count(Member(name, info.is_dir(), info.file_size, bool(mode & 0o111)))
     else:
         try:
             with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as t:
-                for ti in t.getmembers():
+                for ti in t:  # one header at a time (getmembers would inflate the whole archive first)
                     name = _safe_name(ti.name)
                     if ti.issym() or ti.islnk():
                         raise PackageError(f"package member {ti.name!r}: a link (to {ti.linkname!r})")
                     if not (ti.isfile() or ti.isdir()):
                         raise PackageError(f"package member {ti.name!r}: a device, fifo or other special file")
                     if name:
-                        out.append(Member(name, ti.isdir(), ti.size, bool(ti.mode & 0o111)))
-        except tarfile.TarError as e:
+                        count(Member(name, ti.isdir(), ti.size, bool(ti.mode & 0o111)))
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as e:  # gzip's errors are not TarErrors
             raise PackageError(f"package is neither a .zip nor a readable .tar.gz: {e}") from None
-    if len(out) > MAX_MEMBERS:
-        raise PackageError(f"package has {len(out)} members; at most {MAX_MEMBERS}")
-    total = sum(m.size for m in out)
-    if total > MAX_UNPACKED_BYTES:
-        raise PackageError(f"package unpacks to {total} bytes; at most {MAX_UNPACKED_BYTES}")
     return out
 
 
