@@ -15,7 +15,7 @@ from pilotta.arena.v1 import arena_pb2
 from system_helpers import SAMPLES, TIMEOUT, keyspace, manifest_source, rpc_error
 
 from arena import trust
-from arena.botlogs import read_from
+from arena.botlogs import BotLog, BotLogs, read_from
 from arena.model import MatchResult, MatchSpec
 from arena.ratings import Ratings
 from arena.registry import Registry
@@ -254,3 +254,15 @@ def test_a_matchs_log_keeps_its_last_64_kb(tmp_path):
     assert text.startswith("[") and "earlier bytes of this match not kept" in text
     assert text.endswith("last words\n") and "before the match" not in text
     assert len(text.encode()) < (64 << 10) + 100
+
+
+def test_a_bot_keeps_the_logs_of_its_last_20_matches_newest_first(r):
+    logs = BotLogs(r)
+    for n in range(22):
+        logs.add("b-1", BotLog(f"m-{n}", 1, 1000.0 + n, f"match {n}\n"))
+    logs.add("b-2", BotLog("m-0", 1, 1000.0, "another bot's\n"))
+    kept = logs.recent("b-1")
+    assert [x.match_id for x in kept] == [f"m-{n}" for n in range(21, 1, -1)]  # m-21 down to m-2
+    assert [x.text for x in logs.recent("b-1", "m-5")] == ["match 5\n"]
+    assert logs.recent("b-1", "m-1") == []  # the 21st newest is gone
+    assert [x.text for x in logs.recent("b-2")] == ["another bot's\n"]
