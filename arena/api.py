@@ -42,6 +42,7 @@ from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 from arena.archive import Archive, RecordUnreadable
 from arena.batch import DEFAULT_ANCHOR
 from arena.bradley_terry import PROVISIONAL_BOARDS, PROVISIONAL_WIDTH_ELO
+from arena.gating import GateConfig, GateSummary
 from arena.ladder import LadderFeeder
 from arena.limits import QuotaExceeded, bounded
 from arena.model import (
@@ -245,12 +246,55 @@ def _ladder_info(view: LadderView) -> arena_pb2.LadderInfo:
         playing=view.queue.claimed,
         oldest_age_seconds=view.queue.oldest_age_s,
     )
+    if cfg.gating is not None:
+        info.gating.CopyFrom(_gate_settings(cfg.gating))
     if run is not None:
         info.started_at = run.started
         info.max_in_flight = run.max_in_flight
         if run.budget is not None:
             info.budget = run.budget
     return info
+
+
+def _gate_config(m: arena_pb2.GateSettings) -> GateConfig:
+    """A ladder's gating settings from the request (zero or absent: the default); ValidationError naming a
+    bad one."""
+    d = GateConfig()
+    return GateConfig(
+        mu0=m.mu0 if m.HasField("mu0") else d.mu0,
+        mu1=m.mu1 if m.HasField("mu1") else d.mu1,
+        alpha=m.alpha or d.alpha,
+        beta=m.beta or d.beta,
+        max_boards=m.max_boards or d.max_boards,
+        min_boards=m.min_boards or d.min_boards,
+    )
+
+
+def _gate_settings(c: GateConfig) -> arena_pb2.GateSettings:
+    return arena_pb2.GateSettings(
+        mu0=c.mu0, mu1=c.mu1, alpha=c.alpha, beta=c.beta, max_boards=c.max_boards, min_boards=c.min_boards
+    )
+
+
+def _gate_status(g: GateSummary) -> arena_pb2.GateStatus:
+    s = g.state
+    return arena_pb2.GateStatus(
+        ladder=g.ladder,
+        version=s.candidate,
+        base=s.base,
+        status=g.status,
+        verdict=s.verdict,
+        boards=s.boards,
+        matches=s.matches,
+        mean=g.mean,
+        low=g.low,
+        high=g.high,
+        llr=g.llr,
+        lower=g.bounds.lower,
+        upper=g.bounds.upper,
+        bot=g.bot,
+        in_flight=g.in_flight,
+    )
 
 
 def _match(m: MatchSummary) -> arena_pb2.MatchSummary:
@@ -380,6 +424,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
             eta_seconds=s.eta_s,
             remaining=s.remaining,
             holding=list(s.holding),
+            gating=[_gate_status(g) for g in s.gating],
             in_flight=[
                 arena_pb2.InFlightMatch(
                     match_id=m.match_id, bots=list(m.bots), age_seconds=m.age_s, playing=bool(m.worker), worker=m.worker
@@ -402,6 +447,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
             endpoint_bots=request.endpoint_bots,
             name=request.name,
             make_default=request.make_default,
+            gating=_gate_config(request.gating) if request.HasField("gating") else None,
         )
         return _ladder_info(view)
 
@@ -488,6 +534,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
     @_rpc
     def BotStatus(self, request: arena_pb2.BotStatusRequest) -> arena_pb2.BotStatusReply:
         bot, versions = self.arena.bot_status(request.name, request.token)
+        gates = self.arena.bot_gates(bot)
         return arena_pb2.BotStatusReply(
             name=bot.name,
             versions=[
@@ -500,6 +547,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                     digest=v.package or "",
                     created_at=v.created,
                     current=v.version == bot.version,
+                    gates=[_gate_status(g) for g in gates.get(v.version, [])],
                 )
                 for v, st in versions
             ],

@@ -23,6 +23,7 @@ import grpc
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
 from arena import ladder_cli
+from arena.gating import GateConfig
 from arena.packages import MAX_PACKAGE_BYTES, PackageError, pack, read_manifest
 from arena.up import DEFAULT_API, DEFAULT_DATA_DIR, REGISTRATION_KEY_FILE, TOKEN_FILE, read_state
 from referee.bots import ManifestError, load_manifest
@@ -242,6 +243,8 @@ def cmd_bot_status(args: argparse.Namespace) -> int:
         print(f"version {v.version}{mark}: {v.kind} {v.state or '-'}" + (f": {v.reason}" if v.reason else ""))
         if args.output and v.output:
             print("  " + v.output.rstrip().replace("\n", "\n  "))
+        for g in v.gates:
+            print(f"  ladder {g.ladder}: {ladder_cli.gate_line(g)}")
     return 0
 
 
@@ -340,6 +343,16 @@ def ladder_line(info: arena_pb2.LadderInfo) -> str:
     )
 
 
+GATE_FLAGS = {
+    "--gate-mu0": "gate_mu0",
+    "--gate-mu1": "gate_mu1",
+    "--gate-alpha": "gate_alpha",
+    "--gate-beta": "gate_beta",
+    "--gate-max-boards": "gate_max_boards",
+    "--gate-min-boards": "gate_min_boards",
+}
+
+
 def cmd_ladder_start(args: argparse.Namespace) -> int:
     try:
         options = parse_options(args.option)
@@ -367,6 +380,13 @@ def cmd_ladder_start(args: argparse.Namespace) -> int:
         name=args.name or "",
         make_default=args.default,
     )
+    if args.gating:
+        given = {f[len("gate_") :]: getattr(args, f) for f in GATE_FLAGS.values() if getattr(args, f) is not None}
+        if any(given.get(f, 1) <= 0 for f in ("alpha", "beta", "max_boards", "min_boards")):
+            raise CommandError("--gate-alpha, --gate-beta, --gate-max-boards and --gate-min-boards must be > 0", 2)
+        request.gating.CopyFrom(arena_pb2.GateSettings(**given))
+    elif any(getattr(args, f) is not None for f in GATE_FLAGS.values()):
+        raise CommandError(f"{', '.join(GATE_FLAGS)} go with --gating", 2)
     if args.follow and args.matches is None:
         raise CommandError("--follow needs --matches N: the matches to follow", 2)
     if args.matches is not None:
@@ -433,6 +453,23 @@ def add_ladder_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     st.add_argument("--name", default=None, help="name the ladder (used in place of its id)")
     st.add_argument("--default", action="store_true", help="make it the default ladder (the first one started is)")
     st.add_argument("--follow", action="store_true", help="with --matches: a progress bar until they are played")
+    st.add_argument(
+        "--gating",
+        action="store_true",
+        help="hold a bot's new version out of the ranking until an SPRT against its ranked version passes "
+        "(docs/arena.md, Version gating)",
+    )
+    d = GateConfig()
+    st.add_argument("--gate-mu0", type=float, default=None, help=f"gating H0: mean board score (default {d.mu0})")
+    st.add_argument("--gate-mu1", type=float, default=None, help=f"gating H1: mean board score (default {d.mu1})")
+    st.add_argument("--gate-alpha", type=float, default=None, help=f"gating: P(accept H1 | H0) (default {d.alpha})")
+    st.add_argument("--gate-beta", type=float, default=None, help=f"gating: P(accept H0 | H1) (default {d.beta})")
+    st.add_argument(
+        "--gate-max-boards", type=int, default=None, help=f"gating: undecided after this many (default {d.max_boards})"
+    )
+    st.add_argument(
+        "--gate-min-boards", type=int, default=None, help=f"gating: no verdict before (default {d.min_boards})"
+    )
     st.add_argument("--token", default=None, help=token_help)
     _common(st)
     st.set_defaults(func=_run(cmd_ladder_start))

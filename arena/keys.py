@@ -191,6 +191,22 @@ def ladder_boards(ladder: str) -> str:
     return f"{PREFIX}ladder:{ladder}:boards"
 
 
+def ladder_ranked(ladder: str) -> str:
+    """Hash bot id -> its ranked version on a gated ladder: the one its ordinary matches play (``arena.gating``)."""
+    return f"{PREFIX}ladder:{ladder}:ranked"
+
+
+def ladder_gates(ladder: str) -> str:
+    """Hash bot id -> the version of it gating now on the ladder, or gated last (its ``gate`` hash)."""
+    return f"{PREFIX}ladder:{ladder}:gates"
+
+
+def gate(ladder: str, bot_id: str, version: int) -> str:
+    """Hash of one version's gate (``arena.gating``): base (the ranked version it plays), boards, total and
+    total_sq (of its board scores), matches, started, verdict (empty while it gates), decided, leveled."""
+    return f"{PREFIX}ladder:{ladder}:gate:{bot_id}:v{version}"
+
+
 def rating(ladder: str, bot_id: str) -> str:
     """Hash: mu, sigma, games, wins, losses, draws, last_played, boards."""
     return f"{PREFIX}ladder:{ladder}:rating:{bot_id}"

@@ -37,6 +37,7 @@ from typing import Any
 import redis
 
 from arena import keys
+from arena.gating import GateConfig
 from arena.model import Bot, UnknownLadderError, ValidationError
 from arena.queue import ladder_of as spec_ladder
 from arena.retry import REDIS_DOWN, Backoff
@@ -72,12 +73,15 @@ def ladder_config(
     target: int | None = None,
     duplicate: bool = True,
     endpoint_bots: str = DEFAULT_ENDPOINT_POLICY,
+    gating: GateConfig | None = None,
 ) -> LadderConfig:
     """A ladder's settings, checked against the ruleset (ValidationError naming what is wrong).
 
     A duplicate ladder plays ``deals`` boards a match (``DUPLICATE_BOARDS`` if not given; a target makes no
     sense there). A single-table ladder gives ``deals`` (played deals; the game also ends at the ruleset's
-    target) or ``target`` (play to it); with neither, a whole game to the ruleset's usual target."""
+    target) or ``target`` (play to it); with neither, a whole game to the ruleset's usual target.
+    ``gating``: gate new versions (``arena.gating``), which only a duplicate ladder can (boards are what
+    its SPRT counts)."""
     options = dict(options or {})
     if deals is not None and target is not None:
         raise ValidationError("give deals or target, not both")
@@ -95,7 +99,11 @@ def ladder_config(
         get_ruleset(ruleset, {**options, **({"target": target} if target is not None else {})})
     except RulesetError as e:
         raise ValidationError(str(e)) from None
-    return LadderConfig(ruleset, options, deals=deals, target=target, duplicate=duplicate, endpoint_bots=endpoint_bots)
+    if gating is not None and not duplicate:
+        raise ValidationError("gating needs a duplicate ladder: its SPRT counts boards played at both tables")
+    return LadderConfig(
+        ruleset, options, deals=deals, target=target, duplicate=duplicate, endpoint_bots=endpoint_bots, gating=gating
+    )
 
 
 def plays(bot: Bot, config: LadderConfig) -> bool:

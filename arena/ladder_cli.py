@@ -55,6 +55,17 @@ def pace_line(s: arena_pb2.LadderStatusReply, now: float) -> str:
     return line
 
 
+def gate_line(g: arena_pb2.GateStatus) -> str:
+    """One version's gate: ``v3 vs v2: gating, 48 boards (6 matches), score +0.312 [+0.05, +0.57],
+    LLR +1.20 in (-2.94, +2.94)``; decided: its verdict."""
+    interval = f" [{g.low:+.3f}, {g.high:+.3f}]" if g.HasField("low") else ""
+    verdict = f" ({g.verdict})" if g.verdict and g.verdict != "superseded" else ""
+    return (
+        f"v{g.version} vs v{g.base}: {g.status}{verdict}, {g.boards} boards ({g.matches} matches), "
+        f"score {g.mean:+.3f}{interval}, LLR {g.llr:+.2f} in ({g.lower:+.2f}, {g.upper:+.2f})"
+    )
+
+
 def status_text(s: arena_pb2.LadderStatusReply, now: float | None = None) -> str:
     """The status of a ladder as ``--watch`` draws it."""
     now = time.time() if now is None else now
@@ -71,6 +82,8 @@ def status_text(s: arena_pb2.LadderStatusReply, now: float | None = None) -> str
             f"held by {', '.join(s.holding)}: fewest games, all {s.max_in_flight} of its matches in flight; "
             "the other bots wait for them (games played are kept even)"
         )
+    for g in s.gating:
+        lines.append(f"gating {g.bot} {gate_line(g)}; {g.in_flight} gating matches in flight")
     if s.in_flight:
         lines.append("in flight:")
         for m in s.in_flight[:IN_FLIGHT_SHOWN]:

@@ -25,6 +25,55 @@ from referee.scales import SCALES
 
 # Ids end up inside Redis key names; keep them to a safe, bounded alphabet.
 ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
+# A seat of a match: a bot id (its version current when the match is played) or ``<bot id>@<version>``, that
+# version pinned (version gating plays two versions of one bot against each other: ``arena.gating``).
+SEAT_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]{0,63})(?:@([1-9][0-9]{0,8}))?$")
+
+
+def parse_seat(seat: str) -> tuple[str, int | None]:
+    """(bot id, pinned version or None) of a seat as ``MatchSpec.bots`` names it; ValueError if malformed."""
+    m = SEAT_RE.match(seat) if isinstance(seat, str) else None
+    if m is None:
+        raise ValueError(f"seat {seat!r} is not a bot id or <bot id>@<version>")
+    return m.group(1), None if m.group(2) is None else int(m.group(2))
+
+
+def seat_of(bot_id: str, version: int | None = None) -> str:
+    """The seat naming ``bot_id`` (and pinning ``version``, if given)."""
+    return bot_id if version is None else f"{bot_id}@{version}"
+
+
+def seat_bot(seat: str) -> str:
+    """The bot id of a seat (``parse_seat``)."""
+    return parse_seat(seat)[0]
+
+
+def check_seats(c: str, name: str, seats: tuple[str, ...]) -> None:
+    """Seats of one table (a spec's 2 bots or 4 seats, a result's 4 seats): each a bot id or a pinned version;
+    no seat on both sides; one bot in two seats only as two pinned versions facing each other."""
+    for i, seat in enumerate(seats):
+        check_str(c, f"{name}[{i}]", seat, max_len=80)
+        if not SEAT_RE.match(seat):
+            raise fail(c, f"{name}[{i}]", f"{seat!r} is neither a bot id nor <bot id>@<version> (a version from 1)")
+    side0, side1 = teams_of(_four(seats))
+    if set(side0) & set(side1):
+        raise fail(c, name, f"a bot cannot play on both sides: {sorted(set(side0) & set(side1))}")
+    by_bot: dict[str, set[str]] = {}
+    for seat in (*side0, *side1):
+        by_bot.setdefault(seat_bot(seat), set()).add(seat)
+    for bot, used in sorted(by_bot.items()):
+        if len(used) == 1:
+            continue
+        if any(parse_seat(x)[1] is None for x in used):
+            raise fail(c, name, f"bot {bot!r} sits in two seats as {sorted(used)}: both must pin a version")
+        if (len(used & set(side0)) > 1) or (len(used & set(side1)) > 1):
+            raise fail(c, name, f"two versions of bot {bot!r} are partners ({sorted(used)}): they must face each other")
+
+
+def _four(seats: tuple[str, ...]) -> tuple[str, str, str, str]:
+    if len(seats) == 2:
+        return (seats[0], seats[1], seats[0], seats[1])
+    return (seats[0], seats[1], seats[2], seats[3])
 
 
 # --------------------------------------------------------------------------- errors
@@ -198,7 +247,11 @@ class MatchSpec(Record):
     bot 0 takes seats 0 and 2, bot 1 seats 1 and 3.  ``duplicate`` means the
     same deals are replayed with the sides swapped, so luck of the deal cancels.
     Exactly one of ``deals`` (a fixed number of deals) or ``target`` (play to
-    that many points) is set.
+    that many points) is set.  A seat is a bot id (the bot's current version
+    plays) or ``<bot id>@<version>`` (that version, which must exist and may
+    play: ``Registry.seat``); ``gating`` marks a version gating match
+    (``arena.gating``): 2 bots, the candidate version first, both versions of
+    one bot, never rated.
     """
 
     # Specs queued by an arena from before the rename call the ruleset "variant".
@@ -223,6 +276,8 @@ class MatchSpec(Record):
     # The bots whose owners' tokens asked for this challenge: a forfeit by one of them that never started
     # is not rated (an owner cannot feed its own broken bot to another for points).
     requested_by: tuple[str, ...] = ()
+    # A version gating match (``arena.gating``): bots[0] is the candidate version, bots[1] the ranked one.
+    gating: bool = False
 
     def __post_init__(self) -> None:
         c = "MatchSpec"
@@ -232,11 +287,7 @@ class MatchSpec(Record):
         check_int(c, "seed", self.seed, lo=0, hi=2**63 - 1)
         if not isinstance(self.bots, tuple) or len(self.bots) not in (2, 4):
             raise fail(c, "bots", f"expected 2 bots or 4 seats, got {self.bots!r}")
-        for i, bot in enumerate(self.bots):
-            check_str(c, f"bots[{i}]", bot, ID_RE)
-        side0, side1 = self.teams()
-        if set(side0) & set(side1):
-            raise fail(c, "bots", f"a bot cannot play on both sides: {sorted(set(side0) & set(side1))}")
+        check_seats(c, "bots", self.bots)
         if not isinstance(self.options, Mapping) or not all(isinstance(k, str) for k in self.options):
             raise fail(c, "options", "expected an object with string keys")
         check_json_value(c, "options", dict(self.options))
@@ -252,6 +303,13 @@ class MatchSpec(Record):
         check_bool(c, "challenge", self.challenge)
         if not isinstance(self.requested_by, tuple) or not set(self.requested_by) <= set(self.bots):
             raise fail(c, "requested_by", f"expected bots of this match, got {self.requested_by!r}")
+        check_bool(c, "gating", self.gating)
+        if self.gating:
+            pins = [parse_seat(b) for b in self.bots]
+            if len(pins) != 2 or pins[0][0] != pins[1][0] or None in (pins[0][1], pins[1][1]):
+                raise fail(c, "gating", f"a gating match seats 2 pinned versions of one bot, not {list(self.bots)}")
+            if self.rated or self.challenge:
+                raise fail(c, "gating", "a gating match is neither rated nor a challenge")
 
     def seats(self) -> tuple[str, str, str, str]:
         """The bot in each of the four seats (first table of a duplicate pair)."""
@@ -264,13 +322,25 @@ class MatchSpec(Record):
         return teams_of(self.seats())
 
     def distinct_bots(self) -> tuple[str, ...]:
+        """Its distinct seats (bot ids, or pinned versions: ``parse_seat``)."""
         a, b = self.teams()
         return a + b
 
+    def result_seats(self) -> tuple[str, str, str, str]:
+        """The seats its result names: bot ids (a pinned version's is in ``MatchResult.versions``), so
+        that ratings and statistics stay the bot's, unless two versions of one bot play (a gating match):
+        then their pinned seats, which tell them apart."""
+        seats = self.seats()
+        bare = tuple(seat_bot(s) for s in seats)
+        if len(set(bare)) == len(set(seats)):
+            return (bare[0], bare[1], bare[2], bare[3])
+        return seats
+
     def in_flight_bots(self) -> tuple[str, ...]:
-        """The bots this match counts in flight on its ladder (and releases when it ends): a challenge none,
-        so that challenges can never hold another owner's bot out of the ladder."""
-        return () if self.challenge else self.distinct_bots()
+        """The bot ids this match counts in flight on its ladder (and releases when it ends): a challenge
+        none, so that challenges can never hold another owner's bot out of the ladder; a gating match its
+        bot once."""
+        return () if self.challenge else tuple(dict.fromkeys(seat_bot(b) for b in self.distinct_bots()))
 
 
 def teams_of(seats: tuple[str, str, str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -361,9 +431,13 @@ class MatchResult(Record):
     boards: tuple[BoardEntry, ...] = ()
     # Neither side could play (no bot of either side started or answered its Handshake): never rated.
     void: bool = False
-    # Bot id -> the version of it that played (empty in results from before versions were kept): results
-    # and statistics are kept per version too (``arena.stats``).
+    # Seat -> the version of it that played (empty in results from before versions were kept): results
+    # and statistics are kept per version too (``arena.stats``).  Seats are bot ids
+    # (``MatchSpec.result_seats``), but for two versions of one bot facing each other: ``<bot id>@<version>``.
     versions: Mapping[str, int] = field(default_factory=dict, hash=False)
+    # A version gating match (``MatchSpec.gating``): seats[0] is the candidate, seats[1] the ranked version,
+    # and its boards feed the gate's SPRT (``arena.gating``), not the ratings.
+    gating: bool = False
 
     def __post_init__(self) -> None:
         c = "MatchResult"
@@ -371,10 +445,7 @@ class MatchResult(Record):
         check_str(c, "ladder", self.ladder, ID_RE)
         if not isinstance(self.seats, tuple) or len(self.seats) != 4:
             raise fail(c, "seats", f"expected 4 seats, got {self.seats!r}")
-        for i, b in enumerate(self.seats):
-            check_str(c, f"seats[{i}]", b, ID_RE)
-        if {self.seats[0], self.seats[2]} & {self.seats[1], self.seats[3]}:
-            raise fail(c, "seats", "a bot cannot play on both sides")
+        check_seats(c, "seats", self.seats)
         if self.winner is not None:
             check_int(c, "winner", self.winner, lo=0, hi=1)
         if not isinstance(self.points, tuple) or len(self.points) != 2:
@@ -417,6 +488,9 @@ class MatchResult(Record):
             check_int(c, f"versions[{bot}]", version, lo=1)
         if self.void and self.rated:
             raise fail(c, "void", "a void match is never rated")
+        check_bool(c, "gating", self.gating)
+        if self.gating and (self.rated or self.seats[0] == self.seats[1]):
+            raise fail(c, "gating", "a gating match is never rated and seats two versions")
 
     def teams(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return teams_of(self.seats)
@@ -425,6 +499,7 @@ class MatchResult(Record):
 __all__ = [
     "ID_RE",
     "LATENCY_BOUNDS_MS",
+    "SEAT_RE",
     "STAT_COUNTERS",
     "ArenaError",
     "AuthError",
@@ -449,5 +524,8 @@ __all__ = [
     "VersionState",
     "histogram_quantile",
     "latency_bucket",
+    "parse_seat",
+    "seat_bot",
+    "seat_of",
     "teams_of",
 ]

@@ -27,6 +27,10 @@ each rated match between two bots that each hold a side alone appends its
 board scores to ``pa:ladder:<id>:boards`` in the same transaction, which keeps the latest
 ``BOARDS_CAP`` matches' (the oldest are trimmed, so the list stays bounded).
 
+A version gating match (``MatchResult.gating``: two versions of one bot) moves no rating: its boards go to
+the version's gate (``arena.gating.Gates.apply_result``), exactly once too (one script sets the marker and
+counts them).
+
 Exactly-once: results arrive on ``pa:results``; updaters read it through the
 ``ratings`` consumer group, so each entry goes to one updater.  Crashes can
 still re-deliver an entry, so applying a result is one WATCH/MULTI transaction
@@ -52,6 +56,7 @@ import redis
 from openskill.models import PlackettLuce
 
 from arena import keys, stats
+from arena.gating import Gates
 from arena.model import MatchResult
 from arena.queue import ensure_consumer_group
 from arena.retry import REDIS_DOWN, Backoff
@@ -158,6 +163,7 @@ class Ratings:
         self.model = model or PlackettLuce()
         self.history_cap = history_cap
         self.boards_cap = boards_cap  # matches' boards kept per ladder for the batch rating
+        self.gates = Gates(r)
         self.ensure_group()
 
     def ensure_group(self) -> None:
@@ -206,6 +212,9 @@ class Ratings:
         """Apply one result to ratings and stats exactly once.  True if applied
         now, False if it already had been.  ``entry_id`` (the results stream
         entry) is acknowledged in the same transaction."""
+        if result.gating:
+            # Two versions of one bot: its boards go to the version's gate (arena.gating), never to a rating.
+            return self.gates.apply_result(result, entry_id)
         side0, side1 = result.teams()
         bots = side0 + side1
         marker = keys.rated(result.match_id)

@@ -17,6 +17,7 @@ one MULTI/EXEC guarded by WATCH, so an error never leaves a half-changed bot.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import ipaddress
@@ -38,11 +39,13 @@ from arena.model import (
     BotVersion,
     ManifestError,
     NameTakenError,
+    NotPlayable,
     RetiredBotError,
     Unauthenticated,
     UnknownBotError,
     ValidationError,
     VersionState,
+    parse_seat,
 )
 from referee.bots import Manifest, parse_manifest
 from referee.bots import ManifestError as RefereeManifestError
@@ -299,6 +302,29 @@ class Registry:
         if not self.r.exists(keys.bot(bot_id)):
             raise UnknownBotError(f"unknown bot id {bot_id!r}")
         return [BotVersion.from_json(v) for v in self.r.lrange(keys.bot_versions(bot_id), 0, -1)]
+
+    def version(self, bot_id: str, version: int) -> BotVersion:
+        """One version of a bot; UnknownBotError if the bot or that version does not exist."""
+        raw = self.r.lindex(keys.bot_versions(bot_id), version - 1) if version >= 1 else None
+        if raw is None:
+            raise UnknownBotError(f"bot {bot_id!r} has no version {version}")
+        return BotVersion.from_json(raw)
+
+    def seat(self, seat: str) -> Bot:
+        """The bot a match seat names (``model.parse_seat``), with the version that plays there as its
+        ``current``: the pinned one, or the bot's current version.  A pinned version must exist and may
+        play: not a package that is pending or rejected (NotPlayable), of a bot that is not suspended."""
+        bot_id, pinned = parse_seat(seat)
+        bot = self.get(bot_id)
+        if pinned is None or pinned == bot.version:
+            return bot
+        version = self.version(bot_id, pinned)
+        if version.package is not None and not self.validated(bot_id, pinned):
+            st = self.state(bot_id, pinned)
+            raise NotPlayable(f"bot {bot.name!r} version {pinned} is {st.state if st else 'not validated'}")
+        if bot.suspended:
+            raise NotPlayable(f"bot {bot.name!r} is suspended: {bot.suspended}")
+        return dataclasses.replace(bot, current=version)
 
     def list_bots(self, include_retired: bool = False) -> list[Bot]:
         """Every bot (active ones only unless ``include_retired``), by id; three round trips in all."""

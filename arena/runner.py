@@ -56,6 +56,7 @@ from arena.model import (
     LatencySummary,
     MatchResult,
     MatchSpec,
+    seat_bot,
 )
 from arena.packages import PackageCache, parse_package_manifest
 from arena.pool import Instance, InstancePool, launch
@@ -157,15 +158,16 @@ class ArenaRunner:
 
     def __call__(self, spec: MatchSpec) -> MatchResult:
         # Registry reads may raise redis errors: a runner failure, retried by the queue.
-        bots = {b: self.registry.get(b) for b in spec.distinct_bots()}
-        names = {b: bot.name for b, bot in bots.items()}
+        # Seat -> the bot with the version that plays there as its current (a pinned one: Registry.seat).
+        bots = {b: self.registry.seat(b) for b in spec.distinct_bots()}
+        names = _seat_names(bots)
         if self.sandbox is None and any(bot.current.package is not None for bot in bots.values()):
             raise SandboxUnavailable(f"cannot run uploaded bot packages: {self.sandbox_refused}")
         legs = [_seat_bots(spec, leg) for leg in range(2 if spec.duplicate else 1)]
         # One instance per seat of every leg for each bot the workers start (arena.pool).
         slots = {b: sum(seats.count(b) for seats in legs) for b in bots}
-        wants = [(bot.current, slots[b]) for b, bot in bots.items() if bot.current.endpoint is None]
-        instances, start_errors = self.pool.acquire(wants, spec.seed)
+        wants = [(b, bot.current, slots[b]) for b, bot in bots.items() if bot.current.endpoint is None]
+        instances, start_errors = self._acquire(wants, spec.seed)
         # Where each instance's stderr stood at the start: what it writes from here is this match's.
         offsets = {i: size_of(i.bot.stderr_path) for insts in instances.values() for i in insts}
         taken = {b: list(reversed(insts)) for b, insts in instances.items()}
@@ -258,7 +260,10 @@ class ArenaRunner:
             log.info("match %s: forfeit: %s", spec.match_id, full_reason)
         for bot_id, why in start_errors.items():
             log.info("match %s: bot %s could not be started: %s", spec.match_id, names[bot_id], why)
-        result = dataclasses.replace(to_result(spec, outcome), versions={b: bot.version for b, bot in bots.items()})
+        label = dict(zip(spec.seats(), spec.result_seats(), strict=True))
+        result = dataclasses.replace(
+            to_result(spec, outcome), versions={label[b]: bot.version for b, bot in bots.items()}
+        )
         if outcome.forfeit is not None and set(never_started) & set(spec.requested_by):
             # A bot that never started, in a challenge its own owner asked for: no points for anyone.
             result = dataclasses.replace(result, rated=False)
@@ -269,6 +274,26 @@ class ArenaRunner:
             )
         metrics.record_match(spec.ruleset, _outcome_label(result))
         return result
+
+    def _acquire(
+        self, wants: Sequence[tuple[str, BotVersion, int]], seed: int
+    ) -> tuple[dict[str, list[Instance]], dict[str, str]]:
+        """The pool's instances (and start errors) by seat: the pool answers by bot id, so two versions
+        of one bot (a gating match) are asked for in two calls."""
+        instances: dict[str, list[Instance]] = {}
+        errors: dict[str, str] = {}
+        rest = list(wants)
+        while rest:
+            batch: list[tuple[str, BotVersion, int]] = []
+            later: list[tuple[str, BotVersion, int]] = []
+            for want in rest:
+                (later if any(w[1].bot_id == want[1].bot_id for w in batch) else batch).append(want)
+            rest = later
+            seat_of_bot = {version.bot_id: seat for seat, version, _n in batch}
+            got, why = self.pool.acquire([(version, n) for _seat, version, n in batch], seed)
+            instances.update({seat_of_bot[b]: insts for b, insts in got.items()})
+            errors.update({seat_of_bot[b]: e for b, e in why.items()})
+        return instances, errors
 
     def _endpoints(self, bots: Mapping[str, Bot]) -> tuple[dict[str, str], dict[str, str]]:
         """The address to dial of each endpoint bot, and why each refused one is not dialled (it plays as
@@ -314,20 +339,26 @@ class ArenaRunner:
                     header += b.errors
             # (Its own problems only: another bot's words, even in a forfeit reason, are not its owner's.)
             parts = [read_from(i.bot.stderr_path, offsets[i]) for i in instances.get(bot_id, [])]
-            logs.add(bot_id, match_log(header, parts, spec.match_id, bot.version))
+            logs.add(bot.bot_id, match_log(header, parts, spec.match_id, bot.version))
 
     def _note_handshake_names(self, outcome: MatchOutcome, ids: Mapping[str, str]) -> None:
         """Keep the name each bot gave itself in its Handshake, for its page (all else shows the registered one)."""
         for b in outcome.bots:
             bot_id = ids.get(b.endpoint)
             if bot_id is not None and b.handshake is not None:
-                self.registry.note_handshake_name(bot_id, str(b.handshake.get("name", "")))
+                self.registry.note_handshake_name(seat_bot(bot_id), str(b.handshake.get("name", "")))
 
     def _note_starts(self, bots: Mapping[str, Bot], failed: Mapping[str, str]) -> None:
         """Count, per bot, a match it failed to start or answer its Handshake in (3 in a row: suspended)."""
         for bot_id, bot in bots.items():
-            if self.registry.note_start(bot_id, bot.version, bot_id in failed, failed.get(bot_id, "")):
-                log.warning("bot %s suspended: %s", bot.name, self.registry.suspended(bot_id))
+            if self.registry.note_start(bot.bot_id, bot.version, bot_id in failed, failed.get(bot_id, "")):
+                log.warning("bot %s suspended: %s", bot.name, self.registry.suspended(bot.bot_id))
+
+
+def _seat_names(bots: Mapping[str, Bot]) -> dict[str, str]:
+    """Seat -> the registered name shown for it: the bot's, with its version when two of its versions play."""
+    twice = {bot.bot_id for bot in bots.values() if sum(b.bot_id == bot.bot_id for b in bots.values()) > 1}
+    return {s: f"{bot.name} v{bot.version}" if bot.bot_id in twice else bot.name for s, bot in bots.items()}
 
 
 def _never_started(outcome: MatchOutcome, ids: Mapping[str, str], start_errors: Mapping[str, str]) -> dict[str, str]:
@@ -489,14 +520,15 @@ def to_result(spec: MatchSpec, outcome: MatchOutcome) -> MatchResult:
                 errors=sum(rb.counts.get(k, 0) for k in _TRANSPORT_ERRORS),
                 latency=LatencySummary.from_samples(rb.latencies_ms),
             )
+    label = dict(zip(seats, spec.result_seats(), strict=True))  # a pinned version's seat -> its bot id
     return MatchResult(
         match_id=spec.match_id,
         ladder=spec.ladder,
-        seats=seats,
+        seats=spec.result_seats(),
         winner=outcome.winner,
         points=(int(outcome.scores[0]), int(outcome.scores[1])),
         deals_played=outcome.deals_played,
-        stats=stats,
+        stats={label[b]: st for b, st in stats.items()},
         forfeit=outcome.forfeit_reason or None,
         record=json.dumps(outcome.record, separators=(",", ":")),
         duplicate=spec.duplicate,
@@ -505,6 +537,7 @@ def to_result(spec: MatchSpec, outcome: MatchOutcome) -> MatchResult:
         rated=spec.rated,
         scale=outcome.record.get("scale"),
         boards=tuple(BoardEntry((*b.points[0], *b.points[1]), b.score) for b in outcome.boards),
+        gating=spec.gating,
     )
 
 

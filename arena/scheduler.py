@@ -47,6 +47,7 @@ from typing import Any
 import redis
 
 from arena import keys
+from arena.gating import GateAction, GateConfig, Gates, GateState, next_action
 from arena.model import (
     ID_RE,
     Bot,
@@ -54,6 +55,8 @@ from arena.model import (
     RetiredBotError,
     UnknownLadderError,
     ValidationError,
+    seat_bot,
+    seat_of,
 )
 from arena.queue import MatchQueue
 from arena.ratings import Ratings
@@ -79,6 +82,9 @@ class LadderConfig:
     target: int | None = 1000
     duplicate: bool = True
     endpoint_bots: str = DEFAULT_ENDPOINT_POLICY  # one of ENDPOINT_POLICIES
+    # Version gating (``arena.gating``): a new version is ranked only once an SPRT against the ranked one
+    # passes; None: every new version plays and is rated at once.
+    gating: GateConfig | None = None
 
     def __post_init__(self) -> None:
         if self.endpoint_bots not in ENDPOINT_POLICIES:
@@ -98,7 +104,8 @@ class LadderConfig:
         """The settings as stored and shown; ``variant`` repeats ``ruleset`` for readers from before the rename.
         (Any: options are JSON values of any kind.)"""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return {**d, "options": dict(self.options), "variant": self.ruleset}
+        gating = None if self.gating is None else self.gating.to_dict()
+        return {**d, "options": dict(self.options), "variant": self.ruleset, "gating": gating}
 
     def canonical(self) -> str:
         # The id is a hash of this text, so it keeps the key "variant" it had when ladders were first made:
@@ -107,6 +114,8 @@ class LadderConfig:
         d = {k: v for k, v in self.to_dict().items() if k != "ruleset"}
         if d["endpoint_bots"] == DEFAULT_ENDPOINT_POLICY:
             del d["endpoint_bots"]
+        if d["gating"] is None:  # nor is gating, which came later still
+            del d["gating"]
         return json.dumps(d, sort_keys=True, separators=(",", ":"))
 
     def to_json(self) -> str:
@@ -118,8 +127,9 @@ class LadderConfig:
 
     @classmethod
     def from_json(cls, text: str) -> LadderConfig:
-        d = {"ruleset": None, "endpoint_bots": DEFAULT_ENDPOINT_POLICY, **json.loads(text)}
+        d = {"ruleset": None, "endpoint_bots": DEFAULT_ENDPOINT_POLICY, "gating": None, **json.loads(text)}
         d["ruleset"] = d["ruleset"] or d["variant"]  # stored before the rename: "variant" only
+        d["gating"] = None if d["gating"] is None else GateConfig.from_dict(d["gating"])
         return cls(**{f.name: d[f.name] for f in dataclasses.fields(cls)})
 
 
@@ -132,6 +142,16 @@ class Candidate:
     last_scheduled: float | None = None  # unix time; None = never
     in_flight: int = 0
     scheduled: int = 0  # matches scheduled for it on the ladder: played, being played or waiting
+    version: int = 1  # its current version
+
+
+@dataclass(frozen=True)
+class GatePick:
+    """A gating match to schedule: the bot's ``candidate`` version against its ranked version ``base``."""
+
+    bot_id: str
+    candidate: int
+    base: int
 
 
 def priority(c: Candidate, now: float, fairness_s: float = 60.0) -> float:
@@ -188,6 +208,32 @@ def pick_pairs(
     return pairs
 
 
+def pick_gating(
+    candidates: Sequence[Candidate], gates: Sequence[GateState], n: int, max_in_flight: int, max_boards: int
+) -> list[GatePick]:
+    """Up to ``n`` gating matches, taken in turn from each gate still going (by bot id) whose bot is a
+    candidate with a free slot (under ``max_in_flight``) and fewer than ``max_boards`` boards counted.  Gating
+    matches come before the ladder's ordinary ones (``Scheduler.schedule``): a gating bot plays nothing else."""
+    free = {c.bot_id: max_in_flight - c.in_flight for c in candidates}
+    going = sorted(
+        (g for g in gates if g.gating and g.boards < max_boards and free.get(g.bot_id, 0) > 0), key=lambda g: g.bot_id
+    )
+    picks: list[GatePick] = []
+    while going and len(picks) < n:
+        for g in going:
+            if len(picks) == n:
+                break
+            picks.append(GatePick(g.bot_id, g.candidate, g.base))
+            free[g.bot_id] -= 1
+        going = [g for g in going if free[g.bot_id] > 0]
+    return picks
+
+
+def gating_bots(gates: Sequence[GateState]) -> set[str]:
+    """The bots with a version gating: they sit out the ladder's ordinary matches until it is decided."""
+    return {g.bot_id for g in gates if g.gating}
+
+
 def holding(candidates: Sequence[Candidate], max_in_flight: int, slack: int = FAIRNESS_SLACK) -> list[str]:
     """The bots holding the queue: least-played ones with all their matches in flight while no pair of
     free bots is within the slack (so ``pick_pairs`` picks nothing until their matches finish)."""
@@ -211,6 +257,7 @@ class Scheduler:
         self.ratings = ratings
         self.queue = queue
         self.seeds = Seeds(r)
+        self.gates = Gates(r)
 
     def create_ladder(self, config: LadderConfig) -> str:
         """Idempotent: the same settings give the same ladder id."""
@@ -290,6 +337,7 @@ class Scheduler:
                     last_scheduled=float(last[b]) if b in last else None,
                     in_flight=int(inflight.get(b, 0)),
                     scheduled=int(counts.get(b, 0)),
+                    version=int(version),
                 )
             )
         return out
@@ -306,8 +354,80 @@ class Scheduler:
         cfg = self.ladder(ladder_id)
         now = time.time() if now is None else now
         rng = rng or random.Random()
-        pairs = pick_pairs(self.candidates(ladder_id), n, now, rng, max_in_flight=max_in_flight)
-        return [self.create_match(ladder_id, (a, b), None, now, cfg) for a, b in pairs]
+        candidates = self.candidates(ladder_id)
+        if cfg.gating is None:
+            pairs = pick_pairs(candidates, n, now, rng, max_in_flight=max_in_flight)
+            return [self.create_match(ladder_id, (a, b), None, now, cfg) for a, b in pairs]
+        ranked, gates = self.sync_gates(ladder_id, cfg.gating, candidates, now)
+        specs = [
+            self.create_match(
+                ladder_id,
+                (seat_of(g.bot_id, g.candidate), seat_of(g.bot_id, g.base)),
+                None,
+                now,
+                cfg,
+                rated=False,
+                gating=True,
+            )
+            for g in pick_gating(candidates, gates, n, max_in_flight, cfg.gating.max_boards)
+        ]
+        busy = gating_bots(gates)
+        ordinary = [c for c in candidates if c.bot_id not in busy]
+        # Their ranked version plays (pinned, when it is not the current one: a new version held out).
+        seat = {
+            c.bot_id: c.bot_id if ranked.get(c.bot_id, c.version) == c.version else seat_of(c.bot_id, ranked[c.bot_id])
+            for c in ordinary
+        }
+        pairs = pick_pairs(ordinary, n - len(specs), now, rng, max_in_flight=max_in_flight)
+        return specs + [self.create_match(ladder_id, (seat[a], seat[b]), None, now, cfg) for a, b in pairs]
+
+    def sync_gates(
+        self, ladder_id: str, config: GateConfig, candidates: Sequence[Candidate], now: float
+    ) -> tuple[dict[str, int], list[GateState]]:
+        """Bring a gated ladder's gates up to date with its bots' current versions (``gating.next_action``:
+        rank a newcomer's version, gate a newer one), record the verdicts their boards give, and level a bot
+        whose gate was decided with the ladder's least-played bot.  Returns the ranked versions and the
+        latest gate of each bot."""
+        ranked = self.gates.ranked(ladder_id)
+        latest = self.gates.latest(ladder_id)
+        changed = False
+        for c in candidates:
+            gate = latest.get(c.bot_id)
+            action = next_action(ranked.get(c.bot_id), c.version, gate)
+            if action is GateAction.RANK:
+                self.gates.rank_first(ladder_id, c.bot_id, c.version)
+            elif action is GateAction.START:
+                seen = None if gate is None else gate.candidate
+                self.gates.start(ladder_id, c.bot_id, c.version, ranked[c.bot_id], seen, now)
+            changed = changed or action is not GateAction.NOTHING
+        for g in latest.values():
+            if g.gating and self.gates.decide(ladder_id, g.bot_id, g.candidate, config, now):
+                changed = True
+        if changed:
+            ranked, latest = self.gates.ranked(ladder_id), self.gates.latest(ladder_id)
+        self._level_decided(ladder_id, candidates, list(latest.values()))
+        return ranked, list(latest.values())
+
+    def _level_decided(self, ladder_id: str, candidates: Sequence[Candidate], gates: Sequence[GateState]) -> None:
+        """A bot back from gating (it sat out while the others played) starts level with the least-played
+        of the others, once per gate, so that they do not wait for it to catch up (``pick_pairs``)."""
+        decided = [g for g in gates if not g.gating and not g.leveled]
+        if not decided:
+            return
+        busy = gating_bots(gates)
+        for g in decided:
+            others = [c.scheduled for c in candidates if c.bot_id != g.bot_id and c.bot_id not in busy]
+            own = next((c.scheduled for c in candidates if c.bot_id == g.bot_id), 0)
+            with self.r.pipeline(transaction=True) as p:
+                if others and min(others) > own:
+                    p.hset(keys.ladder_games(ladder_id), g.bot_id, min(others))
+                p.hset(keys.gate(ladder_id, g.bot_id, g.candidate), "leveled", 1)
+                p.execute()
+
+    def ordinary_candidates(self, ladder_id: str) -> list[Candidate]:
+        """The candidates of the ladder's ordinary matches: without the bots that are gating (no writes)."""
+        busy = gating_bots(list(self.gates.latest(ladder_id).values()))
+        return [c for c in self.candidates(ladder_id) if c.bot_id not in busy]
 
     def create_match(
         self,
@@ -320,6 +440,7 @@ class Scheduler:
         challenge: bool = False,
         requested_by: tuple[str, ...] = (),
         rated: bool = True,
+        gating: bool = False,
     ) -> MatchSpec:
         """Create one match of the ladder's settings between ``bots`` (2, or 4 by seat) and enqueue it: the
         scheduler's picks and challenges alike.  ``seed`` None: the arena's secret one (``trust.Seeds``).
@@ -331,7 +452,7 @@ class Scheduler:
         distinct = list(dict.fromkeys(bots))
         with self.r.pipeline(transaction=False) as p:
             for b in distinct:
-                p.hget(keys.bot(b), "kind")
+                p.hget(keys.bot(seat_bot(b)), "kind")
             kinds = p.execute()
         endpoint_bots = [b for b, kind in zip(distinct, kinds, strict=True) if kind == "endpoint"]
         if endpoint_bots and cfg.endpoint_bots == "refused":
@@ -350,14 +471,17 @@ class Scheduler:
             rated=rated and (not endpoint_bots or cfg.endpoint_bots == "rated"),
             challenge=challenge,
             requested_by=requested_by,
+            gating=gating,
         )
         # Mark in flight before enqueueing: a crash in between leaves a bot
-        # briefly over-counted (skipped once), never double-booked.
+        # briefly over-counted (skipped once), never double-booked.  A gating match is no ladder match:
+        # it holds a slot, and counts neither in the games kept even nor as the bot's turn.
         with self.r.pipeline(transaction=True) as p:
             for bot in spec.in_flight_bots():
                 p.hincrby(keys.ladder_inflight(ladder_id), bot, 1)
-                p.hincrby(keys.ladder_games(ladder_id), bot, 1)
-                p.hset(keys.ladder_last_scheduled(ladder_id), bot, repr(now))
+                if not gating:
+                    p.hincrby(keys.ladder_games(ladder_id), bot, 1)
+                    p.hset(keys.ladder_last_scheduled(ladder_id), bot, repr(now))
             p.execute()
         self.queue.enqueue(spec)
         return spec

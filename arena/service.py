@@ -12,6 +12,7 @@ ladder / views -> keys (Redis).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -24,6 +25,8 @@ from arena import keys, ladder_status, metrics, packages, trust
 from arena.archive import Archive
 from arena.batch import DEFAULT_ANCHOR, BatchCache, named
 from arena.botlogs import BotLog, BotLogs
+from arena.gating import GateConfig, GateSummary
+from arena.gating import summarize as summarize_gate
 from arena.ladder import (
     LadderCounts,
     LadderRun,
@@ -55,6 +58,7 @@ from arena.model import (
     UnknownLadderError,
     ValidationError,
     VersionState,
+    seat_bot,
 )
 from arena.queue import UNKNOWN_LADDER, DeadLetter, LadderQueue, MatchQueue
 from arena.ratings import Ratings
@@ -136,6 +140,7 @@ class LadderStatus:
     eta_s: float | None = None
     in_flight: tuple[InFlightMatch, ...] = ()
     holding: tuple[str, ...] = ()  # bot names (scheduler.holding)
+    gating: tuple[GateSummary, ...] = ()  # a gated ladder: the versions gating now (``bot`` and ``in_flight`` set)
 
 
 @dataclass(frozen=True)
@@ -305,6 +310,13 @@ class Arena:
         states = self.registry.states(bot.bot_id)
         return bot, [(v, states.get(v.version)) for v in self.registry.versions(bot.bot_id)]
 
+    def bot_gates(self, bot: Bot) -> dict[int, list[GateSummary]]:
+        """Version -> its gates on the gated ladders (public, as on the bot's page)."""
+        out: dict[int, list[GateSummary]] = {}
+        for g in self.views.bot_gates(bot.bot_id, bot.version):
+            out.setdefault(g.state.candidate, []).append(g)
+        return out
+
     def retire_bot(self, name: str, token: str) -> Bot:
         """Retired: kept for history, never scheduled again, off every ladder and leaderboard."""
         bot_id = self.registry.by_name(name).bot_id
@@ -398,10 +410,13 @@ class Arena:
         endpoint_bots: str = "",
         name: str = "",
         make_default: bool = False,
+        gating: GateConfig | None = None,
     ) -> LadderView:
         """Create (or find) the ladder of these settings and start feeding it (admin token).
         ``endpoint_bots``: rated, unrated or refused (empty: unrated).  ``name``: name it (empty: keep its
-        name, if any); the first ladder started, or one started with ``make_default``, is the default."""
+        name, if any); the first ladder started, or one started with ``make_default``, is the default.
+        ``gating``: gate new versions by an SPRT against the ranked one (``arena.gating``; part of the
+        ladder's settings)."""
         self.registry.require_admin(token)
         if name:
             validate_ladder_name(name, self.scheduler.ladders())
@@ -418,6 +433,7 @@ class Arena:
             target=target,
             duplicate=duplicate,
             endpoint_bots=endpoint_bots or DEFAULT_ENDPOINT_POLICY,
+            gating=gating,
         )
         if name:  # before anything is started: a name in use is refused with nothing changed
             holder = ladder_by_name(self.scheduler, name)
@@ -489,7 +505,17 @@ class Arena:
             remaining = int(run.remaining) + queue.waiting
         held: list[str] = []
         if run is not None and run.remaining > 0:
-            held = holding(self.scheduler.candidates(lid), run.max_in_flight)
+            held = holding(self.scheduler.ordinary_candidates(lid), run.max_in_flight)
+        gates: list[GateSummary] = []
+        if cfg.gating is not None:
+            going = [g for g in self.scheduler.gates.latest(lid).values() if g.gating]
+            gate_names = self.views.names(g.bot_id for g in going)
+            gates = [dataclasses.replace(summarize_gate(lid, g, cfg.gating), bot=gate_names[g.bot_id]) for g in going]
+            flying_gates = [m for m in flying if any("@" in s for s in m.seats)]
+            gates = [
+                dataclasses.replace(g, in_flight=sum(seat_bot(m.seats[0]) == g.state.bot_id for m in flying_gates))
+                for g in gates
+            ]
         return LadderStatus(
             ladder_id=lid,
             ruleset=cfg.ruleset,
@@ -513,6 +539,7 @@ class Arena:
                 for m in flying
             ),
             holding=tuple(self.views.names(held).values()),
+            gating=tuple(sorted(gates, key=lambda g: g.bot)),
         )
 
     # matches -----------------------------------------------------------------------------

@@ -32,7 +32,17 @@ import redis
 
 from arena import keys, stats
 from arena.archive import Archive
-from arena.model import ID_RE, MatchResult, UnknownBotError, UnknownLadderError, ValidationError
+from arena.gating import Gates, GateSummary
+from arena.gating import summarize as summarize_gate
+from arena.model import (
+    ID_RE,
+    SEAT_RE,
+    MatchResult,
+    UnknownBotError,
+    UnknownLadderError,
+    ValidationError,
+    parse_seat,
+)
 from arena.queue import LadderQueue, MatchQueue
 from arena.ratings import HeadToHead, RatingRow, Ratings, head_to_head_rows
 from arena.registry import Registry
@@ -88,7 +98,8 @@ class Standing:
     # "endpoint" marks a bot its author runs (the referee cannot stop it sharing what its seats see);
     # "manifest" (or empty, for bots registered before kinds were kept) one the workers run.
     kind: str = ""
-    version: int = 0  # its current version (0: not known)
+    version: int = 0  # its current version (0: not known); on a gated ladder its ranked version
+    gating: int = 0  # a gated ladder: its version gating now, held out of the ranking until decided (0: none)
 
     @property
     def bot_id(self) -> str:
@@ -114,6 +125,7 @@ class Standing:
             "endpoint": self.endpoint,
             **self.rating.to_dict(),
             "version": self.version,
+            "gating": self.gating,
             "low": self.low,
             "high": self.high,
             "stats": self.stats.to_dict(),
@@ -191,12 +203,14 @@ class BotPage:
     histories: Mapping[str, list[dict[str, Any]]]  # ladder -> plot history
     matches: list[Summary]  # the latest ones
     names: Mapping[str, str]
+    gates: tuple[GateSummary, ...] = ()  # its versions' gates on gated ladders, the latest version first
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "bot": self.bot.to_dict(),
             "ladders": [lad.to_dict(self.names) for lad in self.ladders],
             "recent_matches": self.matches,
+            "gates": [g.to_dict() for g in self.gates],
         }
 
 
@@ -256,8 +270,14 @@ class Views:
         return dict(sorted(out.items()))
 
     def names(self, bot_ids: Iterable[str]) -> dict[str, str]:
-        """Bot id -> name (the id itself for an unknown id)."""
-        ids = list(dict.fromkeys(bot_ids))
+        """Bot id -> name (the id itself for an unknown id); a seat pinning a version (``<bot id>@<n>``, two
+        versions of one bot in a gating match) -> ``<name> v<n>``."""
+        seats = list(dict.fromkeys(bot_ids))
+        pinned = {s: parse_seat(s) for s in seats if SEAT_RE.match(s) and "@" in s}
+        if pinned:
+            named = self.names([b for s in seats for b in ([pinned[s][0]] if s in pinned else [s])])
+            return {s: f"{named[pinned[s][0]]} v{pinned[s][1]}" if s in pinned else named[s] for s in seats}
+        ids = seats
         out = {b: n for b in ids if (n := self._names.get(b)) is not None}
         missing = [b for b in ids if b not in out]
         if missing:
@@ -295,18 +315,26 @@ class Views:
         with self.r.pipeline(transaction=False) as p:
             for row in rows:
                 p.hmget(keys.bot(row.bot_id), ["name", "retired", "kind", "version"])
-            bots = p.execute()
+            p.hgetall(keys.ladder_ranked(ladder))  # a gated ladder ranks these versions (arena.gating)
+            p.hgetall(keys.ladder_gates(ladder))
+            *bots, ranked, gated = p.execute()
+        # The version each bot is ranked with: on a gated ladder its ranked one, else its current one.
+        shown = [int(ranked.get(row.bot_id) or version or 1) for row, (*_, version) in zip(rows, bots, strict=True)]
         with self.r.pipeline(transaction=False) as p:
-            for row, (_name, _retired, _kind, version) in zip(rows, bots, strict=True):
-                p.hgetall(keys.bot_version_stats(ladder, row.bot_id, int(version or 1)))
+            for row, v in zip(rows, shown, strict=True):
+                p.hgetall(keys.bot_version_stats(ladder, row.bot_id, v))
+            for row in rows:
+                p.hget(keys.gate(ladder, row.bot_id, int(gated.get(row.bot_id) or 0)), "verdict")
             replies = p.execute()
         out: list[Standing] = []
-        for row, (name, retired, kind, version), h in zip(rows, bots, replies, strict=True):
+        for row, (name, retired, kind, _version), v, h, verdict in zip(
+            rows, bots, shown, replies[: len(rows)], replies[len(rows) :], strict=True
+        ):
             if retired == "1":
                 continue
-            current = int(version or 1)
-            summary = stats.summarize(ladder, row.bot_id, h, current)
-            out.append(Standing(len(out) + 1, name or row.bot_id, row, summary, kind or "", current))
+            summary = stats.summarize(ladder, row.bot_id, h, v)
+            gating = int(gated[row.bot_id]) if verdict == "" else 0  # (None: no gate)
+            out.append(Standing(len(out) + 1, name or row.bot_id, row, summary, kind or "", v, gating))
         return out
 
     def history(self, ladder: str, bot_id: str, limit: int = HISTORY_POINTS) -> list[dict[str, Any]]:
@@ -497,7 +525,17 @@ class Views:
         )
         opponents = [h.opponent for lad in ladders for h in lad.head_to_head]
         names = {**self.names(opponents), **self.with_names(matches)}
-        return BotPage(public, ladders, hist, matches, names)
+        return BotPage(public, ladders, hist, matches, names, tuple(self.bot_gates(b.bot_id, b.version)))
+
+    def bot_gates(self, bot_id: str, version: int) -> list[GateSummary]:
+        """The gates of the bot's latest versions (up to ``version``) on every gated ladder, the latest
+        version first (one round trip per gated ladder)."""
+        shown = list(range(version, max(0, version - stats.VERSIONS_SHOWN), -1))
+        out: list[GateSummary] = []
+        for lid, cfg in self.ladders().items():
+            if cfg is not None and cfg.gating is not None:
+                out += [summarize_gate(lid, g, cfg.gating) for g in Gates(self.r).of_versions(lid, bot_id, shown)]
+        return sorted(out, key=lambda g: (-g.state.candidate, g.ladder))
 
     def rating_history(self, name: str, ladder: str | None = None) -> dict[str, Any]:
         """A bot's rating history on one ladder, or on every ladder it has played on."""

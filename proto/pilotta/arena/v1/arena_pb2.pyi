@@ -214,6 +214,7 @@ class VersionStatus(_message.Message):
     DIGEST_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     CURRENT_FIELD_NUMBER: _builtins.int
+    GATES_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     kind: _builtins.str
     """endpoint, manifest or package"""
@@ -225,6 +226,10 @@ class VersionStatus(_message.Message):
     digest: _builtins.str
     created_at: _builtins.float
     current: _builtins.bool
+    @_builtins.property
+    def gates(self) -> _containers.RepeatedCompositeFieldContainer[Global___GateStatus]:
+        """Its version gates on the gated ladders it was gated on (docs/arena.md, "Version gating")."""
+
     def __init__(
         self,
         *,
@@ -236,14 +241,146 @@ class VersionStatus(_message.Message):
         digest: _builtins.str = ...,
         created_at: _builtins.float = ...,
         current: _builtins.bool = ...,
+        gates: _abc.Iterable[Global___GateStatus] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "current", b"current", "digest", b"digest", "kind", b"kind", "output", b"output", "reason", b"reason", "state", b"state", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "current", b"current", "digest", b"digest", "gates", b"gates", "kind", b"kind", "output", b"output", "reason", b"reason", "state", b"state", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___VersionStatus: _TypeAlias = VersionStatus  # noqa: Y015
+
+@_typing.final
+class GateSettings(_message.Message):
+    """A gated ladder's settings (docs/arena.md, "Version gating"): the SPRT on the new version's mean board
+    score against the ranked version. Zero (or absent, for mu0/mu1) means the default.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MU0_FIELD_NUMBER: _builtins.int
+    MU1_FIELD_NUMBER: _builtins.int
+    ALPHA_FIELD_NUMBER: _builtins.int
+    BETA_FIELD_NUMBER: _builtins.int
+    MAX_BOARDS_FIELD_NUMBER: _builtins.int
+    MIN_BOARDS_FIELD_NUMBER: _builtins.int
+    mu0: _builtins.float
+    """H0: the mean board score (default 0)"""
+    mu1: _builtins.float
+    """H1: the mean board score (default 0.05)"""
+    alpha: _builtins.float
+    """accepting H1 when H0 holds (default 0.05)"""
+    beta: _builtins.float
+    """accepting H0 when H1 holds (default 0.05)"""
+    max_boards: _builtins.int
+    """boards without a decision: undecided, held out (default 4000)"""
+    min_boards: _builtins.int
+    """no decision before (default 30)"""
+    def __init__(
+        self,
+        *,
+        mu0: _builtins.float | None = ...,
+        mu1: _builtins.float | None = ...,
+        alpha: _builtins.float = ...,
+        beta: _builtins.float = ...,
+        max_boards: _builtins.int = ...,
+        min_boards: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_mu0", b"_mu0", "_mu1", b"_mu1", "mu0", b"mu0", "mu1", b"mu1"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_mu0", b"_mu0", "_mu1", b"_mu1", "alpha", b"alpha", "beta", b"beta", "max_boards", b"max_boards", "min_boards", b"min_boards", "mu0", b"mu0", "mu1", b"mu1"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__mu0: _TypeAlias = _typing.Literal["mu0"]  # noqa: Y015
+    _WhichOneofArgType__mu0: _TypeAlias = _typing.Literal["_mu0", b"_mu0"]  # noqa: Y015
+    _WhichOneofReturnType__mu1: _TypeAlias = _typing.Literal["mu1"]  # noqa: Y015
+    _WhichOneofArgType__mu1: _TypeAlias = _typing.Literal["_mu1", b"_mu1"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__mu0) -> _WhichOneofReturnType__mu0 | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__mu1) -> _WhichOneofReturnType__mu1 | None: ...
+
+Global___GateSettings: _TypeAlias = GateSettings  # noqa: Y015
+
+@_typing.final
+class GateStatus(_message.Message):
+    """One version's gate on a ladder."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LADDER_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    BASE_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    VERDICT_FIELD_NUMBER: _builtins.int
+    BOARDS_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    MEAN_FIELD_NUMBER: _builtins.int
+    LOW_FIELD_NUMBER: _builtins.int
+    HIGH_FIELD_NUMBER: _builtins.int
+    LLR_FIELD_NUMBER: _builtins.int
+    LOWER_FIELD_NUMBER: _builtins.int
+    UPPER_FIELD_NUMBER: _builtins.int
+    BOT_FIELD_NUMBER: _builtins.int
+    IN_FLIGHT_FIELD_NUMBER: _builtins.int
+    ladder: _builtins.str
+    version: _builtins.int
+    """the gated version"""
+    base: _builtins.int
+    """the ranked version it plays against"""
+    status: _builtins.str
+    """gating, passed, held out or superseded"""
+    verdict: _builtins.str
+    """empty while gating; H1, H0, undecided or superseded"""
+    boards: _builtins.int
+    matches: _builtins.int
+    mean: _builtins.float
+    """the new version's mean board score against the ranked one"""
+    low: _builtins.float
+    """its ~95 % interval (absent before two boards)"""
+    high: _builtins.float
+    llr: _builtins.float
+    lower: _builtins.float
+    """accept H0 at or below"""
+    upper: _builtins.float
+    """accept H1 at or above"""
+    bot: _builtins.str
+    """the bot's name"""
+    in_flight: _builtins.int
+    """ladder status: its gating matches waiting or being played"""
+    def __init__(
+        self,
+        *,
+        ladder: _builtins.str = ...,
+        version: _builtins.int = ...,
+        base: _builtins.int = ...,
+        status: _builtins.str = ...,
+        verdict: _builtins.str = ...,
+        boards: _builtins.int = ...,
+        matches: _builtins.int = ...,
+        mean: _builtins.float = ...,
+        low: _builtins.float | None = ...,
+        high: _builtins.float | None = ...,
+        llr: _builtins.float = ...,
+        lower: _builtins.float = ...,
+        upper: _builtins.float = ...,
+        bot: _builtins.str = ...,
+        in_flight: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_low", b"_low", "high", b"high", "low", b"low"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_high", b"_high", "_low", b"_low", "base", b"base", "boards", b"boards", "bot", b"bot", "high", b"high", "in_flight", b"in_flight", "ladder", b"ladder", "llr", b"llr", "low", b"low", "lower", b"lower", "matches", b"matches", "mean", b"mean", "status", b"status", "upper", b"upper", "verdict", b"verdict", "version", b"version"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__high: _TypeAlias = _typing.Literal["high"]  # noqa: Y015
+    _WhichOneofArgType__high: _TypeAlias = _typing.Literal["_high", b"_high"]  # noqa: Y015
+    _WhichOneofReturnType__low: _TypeAlias = _typing.Literal["low"]  # noqa: Y015
+    _WhichOneofArgType__low: _TypeAlias = _typing.Literal["_low", b"_low"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__high) -> _WhichOneofReturnType__high | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__low) -> _WhichOneofReturnType__low | None: ...
+
+Global___GateStatus: _TypeAlias = GateStatus  # noqa: Y015
 
 @_typing.final
 class BotStatusReply(_message.Message):
@@ -1077,6 +1214,7 @@ class LadderStatusReply(_message.Message):
     REMAINING_FIELD_NUMBER: _builtins.int
     MAX_IN_FLIGHT_FIELD_NUMBER: _builtins.int
     IS_DEFAULT_FIELD_NUMBER: _builtins.int
+    GATING_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     game: _builtins.str
     """deprecated: the same as ruleset"""
@@ -1110,6 +1248,10 @@ class LadderStatusReply(_message.Message):
         can be scheduled until theirs finish (scheduler.holding).
         """
 
+    @_builtins.property
+    def gating(self) -> _containers.RepeatedCompositeFieldContainer[Global___GateStatus]:
+        """a gated ladder: the versions gating now"""
+
     def __init__(
         self,
         *,
@@ -1131,10 +1273,11 @@ class LadderStatusReply(_message.Message):
         remaining: _builtins.int | None = ...,
         max_in_flight: _builtins.int = ...,
         is_default: _builtins.bool = ...,
+        gating: _abc.Iterable[Global___GateStatus] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_eta_seconds", b"_eta_seconds", "_remaining", b"_remaining", "eta_seconds", b"eta_seconds", "remaining", b"remaining"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_eta_seconds", b"_eta_seconds", "_remaining", b"_remaining", "completed", b"completed", "dead_lettered", b"dead_lettered", "eta_seconds", b"eta_seconds", "game", b"game", "holding", b"holding", "in_flight", b"in_flight", "is_default", b"is_default", "ladder", b"ladder", "matches_per_minute", b"matches_per_minute", "max_in_flight", b"max_in_flight", "name", b"name", "oldest_pending_age_seconds", b"oldest_pending_age_seconds", "pending", b"pending", "queued", b"queued", "remaining", b"remaining", "ruleset", b"ruleset", "started", b"started", "workers_alive", b"workers_alive"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_eta_seconds", b"_eta_seconds", "_remaining", b"_remaining", "completed", b"completed", "dead_lettered", b"dead_lettered", "eta_seconds", b"eta_seconds", "game", b"game", "gating", b"gating", "holding", b"holding", "in_flight", b"in_flight", "is_default", b"is_default", "ladder", b"ladder", "matches_per_minute", b"matches_per_minute", "max_in_flight", b"max_in_flight", "name", b"name", "oldest_pending_age_seconds", b"oldest_pending_age_seconds", "pending", b"pending", "queued", b"queued", "remaining", b"remaining", "ruleset", b"ruleset", "started", b"started", "workers_alive", b"workers_alive"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__eta_seconds: _TypeAlias = _typing.Literal["eta_seconds"]  # noqa: Y015
     _WhichOneofArgType__eta_seconds: _TypeAlias = _typing.Literal["_eta_seconds", b"_eta_seconds"]  # noqa: Y015
@@ -1200,6 +1343,7 @@ class StartLadderRequest(_message.Message):
     ENDPOINT_BOTS_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
     MAKE_DEFAULT_FIELD_NUMBER: _builtins.int
+    GATING_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     """the admin token"""
     variant: _builtins.str
@@ -1227,6 +1371,12 @@ class StartLadderRequest(_message.Message):
     keep the one it has. The first ladder started is the default one; make_default makes this one it.
     """
     make_default: _builtins.bool
+    @_builtins.property
+    def gating(self) -> Global___GateSettings:
+        """Gate new versions (docs/arena.md, "Version gating"); absent: every new version is ranked at once.
+        Part of the ladder's settings (and so of its id).
+        """
+
     def __init__(
         self,
         *,
@@ -1242,10 +1392,11 @@ class StartLadderRequest(_message.Message):
         endpoint_bots: _builtins.str = ...,
         name: _builtins.str = ...,
         make_default: _builtins.bool = ...,
+        gating: Global___GateSettings | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "matches", b"matches"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "gating", b"gating", "matches", b"matches"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "deals", b"deals", "endpoint_bots", b"endpoint_bots", "make_default", b"make_default", "matches", b"matches", "max_in_flight", b"max_in_flight", "name", b"name", "options_json", b"options_json", "ruleset", b"ruleset", "single", b"single", "target", b"target", "token", b"token", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "deals", b"deals", "endpoint_bots", b"endpoint_bots", "gating", b"gating", "make_default", b"make_default", "matches", b"matches", "max_in_flight", b"max_in_flight", "name", b"name", "options_json", b"options_json", "ruleset", b"ruleset", "single", b"single", "target", b"target", "token", b"token", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__matches: _TypeAlias = _typing.Literal["matches"]  # noqa: Y015
     _WhichOneofArgType__matches: _TypeAlias = _typing.Literal["_matches", b"_matches"]  # noqa: Y015
@@ -1315,6 +1466,7 @@ class LadderInfo(_message.Message):
     WAITING_FIELD_NUMBER: _builtins.int
     PLAYING_FIELD_NUMBER: _builtins.int
     OLDEST_AGE_SECONDS_FIELD_NUMBER: _builtins.int
+    GATING_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     """id: <ruleset>-<hash of the settings>"""
     game: _builtins.str
@@ -1350,6 +1502,10 @@ class LadderInfo(_message.Message):
     """claimed by a worker"""
     oldest_age_seconds: _builtins.float
     """of its oldest match queued or playing"""
+    @_builtins.property
+    def gating(self) -> Global___GateSettings:
+        """absent: the ladder does not gate new versions"""
+
     def __init__(
         self,
         *,
@@ -1372,10 +1528,11 @@ class LadderInfo(_message.Message):
         waiting: _builtins.int = ...,
         playing: _builtins.int = ...,
         oldest_age_seconds: _builtins.float = ...,
+        gating: Global___GateSettings | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget", "gating", b"gating"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget", "deals", b"deals", "duplicate", b"duplicate", "endpoint_bots", b"endpoint_bots", "game", b"game", "is_default", b"is_default", "ladder", b"ladder", "max_in_flight", b"max_in_flight", "members", b"members", "name", b"name", "oldest_age_seconds", b"oldest_age_seconds", "options_json", b"options_json", "playing", b"playing", "ruleset", b"ruleset", "scheduled", b"scheduled", "started", b"started", "started_at", b"started_at", "target", b"target", "waiting", b"waiting"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget", "deals", b"deals", "duplicate", b"duplicate", "endpoint_bots", b"endpoint_bots", "game", b"game", "gating", b"gating", "is_default", b"is_default", "ladder", b"ladder", "max_in_flight", b"max_in_flight", "members", b"members", "name", b"name", "oldest_age_seconds", b"oldest_age_seconds", "options_json", b"options_json", "playing", b"playing", "ruleset", b"ruleset", "scheduled", b"scheduled", "started", b"started", "started_at", b"started_at", "target", b"target", "waiting", b"waiting"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__budget: _TypeAlias = _typing.Literal["budget"]  # noqa: Y015
     _WhichOneofArgType__budget: _TypeAlias = _typing.Literal["_budget", b"_budget"]  # noqa: Y015
