@@ -367,6 +367,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                     draws=s.rating.draws,
                     stats_json=json.dumps(s.stats.to_dict(), sort_keys=True),
                     version=s.version,
+                    gating=s.gating,
                     endpoint=s.endpoint,
                 )
                 for s in standings

@@ -728,6 +728,7 @@ class LeaderboardEntry(_message.Message):
     STATS_JSON_FIELD_NUMBER: _builtins.int
     ENDPOINT_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
+    GATING_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     bot: _builtins.str
     mu: _builtins.float
@@ -744,6 +745,10 @@ class LeaderboardEntry(_message.Message):
     """an endpoint bot: its author runs it, and may share what its seats see"""
     version: _builtins.int
     """its current version; stats_json is this version's (the rating is the bot's)"""
+    gating: _builtins.int
+    """(a gated ladder: its ranked version)
+    a gated ladder: its version gating now, held out of the ranking (0: none)
+    """
     def __init__(
         self,
         *,
@@ -759,10 +764,11 @@ class LeaderboardEntry(_message.Message):
         stats_json: _builtins.str = ...,
         endpoint: _builtins.bool = ...,
         version: _builtins.int = ...,
+        gating: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "conservative", b"conservative", "draws", b"draws", "endpoint", b"endpoint", "games", b"games", "losses", b"losses", "mu", b"mu", "rank", b"rank", "sigma", b"sigma", "stats_json", b"stats_json", "version", b"version", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "conservative", b"conservative", "draws", b"draws", "endpoint", b"endpoint", "games", b"games", "gating", b"gating", "losses", b"losses", "mu", b"mu", "rank", b"rank", "sigma", b"sigma", "stats_json", b"stats_json", "version", b"version", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
