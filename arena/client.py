@@ -336,6 +336,12 @@ def ladder_line(info: arena_pb2.LadderInfo) -> str:
     else:
         state = "started, no end"
     options = "" if info.options_json in ("", "{}") else f", options {info.options_json}"
+    if info.HasField("gating"):
+        g = info.gating
+        options += (
+            f", gating new versions (SPRT H0 {g.mu0:g} H1 {g.mu1:g}, alpha {g.alpha:g} beta {g.beta:g}, "
+            f"at most {g.max_boards} boards)"
+        )
     return (
         f"{name}{' [default]' if info.is_default else ''}: {info.ruleset or info.game}, {length}, "
         f"{'duplicate' if info.duplicate else 'single'} matches{options}; {info.members} bots; "

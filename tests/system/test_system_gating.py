@@ -119,6 +119,18 @@ def test_a_stronger_version_gates_then_enters_the_ranking(r, admin, api, stub, m
         worker.kill()
         worker.wait(10)
     stub.StopLadder(arena_pb2.StopLadderRequest(token=admin, ladder=ladder), timeout=TIMEOUT)
+    # The CLI sets the same option: the same settings are the same ladder, started again.
+    cli = ["--token", admin, "--api", api.address, "--ruleset", "pilotta", "--deals", "4", "--max-in-flight", "2"]
+    gate_flags = ["--gate-mu1", "0.2", "--gate-max-boards", "200", "--gate-min-boards", "8"]
+    out = subprocess.run(
+        arena_cmd("ladder", "start", *cli, "--gating", *gate_flags), capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    assert f"ladder started: {ladder} [default]: pilotta, 4 deals, duplicate matches, gating new versions" in out.stdout
+    assert "gating new versions (SPRT H0 0 H1 0.2, alpha 0.05 beta 0.05, at most 200 boards)" in out.stdout
+    out = subprocess.run(arena_cmd("ladder", "start", *cli, *gate_flags), capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "go with --gating" in out.stderr
+    stub.StopLadder(arena_pb2.StopLadderRequest(token=admin, ladder=ladder), timeout=TIMEOUT)
 
     # What was played: gating matches seat alpha v2 against v1, then v3 against v2, never rated; no rated match
     # of version 2 finished before its verdict.
