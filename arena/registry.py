@@ -316,9 +316,9 @@ class Registry:
         play: not a package that is pending or rejected (NotPlayable), of a bot that is not suspended."""
         bot_id, pinned = parse_seat(seat)
         bot = self.get(bot_id)
-        if pinned is None or pinned == bot.version:
+        if pinned is None:
             return bot
-        version = self.version(bot_id, pinned)
+        version = bot.current if pinned == bot.version else self.version(bot_id, pinned)
         if version.package is not None and not self.validated(bot_id, pinned):
             st = self.state(bot_id, pinned)
             raise NotPlayable(f"bot {bot.name!r} version {pinned} is {st.state if st else 'not validated'}")

@@ -373,11 +373,9 @@ class Scheduler:
         ]
         busy = gating_bots(gates)
         ordinary = [c for c in candidates if c.bot_id not in busy]
-        # Their ranked version plays (pinned, when it is not the current one: a new version held out).
-        seat = {
-            c.bot_id: c.bot_id if ranked.get(c.bot_id, c.version) == c.version else seat_of(c.bot_id, ranked[c.bot_id])
-            for c in ordinary
-        }
+        # Their ranked version plays, pinned: a match queued before an update is played after it with the
+        # version it was scheduled for, never with one that has not passed its gate.
+        seat = {c.bot_id: seat_of(c.bot_id, ranked.get(c.bot_id, c.version)) for c in ordinary}
         pairs = pick_pairs(ordinary, n - len(specs), now, rng, max_in_flight=max_in_flight)
         return specs + [self.create_match(ladder_id, (seat[a], seat[b]), None, now, cfg) for a, b in pairs]
 

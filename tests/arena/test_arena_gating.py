@@ -335,9 +335,11 @@ def test_a_new_version_gates_against_the_ranked_one_then_enters_or_is_held_out(r
     lid = view.ladder_id
     assert view.config.gating == SMALL
     sched = arena.scheduler
-    # Both versions 1 are ranked as they join; an ordinary match, unpinned.
+    # Both versions 1 are ranked as they join; an ordinary match pins them (one queued before an update is
+    # played after it with the version it was scheduled for).
     (m,) = sched.schedule(lid, 5, now=1.0, max_in_flight=1)
-    assert set(m.bots) == {a, b} and not m.gating and m.rated
+    assert set(m.bots) == {f"{a}@1", f"{b}@1"} and not m.gating and m.rated
+    assert set(m.result_seats()) == {a, b}
     assert sched.gates.ranked(lid) == {a: 1, b: 1}
     MatchQueue(r).record_result(_ordinary(m), m.in_flight_bots())
     # alpha gets a version 2: it gates against version 1, and plays nothing else.
@@ -350,14 +352,14 @@ def test_a_new_version_gates_against_the_ranked_one_then_enters_or_is_held_out(r
     Ratings(r).process("u")
     (row_a,) = [s for s in arena.views.leaderboard(lid) if s.bot_id == a]
     assert (row_a.version, row_a.gating) == (1, 2)
-    # Five boards of version 2 winning (as above): H1; alpha's ordinary matches now play version 2, unpinned.
+    # Five boards of version 2 winning (as above): H1; alpha's ordinary matches now play version 2.
     for i, scores in enumerate(([1.0, 0.0], [1.0, 1.0], [1.0, 1.0])):
         res = gating_result(specs[0].match_id if i == 0 else f"m-g{i}", a, 2, 1, scores)
         MatchQueue(r).record_result(_on(res, lid), [a])
     Ratings(r).process("u")
     assert Gates(r).of_versions(lid, a, [2])[0].verdict == "H1"
     (m,) = sched.schedule(lid, 5, now=3.0, max_in_flight=1)
-    assert set(m.bots) == {a, b} and not m.gating
+    assert set(m.bots) == {f"{a}@2", f"{b}@1"} and not m.gating
     # Version 3 is worse: held out (H0), and alpha's ordinary matches play its ranked version 2, pinned.
     MatchQueue(r).record_result(_ordinary(m), m.in_flight_bots())
     arena.registry.update(a, admin, manifest=_manifest("random"), manifest_dir=str(SAMPLES / "random"))
@@ -368,7 +370,7 @@ def test_a_new_version_gates_against_the_ranked_one_then_enters_or_is_held_out(r
     Ratings(r).process("u")
     assert Gates(r).of_versions(lid, a, [3])[0].verdict == "H0"
     (m,) = sched.schedule(lid, 5, now=5.0, max_in_flight=1)
-    assert set(m.bots) == {f"{a}@2", b} and not m.gating and m.rated
+    assert set(m.bots) == {f"{a}@2", f"{b}@1"} and not m.gating and m.rated
     # Version 4 while nothing gates, then version 5 while 4 gates: 4 is superseded, 5 gates against 2.
     MatchQueue(r).record_result(_ordinary(m), m.in_flight_bots())
     arena.registry.update(a, admin, manifest=_manifest("heuristic"), manifest_dir=str(SAMPLES / "heuristic"))
