@@ -51,3 +51,20 @@ def test_only_a_validated_upload_is_enrolled_scheduled_or_challenged(r, tmp_path
     reg.set_state(up.bot_id, 2, VersionState("rejected", "its check failed"))
     assert candidates() == {ref.bot_id, up.bot_id} and reg.get(up.bot_id).version == 1
     assert arena.challenge(["up", "heuristic"], admin).bots[0] == up.bot_id
+
+
+@pytest.mark.timeout(60)
+def test_a_new_upload_lifts_a_suspension(r):
+    arena = Arena(r)
+    reg = arena.registry
+    data = pack(PYBOT)
+    pm = read_manifest(data)
+    up, token = reg.register_package("up", "author", PackageStore(r).put(data), pm.raw, pm.manifest.games)
+    reg.set_state(up.bot_id, 1, VersionState("validated"))
+    assert [reg.note_start(up.bot_id, 1, True, "no Handshake answer") for _ in range(3)] == [False, False, True]
+    assert reg.get(up.bot_id).suspended.endswith("in 3 matches in a row: no Handshake answer")
+    assert not reg.playable(reg.get(up.bot_id))
+    reg.add_package_version(up.bot_id, token, PackageStore(r).put(data + b"\0"), pm.raw, pm.manifest.games)
+    assert reg.get(up.bot_id).suspended == ""
+    # The count starts again: two more failures do not suspend it, a third does.
+    assert [reg.note_start(up.bot_id, 1, True) for _ in range(3)] == [False, False, True]
