@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import queue
 import random
 import statistics
@@ -158,7 +159,7 @@ def bench_decision(
     of the blocks' ratios (mean referee time over mean raw time within a block), with its spread, so that
     a burst of load from elsewhere on the machine moves one block, not the figure. Also the cost per
     decision of whole matches (notices included). ``one_stream`` False leaves the single raw stream out
-    (a bot whose server has eight threads holds only eight streams: the referee's four and four raw ones)."""
+    (for a bot that serves fewer than nine streams at once: the referee's four and five raw ones)."""
     warmup = 200
     settings = MatchSettings(options=BIG_TARGET, seed=7)
     versions = (1,) if version == 1 else (1, 2)
@@ -380,6 +381,9 @@ def main() -> None:
         print(json.dumps(figures, sort_keys=True))
         return
     random_bots = [load_manifest(REPO / "sample_bots" / "random") for _ in range(2)]  # two processes
+    # Each process plays two seats of every match: 16 matches at once are 32 Play streams per process,
+    # each holding one of its server's threads (the SDK serves MAX_STREAMS, 32, unless told more).
+    os.environ["PILOTTA_BOT_MAX_STREAMS"] = str(2 * 16 + 8)
     with launch_bots(random_bots) as (eps, procs):
         errors = [p.error for p in procs if p.error]
         if errors:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import queue
 import subprocess
 import sys
 from collections.abc import Callable
@@ -221,3 +222,63 @@ def test_pilotta_bot_protocol_keeps_an_sdk_bot_on_version_1() -> None:
         [sys.executable, "-m", "sample_bots.random"], cwd=REPO, env=bad, capture_output=True, text=True, timeout=30
     )
     assert result.returncode != 0 and "PILOTTA_BOT_PROTOCOL must be one of (1, 2), not '3'" in result.stderr
+
+
+class _OpenStream:
+    """A Play stream kept open by the test: messages go in through a queue, answers are read one by one."""
+
+    def __init__(self, stub: bot_pb2_grpc.BotStub) -> None:
+        self.out: queue.SimpleQueue[bot_pb2.RefereeMessage | None] = queue.SimpleQueue()
+        self.answers = stub.Play(iter(self.out.get, None), timeout=20)
+
+    def decide(self, number: int) -> bot_pb2.BotMessage:
+        obs = bot_pb2.Observation(ruleset="pilotta", seat=bot_pb2.NORTH, phase=bot_pb2.AUCTION, hand=["JH"])
+        request = bot_pb2.DecideRequest(match_id="m", observation=obs, legal_actions=["pass"])
+        self.out.put(bot_pb2.RefereeMessage(decision_id=number, decide=request))
+        answer: bot_pb2.BotMessage = next(self.answers)
+        return answer
+
+    def close(self) -> None:
+        self.out.put(None)
+        assert list(self.answers) == []
+
+
+@pytest.mark.timeout(60)
+def test_play_streams_past_the_limit_are_refused_with_a_reason_and_never_starve_the_unary_calls(
+    bot_stub: Connect,
+) -> None:
+    # Each open stream holds a server thread. Before the limit, a server of eight threads left the ninth
+    # stream and every Handshake after it waiting for a thread until their deadlines (bench_referee's
+    # sixteen matches at once forfeited so).
+    running = pilotta_bot.start(Notebook(), 0, max_streams=2)
+    try:
+        stub = bot_stub(running.address)
+        streams = [_OpenStream(stub), _OpenStream(stub)]
+        assert [s.decide(1).decision_id for s in streams] == [1, 1]  # both served, and still open
+        with pytest.raises(grpc.RpcError) as refused:
+            next(stub.Play(iter([referee_messages()[0]]), timeout=10))
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "at most 2 Play streams at once" in (refused.value.details() or "")
+        hello = bot_pb2.HandshakeRequest(protocol_version=1, protocol_versions=[1, 2], referee="tests")
+        calls = [stub.Handshake.future(hello, timeout=5) for _ in range(2 * pilotta_bot.server.UNARY_THREADS)]
+        assert {c.result().name for c in calls} == {"notebook"}
+        streams[0].close()
+        again = _OpenStream(stub)  # a closed stream's place is free again
+        assert again.decide(7).decision_id == 7 and streams[1].decide(2).decision_id == 2
+        for s in (again, streams[1]):
+            s.close()
+    finally:
+        running.stop(grace=1.0)
+
+
+def test_the_stream_limit_comes_from_the_environment_and_is_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PILOTTA_BOT_MAX_STREAMS", "64")
+    assert pilotta_bot.server._max_streams_from_env() == 64
+    monkeypatch.delenv("PILOTTA_BOT_MAX_STREAMS")
+    assert pilotta_bot.server._max_streams_from_env() == pilotta_bot.server.MAX_STREAMS == 32
+    for bad in ("0", "many", "-3"):
+        monkeypatch.setenv("PILOTTA_BOT_MAX_STREAMS", bad)
+        with pytest.raises(SystemExit, match="PILOTTA_BOT_MAX_STREAMS must be a whole number of at least 1"):
+            pilotta_bot.server._max_streams_from_env()
+    with pytest.raises(ValueError, match="max_streams must be at least 1"):
+        pilotta_bot.BotServicer(Notebook(), max_streams=0)

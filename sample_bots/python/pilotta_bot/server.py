@@ -29,6 +29,13 @@ from pilotta_bot.observation import (
 
 PROTOCOL_VERSION = 2  # the newest this SDK speaks; it answers version 1 referees with version 1
 PROTOCOL_VERSIONS = (1, 2)
+# A Play stream holds one of the server's threads for as long as it is open (a match's leg). The server
+# serves at most this many at once (``$PILOTTA_BOT_MAX_STREAMS`` or ``start(max_streams=...)``): four
+# seats of eight matches at once, or one seat each of 32. One more is refused at once, with a reason.
+MAX_STREAMS = 32
+# Threads beyond the streams' for the unary calls (Handshake, health checks, version 1 calls), which
+# streams can therefore never starve.
+UNARY_THREADS = 4
 SERVICE_NAME = "pilotta.arena.v1.Bot"
 log = logging.getLogger("pilotta_bot")
 
@@ -62,6 +69,15 @@ def _identity(bot: object) -> tuple[str, str, str, list[str]]:
     return name, version, author, games
 
 
+def _max_streams_from_env() -> int:
+    text = os.environ.get("PILOTTA_BOT_MAX_STREAMS", "").strip()
+    if not text:
+        return MAX_STREAMS
+    if not text.isdigit() or int(text) < 1:
+        raise SystemExit(f"PILOTTA_BOT_MAX_STREAMS must be a whole number of at least 1, not {text!r}")
+    return int(text)
+
+
 def _versions_from_env() -> tuple[int, ...]:
     """The versions to speak: all, or up to ``$PILOTTA_BOT_PROTOCOL`` (``1`` keeps a bot on version 1, to
     compare the versions or to try a bot the way an older referee plays it)."""
@@ -89,12 +105,21 @@ class BotServicer(bot_pb2_grpc.BotServicer):
     to a referee that offers it. The bot's methods are called one at a time (under a lock), so a bot may
     keep state without locks of its own even when the referee seats it twice or runs several matches
     against it at once.
+
+    At most ``max_streams`` Play streams are open at once: each holds a server thread while it lasts,
+    and one more is refused at once with RESOURCE_EXHAUSTED saying so (the server has threads beyond
+    them for the unary calls: see ``start``).
     """
 
-    def __init__(self, bot: BotLike, versions: Sequence[int] | None = None) -> None:
+    def __init__(self, bot: BotLike, versions: Sequence[int] | None = None, max_streams: int = MAX_STREAMS) -> None:
+        if max_streams < 1:
+            raise ValueError(f"max_streams must be at least 1, not {max_streams}")
         self.bot = bot
         self.versions = tuple(versions) if versions is not None else _versions_from_env()
+        self.max_streams = max_streams
         self._lock = threading.Lock()
+        self._streams = 0  # Play streams open now
+        self._streams_lock = threading.Lock()
 
     def Handshake(self, request: bot_pb2.HandshakeRequest, context: grpc.ServicerContext) -> bot_pb2.HandshakeReply:
         name, version, author, games = _identity(self.bot)
@@ -122,6 +147,24 @@ class BotServicer(bot_pb2_grpc.BotServicer):
         self, request_iterator: Iterator[bot_pb2.RefereeMessage], context: grpc.ServicerContext
     ) -> Iterator[bot_pb2.BotMessage]:
         """Version 2: answer each decision on the stream; notices are handled and answer nothing."""
+        with self._streams_lock:
+            full = self._streams >= self.max_streams
+            if not full:
+                self._streams += 1
+        if full:
+            log.warning("refused a Play stream: %d are open, the most this bot serves at once", self.max_streams)
+            context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"this bot serves at most {self.max_streams} Play streams at once (each holds a server thread); "
+                "start it with a larger max_streams or $PILOTTA_BOT_MAX_STREAMS",
+            )
+        try:
+            yield from self._play(request_iterator)
+        finally:
+            with self._streams_lock:
+                self._streams -= 1
+
+    def _play(self, request_iterator: Iterator[bot_pb2.RefereeMessage]) -> Iterator[bot_pb2.BotMessage]:
         decoder = StreamDecoder()  # the stream's observations follow one another: each decodes what is new
         for message in request_iterator:
             body = message.WhichOneof("body")
@@ -214,19 +257,29 @@ class RunningBot:
 
 
 def start(
-    bot: BotLike, port: int = 0, host: str = "127.0.0.1", *, max_workers: int = 8, socket: str | None = None
+    bot: BotLike,
+    port: int = 0,
+    host: str = "127.0.0.1",
+    *,
+    max_streams: int | None = None,
+    socket: str | None = None,
 ) -> RunningBot:
     """Start serving ``bot`` on ``host:port`` (port 0: a free port), or on the Unix socket ``socket`` (the
     arena's sandbox gives one), and return at once.
 
     Serves the Bot service and the standard gRPC health service, which reports SERVING for the server
-    ("") and for ``pilotta.arena.v1.Bot``.
+    ("") and for ``pilotta.arena.v1.Bot``. ``max_streams``: the Play streams served at once (default
+    ``$PILOTTA_BOT_MAX_STREAMS``, else ``MAX_STREAMS``); the server's threads are that many plus
+    ``UNARY_THREADS`` (started as calls need them), so open streams never starve a Handshake or a health
+    check, and a stream beyond the limit is refused at once rather than left waiting for a thread.
     """
     if not callable(getattr(bot, "decide", None)):
         raise TypeError(f"{type(bot).__name__} has no decide(obs, legal) method")
-    pool = futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="pilotta-bot")
+    streams = _max_streams_from_env() if max_streams is None else max_streams
+    servicer = BotServicer(bot, max_streams=streams)
+    pool = futures.ThreadPoolExecutor(max_workers=streams + UNARY_THREADS, thread_name_prefix="pilotta-bot")
     server = grpc.server(pool)
-    bot_pb2_grpc.add_BotServicer_to_server(BotServicer(bot), server)
+    bot_pb2_grpc.add_BotServicer_to_server(servicer, server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     where = f"unix:{socket}" if socket is not None else f"{host}:{port}"
