@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from referee.cards import card_name, cards_in
 from referee.deal import Deal
@@ -42,10 +42,10 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class ActionNote:
+class ActionNote(NamedTuple):
     """What the referee observed of one bot answer: wall-clock latency, the bot's CPU time where it can be
-    measured, the outcome (ok, timeout...) and, when it stepped in, the bot's own answer or the error."""
+    measured, the outcome (ok, timeout...) and, when it stepped in, the bot's own answer or the error.
+    (A NamedTuple: one is made per decision, at a third of a frozen dataclass's cost.)"""
 
     latency_ms: float | None = None
     cpu_ms: float | None = None

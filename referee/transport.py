@@ -31,6 +31,8 @@ import grpc
 from google.protobuf.message import DecodeError
 from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
 
+from referee.wire_bytes import decision_message
+
 DECIDE_METHOD = "/pilotta.arena.v1.Bot/Decide"
 PLAY_METHOD = "/pilotta.arena.v1.Bot/Play"
 # A stream lasts one leg. Each wait on it has its own bound (the decision's deadline and bank, the notice
@@ -161,20 +163,6 @@ def unary_decide(
 
 
 # --- Version 2 ------------------------------------------------------------------------------------------
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-def decision_message(decision_id: int, request: bytes) -> bytes:
-    """A RefereeMessage's bytes carrying a DecideRequest's bytes (fields 1 and 2, written directly)."""
-    return b"\x08" + _varint(decision_id) + b"\x12" + _varint(len(request)) + request
-
-
 def notice_message(kind: str, notice: Any) -> bytes:
     """A RefereeMessage's bytes carrying a notice; ``kind`` is the version 1 call's name."""
     field = {"MatchStarted": "match_started", "DealEnded": "deal_ended", "MatchEnded": "match_ended"}[kind]
@@ -257,11 +245,18 @@ class _Pipe:
         self.out: queue.SimpleQueue[bytes] = queue.SimpleQueue()
         self.stopped = False  # the referee closed its side
         self.expired = False  # the watchdog cut a wait short (the call is cancelled)
+        # The call has ended (set by gRPC's callback, or by a read that met the end): looked at before
+        # every decision, and ``call.done()`` takes the call's lock, which gRPC's thread holds meanwhile.
+        self.ended = False
         self._waits = itertools.count(1)
         self._wait = 0  # the wait in progress (0: none), so that the watchdog cuts only the one it was armed for
         self._lock = threading.Lock()
         self.out.put(first)
         self.call: Any = link.play(self._requests(), timeout=STREAM_DEADLINE_S)
+        self.call.add_done_callback(self._end)
+
+    def _end(self, call: Any) -> None:
+        self.ended = True
 
     def _requests(self) -> Iterator[bytes]:
         # Runs in gRPC's thread that sends the requests; it ends with _STOP, which ``stop`` always puts.
@@ -284,7 +279,11 @@ class _Pipe:
             message: bytes = next(self.call)
             return message
         except StopIteration:
+            self.ended = True
             return None
+        except grpc.RpcError:
+            self.ended = True
+            raise
         finally:
             with self._lock:
                 self._wait = 0
@@ -296,10 +295,6 @@ class _Pipe:
             if self._wait == wait:
                 self.expired = True
                 self.call.cancel()
-
-    @property
-    def ended(self) -> bool:
-        return bool(self.call.done())
 
     @property
     def left(self) -> bool:

@@ -63,6 +63,12 @@ def _uv(n: int) -> bytes:
     return _VARINTS[n] if 0 <= n < 16384 else _varint(n)
 
 
+def decision_message(decision_id: int, request: bytes) -> bytes:
+    """A RefereeMessage's bytes (version 2) carrying a DecideRequest's bytes: fields 1 and 2."""
+    n = len(request)
+    return b"".join((b"\x08", _uv(decision_id), b"\x12", _VARINTS[n] if n < 16384 else _varint(n), request))
+
+
 def _key(field: int, wire_type: int) -> bytes:
     return _VARINTS[field << 3 | wire_type]  # every field number here is below 2048
 
