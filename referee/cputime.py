@@ -7,8 +7,9 @@ of the process and its descendants, in milliseconds: a decision's CPU time is th
 reading before the Decide call (``start``) and one after it (``since``). What it covers and what not:
 
 - the bot's process and the descendants it had when the tree was first read (a bot started through a
-  shell or a launcher is measured as a whole); the tree is read again every ``RESCAN`` readings, so
-  a helper started later is counted from then on;
+  shell or a launcher is measured as a whole); the tree is read again at a reading ``RESCAN_S`` after
+  the last walk, so a helper started later is counted from then on (a walk reads a file per thread of
+  every process: about a millisecond for a Python bot, the cost of a hundred readings);
 - the kernel counts this time in clock ticks (``SC_CLK_TCK``, usually 100 per second): one decision
   reads as a multiple of 10 ms, mostly 0, and only the sum over many decisions is a fair figure;
 - everything the process tree does during the call, including its gRPC threads' work on other calls.
@@ -19,10 +20,11 @@ Elsewhere (no /proc, a bot the referee did not start) there is no reading: ``sta
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Protocol
 
-RESCAN = 64  # readings between two walks of the process tree
+RESCAN_S = 1.0  # at least this long between two walks of the process tree
 _TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 10.0
 
 
@@ -34,8 +36,9 @@ def _ticks(fd: int) -> int | None:
         text = os.pread(fd, 1024, 0)
     except OSError:
         return None
-    # The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
-    fields = text[text.rfind(b")") + 2 :].split()
+    # The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'
+    # (only as far as the four wanted).
+    fields = text[text.rfind(b")") + 2 :].split(None, 15)
     try:
         return int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
     except (IndexError, ValueError):
@@ -83,11 +86,12 @@ class ProcessTreeCpu:
     def __init__(self, pid: int) -> None:
         self.pid = pid
         self._fds: dict[int, int] = {}
-        self._readings = 0
+        self._scanned = 0.0  # time.monotonic() of the last walk of the tree
         self._rescan()
         self.available = pid in self._fds
 
     def _rescan(self) -> None:
+        self._scanned = time.monotonic()
         pids = set(_descendants(self.pid))
         for gone in set(self._fds) - pids:
             os.close(self._fds.pop(gone))
@@ -100,8 +104,7 @@ class ProcessTreeCpu:
         """A reading before a call (the tree is walked again now and then, never within a call)."""
         if not self.available:
             return None
-        self._readings += 1
-        if self._readings % RESCAN == 0:
+        if time.monotonic() - self._scanned >= RESCAN_S:
             self._rescan()
         return self._total_ms()
 

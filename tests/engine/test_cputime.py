@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -48,3 +50,48 @@ def test_a_grandchild_s_cpu_time_is_counted() -> None:
 def test_a_process_that_does_not_exist_has_no_reading() -> None:
     meter = ProcessTreeCpu(2**22 + 12345)
     assert not meter.available and meter.start() is None and meter.since(None) is None
+
+
+# A parent that, given a line, starts a child which waits for the next line, then spends 0.3 s of CPU
+# and stays alive (never waited for: its time is counted only if the meter has found it in the tree).
+LATE_CHILD = (
+    "import subprocess, sys, time\n"
+    "sys.stdin.readline()\n"
+    "spin = 'import sys, time\\nsys.stdin.readline()\\nwhile time.process_time() < 0.3: pass\\n"
+    'print("done", flush=True)\\ntime.sleep(30)\'\n'
+    "child = subprocess.Popen([sys.executable, '-c', spin])\n"
+    "print('started', child.pid, flush=True)\n"
+    "time.sleep(30)"
+)
+
+
+@pytest.mark.parametrize(("rescan_s", "found"), [(0.0, True), (3600.0, False)])
+def test_a_helper_started_later_is_counted_once_the_tree_is_walked_again(
+    monkeypatch: pytest.MonkeyPatch, rescan_s: float, found: bool
+) -> None:
+    monkeypatch.setattr("referee.cputime.RESCAN_S", rescan_s)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", LATE_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    child = ""
+    try:
+        meter = ProcessTreeCpu(parent.pid)  # the parent alone: its child is not started yet
+        assert parent.stdin is not None and parent.stdout is not None
+        parent.stdin.write("spawn\n")
+        parent.stdin.flush()
+        said, child = parent.stdout.readline().split()
+        assert said == "started"
+        start = meter.start()  # walks the tree again only when RESCAN_S has passed since the last walk
+        parent.stdin.write("go\n")
+        parent.stdin.flush()
+        assert parent.stdout.readline().strip() == "done"
+        spent = meter.since(start)
+        assert spent is not None
+        # 300 ms of the child's CPU in clock ticks (10 ms) when it is counted; else the idle parent's.
+        assert (spent >= 290) is found, spent
+    finally:
+        if child:
+            os.kill(int(child), signal.SIGKILL)
+        parent.kill()
+        parent.wait(5)
+        meter.close()
