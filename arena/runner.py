@@ -135,6 +135,7 @@ class ArenaRunner:
             startup_timeout_s=startup_timeout_s,
             links=self.links,
         )
+        self._meters: dict[str, ProcessTreeCpu] = {}  # by endpoint: the warm instances' (``_tree_meter``)
         self.limits: dict[str, float] = {
             "deadline_ms": deadline_ms,
             "time_bank_ms": time_bank_ms,
@@ -145,6 +146,20 @@ class ArenaRunner:
     def close(self) -> None:
         self.pool.close()
         self.links.close()
+        for meter in self._meters.values():
+            meter.close()
+        self._meters.clear()
+
+    def _tree_meter(self, instance: Instance) -> ProcessTreeCpu:
+        """The CPU meter of a warm instance's process tree, kept while the instance lives: a new meter walks
+        the tree (a file read per thread: about a millisecond for a Python bot, eight instances a match)."""
+        pid = instance.bot.process.pid
+        meter = self._meters.get(instance.endpoint)
+        if meter is None or meter.pid != pid:  # (an endpoint's port may be another process's by now)
+            if meter is not None:
+                meter.close()
+            meter = self._meters[instance.endpoint] = ProcessTreeCpu(pid)
+        return meter
 
     def _launch(self, version: BotVersion, log_dir: Path) -> BotProcess:
         """One process of a version: an uploaded package in its sandbox, an operator manifest as is."""
@@ -204,29 +219,22 @@ class ArenaRunner:
             # The processes started here: each decision's CPU time goes in the record, from a sandbox's cgroup
             # (exact) or from /proc (referee.cputime).
             meters: dict[str, CpuMeter] = {
-                i.endpoint: CgroupCpu(i.bot.cgroup)
-                if isinstance(i.bot, SandboxedBot)
-                else ProcessTreeCpu(i.bot.process.pid)
+                i.endpoint: CgroupCpu(i.bot.cgroup) if isinstance(i.bot, SandboxedBot) else self._tree_meter(i)
                 for insts in instances.values()
                 for i in insts
             }
-            try:
-                outcome = run_match(
-                    endpoints,
-                    settings,
-                    spec.match_id,
-                    _metrics_reporter(spec, names),
-                    links=self.links,
-                    seat_endpoints=seat_endpoints,
-                    cpu_meters=meters,
-                    # A process that dies mid-match is reported by its exit code and last words (for its
-                    # owner's logs; the public reason is the arena's own words).
-                    started=[i.bot for insts in instances.values() for i in insts],
-                )
-            finally:
-                for meter in meters.values():
-                    if isinstance(meter, ProcessTreeCpu):
-                        meter.close()
+            outcome = run_match(
+                endpoints,
+                settings,
+                spec.match_id,
+                _metrics_reporter(spec, names),
+                links=self.links,
+                seat_endpoints=seat_endpoints,
+                cpu_meters=meters,
+                # A process that dies mid-match is reported by its exit code and last words (for its
+                # owner's logs; the public reason is the arena's own words).
+                started=[i.bot for insts in instances.values() for i in insts],
+            )
             # What a sandbox's cgroup says of a bot that crashed: it ran out of memory, or of processes.
             failures = {
                 b: why
@@ -237,6 +245,9 @@ class ArenaRunner:
             self._keep_logs(spec, bots, instances, offsets, outcome, {**start_errors, **refused}, seat_endpoints, legs)
         finally:
             self.pool.release([i for insts in instances.values() for i in insts], spec.seed)
+            kept = set(self.pool.idle_endpoints())
+            for ep in [ep for ep in self._meters if ep not in kept]:  # its instance has stopped
+                self._meters.pop(ep).close()
         ids_by_endpoint = {
             ep: b for seats, eps in zip(legs, seat_endpoints, strict=True) for b, ep in zip(seats, eps, strict=True)
         }

@@ -126,10 +126,13 @@ def test_warm_bots_keep_their_channel_and_handshake_between_matches(r, tmp_path)
         assert len(endpoints) == 8
         links = {ep: runner.links.get(ep) for ep in endpoints}
         assert all(runner.links.known(ep) for ep in endpoints)  # every one answered everything
+        meters = dict(runner._meters)  # each instance's CPU meter (its process tree, walked when made)
+        assert set(meters) == endpoints and all(m.available for m in meters.values())
         second = runner(MatchSpec("m-warm-2", "lad", "pilotta", 2, (h, rnd), deals=1))
         # A new seed: the same processes, the same channels, and the first match's handshake (version 2).
         assert set(runner.pool.idle_endpoints()) == endpoints
         assert all(runner.links.get(ep) is link for ep, link in links.items())
+        assert all(runner._meters[ep] is meter for ep, meter in meters.items())  # and the same meters
         assert all(link.handshake and link.handshake["protocol_version"] == 2 for link in links.values())
         # A bot that died is restarted on a new port; its old channel is forgotten, not reused.
         victim = next(i for i in runner.pool._idle if i.endpoint in endpoints)
@@ -138,6 +141,7 @@ def test_warm_bots_keep_their_channel_and_handshake_between_matches(r, tmp_path)
         third = runner(MatchSpec("m-warm-3", "lad", "pilotta", 3, (h, rnd), deals=1))
         assert victim.endpoint not in runner.pool.idle_endpoints()
         assert not runner.links.known(victim.endpoint)
+        assert victim.endpoint not in runner._meters and not meters[victim.endpoint].available  # closed
         # The seed of the first match again (a challenge may name one): no instance that saw its boards
         # plays it. The 7 survivors of match 1 sit out; the one started in match 3 plays, with 7 new ones.
         saw_seed_1 = {i.endpoint: i.matches for i in runner.pool._idle if 1 in i.seen}
@@ -150,6 +154,7 @@ def test_warm_bots_keep_their_channel_and_handshake_between_matches(r, tmp_path)
         assert again.forfeit is None
     finally:
         runner.close()
+    assert not runner._meters and not any(m.available for m in meters.values())
     assert first.forfeit is None and second.forfeit is None and third.forfeit is None
 
 
