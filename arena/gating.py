@@ -7,7 +7,8 @@ is ranked as it joins.  When the bot's current version is newer than its ranked 
 once validated), that version is *gating*: the scheduler plays gating matches, the new version (side 0)
 against the ranked one (side 1), duplicate boards as always, and feeds each board's score (the new
 version's, on the ladder's scale) to the gate's SPRT (``arena.sprt.Sprt``: H0 mean ``mu0`` against H1 mean
-``mu1``, error rates ``alpha`` and ``beta``).  While it gates, the bot plays nothing else on the ladder, so
+``mu1``, error rates ``alpha`` and ``beta``; a match lost by forfeit also scores its unplayed boards
+against the side that forfeited: ``counted_scores``).  While it gates, the bot plays nothing else on the ladder, so
 its rating stands still.  Verdicts:
 
 * ``H1``: the new version is stronger by ``mu1``: it becomes the ranked version (its matches play it from
@@ -104,11 +105,27 @@ class GateConfig:
         return cls(**d)
 
 
-def ladder_gating(r: Any, ladder: str) -> GateConfig | None:
-    """The gating settings of a ladder as stored with it (``keys.LADDERS``), or None: not gated."""
+def ladder_gating(r: Any, ladder: str) -> tuple[GateConfig | None, int]:
+    """The gating settings of a ladder as stored with it (``keys.LADDERS``; None: not gated) and its boards
+    a match (0: not known)."""
     raw = r.hget(keys.LADDERS, ladder)
-    found = json.loads(raw).get("gating") if raw else None
-    return None if found is None else GateConfig.from_dict(found)
+    d = json.loads(raw) if raw else {}
+    found = d.get("gating")
+    return (None if found is None else GateConfig.from_dict(found)), int(d.get("deals") or 0)
+
+
+def counted_scores(result: MatchResult, boards_a_match: int) -> list[float]:
+    """The candidate's board scores a gating result adds to its gate: every board played at both tables;
+    a match lost by forfeit (a version that timed out, crashed, answered illegally) also scores the boards
+    it did not play as lost by the side that forfeited (-1 for the candidate, +1 when the ranked version
+    forfeited), so a version that keeps failing is decided against, not gated forever; a void match (neither
+    could play) adds nothing."""
+    if result.void:
+        return []
+    scores = [b.score for b in result.boards]
+    if result.forfeit is not None and result.winner is not None:
+        scores += [1.0 if result.winner == 0 else -1.0] * max(0, boards_a_match - len(scores))
+    return scores
 
 
 @dataclass(frozen=True)
@@ -347,7 +364,8 @@ class Gates:
         base = result.versions.get(result.seats[1], base)
         if candidate is None or base is None:
             raise ValueError(f"gating result {result.match_id}: seats {result.seats[:2]} name no versions")
-        scores = [] if result.void else [b.score for b in result.boards]
+        config, boards_a_match = ladder_gating(self.r, result.ladder)
+        scores = counted_scores(result, boards_a_match)
         out = int(
             self._apply(
                 keys=[keys.rated(result.match_id), keys.gate(result.ladder, bot_id, candidate), keys.RESULTS_STREAM],
@@ -361,10 +379,8 @@ class Gates:
                 ],
             )
         )
-        if out == 1:
-            config = ladder_gating(self.r, result.ladder)
-            if config is not None:
-                self.decide(result.ladder, bot_id, candidate, config, now or result.finished or time.time())
+        if out == 1 and config is not None:
+            self.decide(result.ladder, bot_id, candidate, config, now or result.finished or time.time())
         return out != 0
 
     def decide(self, ladder: str, bot_id: str, candidate: int, config: GateConfig, now: float) -> str:
@@ -398,6 +414,7 @@ __all__ = [
     "GateState",
     "GateSummary",
     "Gates",
+    "counted_scores",
     "ladder_gating",
     "next_action",
     "summarize",

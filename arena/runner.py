@@ -227,7 +227,8 @@ class ArenaRunner:
                 endpoints,
                 settings,
                 spec.match_id,
-                _metrics_reporter(spec, names),
+                # (Metrics label a bot by its registered name alone: a bounded set, whatever its versions.)
+                _metrics_reporter(spec, {b: bot.name for b, bot in bots.items()}),
                 links=self.links,
                 seat_endpoints=seat_endpoints,
                 cpu_meters=meters,

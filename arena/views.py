@@ -430,7 +430,7 @@ class Views:
             found = self.summaries([m for _e, m in wanted])
             for eid, mid in wanted:
                 s = found.get(mid)
-                if s is None or (bot_id is not None and bot_id not in s["seats"]):
+                if s is None or (bot_id is not None and bot_id not in _seated_bots(s)):
                     continue
                 out.append(s)
                 if len(out) == limit:
@@ -551,6 +551,11 @@ class Views:
 
     def live_workers(self) -> dict[str, float]:
         return live_workers(self.r)
+
+
+def _seated_bots(summary: Summary) -> set[str]:
+    """The bot ids of a match summary's seats (a gating match seats two pinned versions of one bot)."""
+    return {parse_seat(x)[0] for x in summary["seats"] if isinstance(x, str) and SEAT_RE.match(x)}
 
 
 # KEYS: result keys.  Returns, per key, the result JSON without "record" and "stats", or false.

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from arena import keys
-from arena.gating import GateAction, GateConfig, Gates, GateState, next_action, verdict_of
+from arena.gating import GateAction, GateConfig, Gates, GateState, counted_scores, next_action, verdict_of
 from arena.model import (
     AuthError,
     BoardEntry,
@@ -291,6 +291,21 @@ def test_each_result_counts_once_in_its_gate(r) -> None:
     # A match still playing when the gate was decided counts for nothing.
     ratings.apply(gating_result("m-5", "b-aa", 2, 1, [-1.0, -1.0]))
     assert gates.of_versions("lad", "b-aa", [2])[0].boards == 5
+
+
+def test_a_forfeit_scores_the_boards_not_played_against_the_side_that_forfeited() -> None:
+    import dataclasses
+
+    played = gating_result("m-1", "b-aa", 2, 1, [0.0])
+    # The new version crashed after one board of four: that board, then three lost.
+    lost = dataclasses.replace(played, forfeit="b-aa v2 crashed", winner=1)
+    assert counted_scores(lost, 4) == [0.0, -1.0, -1.0, -1.0]
+    # The ranked version forfeited: the new version wins the boards not played.
+    assert counted_scores(dataclasses.replace(played, forfeit="timeouts", winner=0), 4) == [0.0, 1.0, 1.0, 1.0]
+    # Neither could play (void): nothing; a match played out: its boards as they are.
+    void = dataclasses.replace(played, forfeit="void: neither side could play", winner=None, void=True, boards=())
+    assert counted_scores(void, 4) == []
+    assert counted_scores(played, 4) == [0.0]
 
 
 def test_h0_keeps_the_ranked_version(r) -> None:

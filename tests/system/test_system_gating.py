@@ -173,6 +173,7 @@ def test_a_stronger_version_gates_then_enters_the_ranking(r, admin, api, stub, m
     assert "H1: stronger, ranked" in page
     assert f'data-version="3" data-ladder="{ladder}" data-status="held out"' in page
     assert "H0: not stronger by μ1, held out" in page
+    assert "alpha v3" in page and "alpha v2" in page  # its recent matches include its gating matches
 
 
 def _bot_id(r, name: str) -> str:
