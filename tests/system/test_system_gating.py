@@ -166,9 +166,16 @@ def test_a_stronger_version_gates_then_enters_the_ranking(r, admin, api, stub, m
         url = f"http://127.0.0.1:{web.server_address[1]}/bots/alpha"
         with urllib.request.urlopen(url, timeout=10) as resp:
             page = resp.read().decode()
+        base = f"http://127.0.0.1:{web.server_address[1]}"
+        with urllib.request.urlopen(f"{base}/api/bots/alpha", timeout=10) as resp:
+            data = json.loads(resp.read().decode())
     finally:
         web.shutdown()
     assert "Version gating" in page
+    by_version = {g["version"]: g for g in data["gates"]}
+    assert (by_version[2]["verdict"], by_version[2]["base"], by_version[2]["boards"]) == ("H1", 1, gate.boards)
+    assert (by_version[3]["verdict"], by_version[3]["status"]) == ("H0", "held out")
+    assert by_version[2]["llr"] >= by_version[2]["upper"] and by_version[3]["llr"] <= by_version[3]["lower"]
     assert f'data-version="2" data-ladder="{ladder}" data-status="passed"' in page
     assert "H1: stronger, ranked" in page
     assert f'data-version="3" data-ladder="{ladder}" data-status="held out"' in page
