@@ -12,6 +12,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from arena import keys
 from arena.gating import GateAction, GateConfig, Gates, GateState, counted_scores, next_action, verdict_of
@@ -428,3 +430,84 @@ def test_only_the_admin_sets_a_ladders_gating(r) -> None:
     plain = arena.start_ladder(admin, "pilotta", deals=2).ladder_id
     assert gated != plain and arena.scheduler.ladder(plain).gating is None
     assert arena.scheduler.ladder(gated).gating == SMALL
+
+
+def test_an_upload_gates_only_once_validated(r) -> None:
+    arena = Arena(r)
+    admin = arena.registry.set_admin_token()
+    man = {**_manifest("random"), "games": ["pilotta"]}
+    up, token = arena.registry.register_package("upped", "t", "a" * 64, man, ("pilotta",))
+    arena.registry.set_state(up.bot_id, 1, VersionState("validated"))
+    arena.registry.register("beta", "t", manifest=_manifest("random"), manifest_dir=str(SAMPLES / "random"))
+    lid = arena.start_ladder(admin, "pilotta", deals=2, gating=SMALL).ladder_id
+    sched = arena.scheduler
+    sched.sync_gates(lid, SMALL, sched.candidates(lid), 1.0)
+    assert sched.gates.ranked(lid)[up.bot_id] == 1
+    # Version 2 uploaded: pending, not current: nothing gates, version 1 plays on.
+    arena.registry.add_package_version(up.bot_id, token, "b" * 64, man, ("pilotta",))
+    sched.sync_gates(lid, SMALL, sched.candidates(lid), 2.0)
+    assert sched.gates.latest(lid) == {}
+    # Rejected: never current, never gated.
+    arena.registry.set_state(up.bot_id, 2, VersionState("rejected", "no handshake"))
+    sched.sync_gates(lid, SMALL, sched.candidates(lid), 3.0)
+    assert sched.gates.latest(lid) == {}
+    # Version 3 validated (as a worker's check does: the state, then current): it gates against version 1.
+    arena.registry.add_package_version(up.bot_id, token, "c" * 64, man, ("pilotta",))
+    arena.registry.set_state(up.bot_id, 3, VersionState("validated"))
+    arena.registry.make_current(up.bot_id, 3)
+    _ranked, gates = sched.sync_gates(lid, SMALL, sched.candidates(lid), 4.0)
+    assert [(g.bot_id, g.candidate, g.base, g.verdict) for g in gates] == [(up.bot_id, 3, 1, "")]
+
+
+def test_ladder_status_and_bot_status_lines() -> None:
+    from pilotta.arena.v1 import arena_pb2
+
+    from arena.ladder_cli import gate_line, status_text
+
+    g = arena_pb2.GateStatus(
+        ladder="L",
+        version=3,
+        base=2,
+        status="gating",
+        boards=48,
+        matches=12,
+        mean=0.3125,
+        low=0.05,
+        high=0.575,
+        llr=1.2,
+        lower=-2.944,
+        upper=2.944,
+        bot="alpha",
+        in_flight=2,
+    )
+    assert gate_line(g) == (
+        "v3 vs v2: gating, 48 boards (12 matches), score +0.312 [+0.050, +0.575], LLR +1.20 in (-2.94, +2.94)"
+    )
+    done = arena_pb2.GateStatus(version=2, base=1, status="held out", verdict="H0", boards=2, mean=-1.0, llr=-3.5)
+    assert gate_line(done) == "v2 vs v1: held out (H0), 2 boards (0 matches), score -1.000, LLR -3.50 in (+0.00, +0.00)"
+    text = status_text(arena_pb2.LadderStatusReply(ladder="L", ruleset="pilotta", gating=[g]), now=0.0)
+    assert f"gating alpha {gate_line(g)}; 2 gating matches in flight" in text.splitlines()
+
+
+NEVER = GateConfig(mu0=0.0, mu1=0.05, max_boards=1_000_000, min_boards=1_000_000)  # counts, never decides
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    matches=st.lists(st.lists(st.sampled_from([-1.0, 0.0, 1.0]), min_size=1, max_size=4), min_size=1, max_size=8),
+    repeats=st.lists(st.integers(1, 3), min_size=8, max_size=8),
+    order=st.randoms(use_true_random=False),
+)
+def test_any_order_of_deliveries_counts_each_result_once(r, matches, repeats, order) -> None:
+    r.flushall()
+    _gated_ladder(r, NEVER)
+    gates, ratings = Gates(r), Ratings(r)
+    gates.start("lad", "b-aa", 2, 1, None, 1.0)
+    results = [gating_result(f"m-{i}", "b-aa", 2, 1, scores) for i, scores in enumerate(matches)]
+    deliveries = [x for x, n in zip(results, repeats, strict=False) for _ in range(n)]
+    order.shuffle(deliveries)
+    applied = sum(ratings.apply(x) for x in deliveries)
+    (g,) = gates.of_versions("lad", "b-aa", [2])
+    flat = [s for scores in matches for s in scores]
+    assert applied == len(results) == g.matches
+    assert (g.boards, g.total, g.total_sq, g.verdict) == (len(flat), sum(flat), sum(s * s for s in flat), "")
