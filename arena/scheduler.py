@@ -26,6 +26,11 @@ separated from Redis I/O (``Scheduler``) so it can be tested exhaustively:
    least-played free bot: that raises the floor, so the bound still holds.
 4. Both are marked as just scheduled and in flight; repeat.
 
+On a ladder that gates new versions (``LadderConfig.gating``, ``arena.gating``), ``Scheduler.schedule``
+first brings the gates up to date (``sync_gates``), then picks gating matches (``pick_gating``, pure: a
+version gating plays its ranked version in each free slot of its bot), and only then the ordinary pairs
+among the bots not gating, each seated with its ranked version pinned.
+
 Bots at ``max_in_flight`` queued-or-playing matches are not picked, so a slow
 bot does not pile up a backlog.  The default match is a duplicate pair of two
 bots, each partnered with itself.
