@@ -500,7 +500,8 @@ def add_ladder_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 
 def format_leaderboard(reply: arena_pb2.LeaderboardReply) -> str:
     """The leaderboard with its uncertainty: mu ± 2 sigma is a ~95 % interval of a bot's skill. ``ver`` is the bot's
-    current version (its statistics are that version's); an endpoint bot, run by its author, is marked."""
+    current version (its statistics are that version's; a gated ladder's: its ranked version, and a version
+    gating is marked); an endpoint bot, run by its author, is marked."""
     lines = [
         f"Leaderboard of ladder {reply.ladder} (ordered by mu - 3 sigma)",
         f"{'#':>2}  {'bot':<16} {'ver':>3} {'mu':>6} {'sigma':>6} {'mu-3s':>7}  {'~95% skill':<15} {'games':>5}  "
@@ -515,6 +516,7 @@ def format_leaderboard(reply: arena_pb2.LeaderboardReply) -> str:
             f"{e.rank:>2}  {e.bot:<16} {e.version:>3} {e.mu:6.2f} {e.sigma:6.2f} {e.conservative:7.2f}  {interval:<15} "
             f"{e.games:>5}  {wld:<10} {made:<9} {st.get('latency_p50_ms', 0.0):7.2f}"
             + ("  endpoint" if e.endpoint else "")
+            + (f"  v{e.gating} gating" if e.gating else "")
         )
     if not reply.entries:
         lines.append("  (no rated games yet)")

@@ -511,3 +511,14 @@ def test_any_order_of_deliveries_counts_each_result_once(r, matches, repeats, or
     flat = [s for scores in matches for s in scores]
     assert applied == len(results) == g.matches
     assert (g.boards, g.total, g.total_sq, g.verdict) == (len(flat), sum(flat), sum(s * s for s in flat), "")
+
+
+def test_the_cli_leaderboard_marks_a_version_gating() -> None:
+    from pilotta.arena.v1 import arena_pb2
+
+    from arena.client import format_leaderboard
+
+    entry = arena_pb2.LeaderboardEntry(rank=1, bot="alpha", version=2, gating=3, mu=30.0, sigma=2.0, conservative=24.0)
+    (line,) = [x for x in format_leaderboard(arena_pb2.LeaderboardReply(entries=[entry])).splitlines() if "alpha" in x]
+    # Ranked with version 2; version 3 gating.
+    assert " ".join(line.split()) == "1 alpha 2 30.00 2.00 24.00 [ 26.0, 34.0] 0 0-0-0 0/0 0.00 v3 gating"
