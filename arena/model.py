@@ -489,8 +489,10 @@ class MatchResult(Record):
         if self.void and self.rated:
             raise fail(c, "void", "a void match is never rated")
         check_bool(c, "gating", self.gating)
-        if self.gating and (self.rated or self.seats[0] == self.seats[1]):
-            raise fail(c, "gating", "a gating match is never rated and seats two versions")
+        if self.gating:
+            (bot0, v0), (bot1, v1) = parse_seat(self.seats[0]), parse_seat(self.seats[1])
+            if self.rated or bot0 != bot1 or v0 is None or v1 is None:
+                raise fail(c, "gating", "a gating match is never rated and seats two pinned versions of one bot")
 
     def teams(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return teams_of(self.seats)

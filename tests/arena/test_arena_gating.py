@@ -111,6 +111,8 @@ def test_a_result_names_the_versions_in_each_seat() -> None:
         MatchResult("m-1", "lad", ("b-aa@2", "b-aa@1", "b-aa@2", "b-aa@1"), 0, (1, 0), 1, versions={"b-aa": 2})
     with pytest.raises(ValueError, match=r"MatchResult\.gating: a gating match is never rated"):
         MatchResult("m-1", "lad", ("b-aa@2", "b-aa@1", "b-aa@2", "b-aa@1"), 0, (1, 0), 1, gating=True)
+    with pytest.raises(ValueError, match="seats two pinned versions of one bot"):
+        MatchResult("m-1", "lad", ("b-aa", "b-bb", "b-aa", "b-bb"), 0, (1, 0), 1, gating=True, rated=False)
 
 
 def test_a_malformed_pinned_spec_in_the_queue_is_dead_lettered_not_played(r) -> None:
