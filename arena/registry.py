@@ -490,7 +490,8 @@ class Registry:
             pipe.multi()
             pipe.rpush(keys.bot_versions(bot_id), v.to_json())
             pipe.hset(keys.bot_states(bot_id), str(n), VersionState("pending").to_json())
-            self._lift(pipe, bot_id)  # so does a new upload
+            # No lift here: the suspended version stays current until this one is validated
+            # (make_current lifts it then), so it cannot be scheduled to fail again meanwhile.
             return v
 
         out: BotVersion = self._authorized_write(bot_id, token, write)
@@ -542,12 +543,16 @@ class Registry:
         return {int(v): VersionState.from_json(raw) for v, raw in self.r.hgetall(keys.bot_states(bot_id)).items()}
 
     def make_current(self, bot_id: str, version: int) -> None:
-        """Make a validated version current (if it is newer than the current one)."""
+        """Make a validated version current (if it is newer than the current one); a new upload lifts a
+        suspension here, once it is validated, not when it arrives."""
         h = self.r.hgetall(keys.bot(bot_id))
         if h and int(h["version"]) < version:
             raw = self.r.lindex(keys.bot_versions(bot_id), version - 1)
             kind = BotVersion.from_json(raw).kind if raw is not None else "package"
-            self.r.hset(keys.bot(bot_id), mapping={"version": version, "kind": kind})
+            pipe = self.r.pipeline()
+            pipe.hset(keys.bot(bot_id), mapping={"version": version, "kind": kind})
+            self._lift(pipe, bot_id)
+            pipe.execute()
 
     def validated(self, bot_id: str, version: int) -> bool:
         st = self.state(bot_id, version)

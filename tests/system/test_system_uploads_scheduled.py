@@ -54,7 +54,7 @@ def test_only_a_validated_upload_is_enrolled_scheduled_or_challenged(r, tmp_path
 
 
 @pytest.mark.timeout(60)
-def test_a_new_upload_lifts_a_suspension(r):
+def test_a_new_upload_lifts_a_suspension_once_it_is_validated(r):
     arena = Arena(r)
     reg = arena.registry
     data = pack(PYBOT)
@@ -64,7 +64,29 @@ def test_a_new_upload_lifts_a_suspension(r):
     assert [reg.note_start(up.bot_id, 1, True, "no Handshake answer") for _ in range(3)] == [False, False, True]
     assert reg.get(up.bot_id).suspended.endswith("in 3 matches in a row: no Handshake answer")
     assert not reg.playable(reg.get(up.bot_id))
-    reg.add_package_version(up.bot_id, token, PackageStore(r).put(data + b"\0"), pm.raw, pm.manifest.games)
-    assert reg.get(up.bot_id).suspended == ""
+    v2 = reg.add_package_version(up.bot_id, token, PackageStore(r).put(data + b"\0"), pm.raw, pm.manifest.games)
+    # Pending, the new upload lifts nothing: the suspended version 1 is still current and must not be
+    # scheduled to fail again before version 2 has passed its check.
+    assert reg.get(up.bot_id).suspended != "" and reg.get(up.bot_id).current.version == 1
+    assert not reg.playable(reg.get(up.bot_id))
+    reg.set_state(up.bot_id, v2.version, VersionState("validated"))
+    reg.make_current(up.bot_id, v2.version)  # what the validator does with a version that passed
+    bot = reg.get(up.bot_id)
+    assert bot.suspended == "" and bot.current.version == 2 and reg.playable(bot)
     # The count starts again: two more failures do not suspend it, a third does.
-    assert [reg.note_start(up.bot_id, 1, True) for _ in range(3)] == [False, False, True]
+    assert [reg.note_start(up.bot_id, 2, True) for _ in range(3)] == [False, False, True]
+
+
+@pytest.mark.timeout(60)
+def test_a_rejected_upload_leaves_the_suspension_in_place(r):
+    reg = Arena(r).registry
+    data = pack(PYBOT)
+    pm = read_manifest(data)
+    up, token = reg.register_package("up", "author", PackageStore(r).put(data), pm.raw, pm.manifest.games)
+    reg.set_state(up.bot_id, 1, VersionState("validated"))
+    for _ in range(3):
+        reg.note_start(up.bot_id, 1, True, "no Handshake answer")
+    v2 = reg.add_package_version(up.bot_id, token, PackageStore(r).put(data + b"\0"), pm.raw, pm.manifest.games)
+    reg.set_state(up.bot_id, v2.version, VersionState("rejected", "it never answered its Handshake"))
+    bot = reg.get(up.bot_id)
+    assert bot.suspended != "" and bot.current.version == 1 and not reg.playable(bot)
