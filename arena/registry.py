@@ -57,6 +57,8 @@ HOST_RE = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
 _WATCH_RETRIES = 20
 SUSPEND_AFTER = 3  # matches in a row a version failed to start or answer its Handshake
 _NO_HANDSHAKE = "no Handshake answer"
+# What a Handshake name may hold as it is shown: letters and digits (any script), space, and ._-+#() .
+_HANDSHAKE_NAME_UNSAFE = re.compile(r"[^\w .+#()\-]")
 
 
 def _public_start_failure(why: str) -> str:
@@ -516,8 +518,10 @@ class Registry:
 
     def note_handshake_name(self, bot_id: str, name: str) -> None:
         """The name the bot gave itself in its last Handshake: shown on its page beside the registered one
-        (which is the only name replays and results use: a bot may call itself anything)."""
-        self.r.hset(keys.bot(bot_id), "handshake_name", name[:64])
+        (which is the only name replays and results use: a bot may call itself anything). It is public, so
+        it is kept to a name's characters: a bot cannot publish a path it found in its sandbox (or
+        markup, or control characters) through it: every other character becomes '?'; 64 at most."""
+        self.r.hset(keys.bot(bot_id), "handshake_name", _HANDSHAKE_NAME_UNSAFE.sub("?", name[:64]))
 
     def handshake_name(self, bot_id: str) -> str:
         """The name the bot gave itself in its last Handshake, or empty before its first match."""

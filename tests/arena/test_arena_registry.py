@@ -250,3 +250,21 @@ def test_concurrent_registrations_of_one_owner_never_pass_its_cap(r, reg):
     reg.register("eve1", "eve", endpoint="192.0.2.1:7000", games=["pilotta"], max_per_owner=1)
     with pytest.raises(QuotaExceeded):
         reg.register("eve2", "eve", endpoint="192.0.2.1:7000", games=["pilotta"], max_per_owner=1)
+
+
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [
+        ("heuristic", "heuristic"),
+        ("Émile's bot v2.1 (beta)", "Émile?s bot v2.1 (beta)"),
+        ("/srv/arena/worker-logs/b-1.log", "?srv?arena?worker-logs?b-1.log"),
+        ("<b>x</b>\n\x1b[31m", "?b?x??b????31m"),  # "[" is no name character either
+        ("x" * 80, "x" * 64),
+    ],
+)
+def test_a_handshake_name_is_kept_to_a_names_characters(reg, given, shown):
+    """It is shown on the bot's public page: a bot must not publish a path it found in its sandbox, markup or
+    control characters through it."""
+    bot, _token = reg.register("named", "o", endpoint="192.0.2.1:7000", games=["pilotta"])
+    reg.note_handshake_name(bot.bot_id, given)
+    assert reg.handshake_name(bot.bot_id) == shown
