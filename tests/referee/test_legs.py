@@ -231,3 +231,25 @@ def test_legs_one_process_plays_at_both_tables_are_played_in_turn(start_bot, pro
     assert out.forfeit is None
     legs = [e.leg for e in events if isinstance(e, DecisionEvent)]
     assert legs == sorted(legs)  # every decision of leg 1 before any of leg 2
+
+
+@pytest.mark.timeout(60)
+def test_a_timeout_at_one_table_forfeits_and_the_other_stops(start_bot, protocol):
+    # Leg 2's seat 0 plays for the east-west bot (leg 1's seat 3, one seat on) and answers in 400 ms: past
+    # its 100 ms deadline with no bank, a timeout, and with no strike allowed a forfeit. Leg 1's bots answer
+    # in 5 ms.
+    eps = instances(start_bot, protocol, [["random"] * 4, ["random"] * 4], sleep_ms=5)
+    eps[1][0] = start_bot("sleep", protocol=protocol, name="east-west", sleep_ms=400)[0]
+    out = run_match(
+        eps[0][:2],
+        settings(deadline_ms=100, time_bank_ms=0, max_strikes=0),
+        "slow",
+        seat_endpoints=eps,
+    )
+    f = out.forfeit
+    assert f is not None
+    assert (f.team, f.bot, f.seat, f.leg) == (1, "east-west", 0, 1)
+    assert f.reason.startswith("bot east-west exceeded 0 strikes (last: timeout: no answer within the 100 ms")
+    assert out.winner == 0
+    assert out.record["legs"][0]["result"]["stopped"] == STOPPED
+    verify_match_record(out.record)
