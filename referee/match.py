@@ -368,6 +368,7 @@ class MatchRunner:
         self.links: dict[str, BotLink] = {ep: self.link_pool.get(ep) for ep in dict.fromkeys(every)}
         self.versions: dict[str, int] = {}  # the protocol version of each endpoint, from its handshake
         self.tables: list[Table] = []  # every leg's table set up so far (``table``), closed with the match
+        self.ended = False  # a team forfeited: the match is over (set with the decision that made it so)
         # The bots' statistics (a bot's instances at both tables add to one BotStats: counts, strikes, time
         # bank) are updated under ``stats_lock``; ``on_event`` is called under ``event_lock``, never from two
         # threads at once.
@@ -684,11 +685,16 @@ class MatchRunner:
         decision = self.decide(t, seat, request, legal, deal.declaration_codes[seat])
         index, outcome, latency, detail, comment = decision[:5]
         with self.stats_lock:
+            if self.ended:  # the match ended at the other table while this decision was asked: not the match's
+                raise _Stopped()
             b.counts[outcome] += 1
             b.latencies_ms.append(latency)
             if outcome != "ok" and outcome not in ("crashed", "unreachable"):
                 b.strikes += 1
             strikes = b.strikes
+            # The first forfeit ends the match: no decision at the other table counts after it (both tables
+            # of a bot that times out everywhere count its strikes up to the limit, never one beyond).
+            self.ended = outcome in ("crashed", "unreachable") or strikes > s.max_strikes
         t.notes[(deal_number, len(deal.history))] = ActionNote(
             latency, decision.cpu_ms, outcome, decision.answer, detail or None, comment or None
         )
@@ -868,11 +874,11 @@ def _play_table(r: MatchRunner, t: Table) -> None:
 
 def _play_at_once(r: MatchRunner, tables: Sequence[Table]) -> Forfeit | None:
     """Play both tables of a duplicate match at the same time: table 2 on a thread of its own, table 1 on
-    the caller's (so a signal's exception in the caller's thread stops both). The first forfeit (in time)
-    is the match's, as when the legs are played in turn a forfeit ends the match: it stops the other table
-    before its next decision (within one decision's bound: its deadline and its bot's bank). A forfeit the
-    other table came to before it stopped is not the match's: that table is stopped."""
-    first: list[Table] = []  # the table whose forfeit is the match's
+    the caller's (so a signal's exception in the caller's thread stops both). A forfeit ends the match as
+    when the legs are played in turn: the decision that made a team forfeit is the match's last (``step``
+    counts no decision after it, at either table), and the other table stops before its next decision
+    (within one decision's bound: its deadline and its bot's bank), or drops the answer it was waiting
+    for when that comes after the forfeit."""
 
     def play(t: Table) -> None:
         try:
@@ -880,11 +886,6 @@ def _play_at_once(r: MatchRunner, tables: Sequence[Table]) -> Forfeit | None:
         except BaseException as e:  # a cancel, a signal's exception, a bug: raised again by the caller
             t.error = e
         finally:
-            with r.stats_lock:
-                if t.forfeit is not None and first:
-                    t.forfeit, t.stopped = None, True  # the other table's forfeit came first
-                elif t.forfeit is not None:
-                    first.append(t)
             if t.forfeit is not None or t.error is not None:
                 for other in tables:
                     other.stop.set()
@@ -905,7 +906,9 @@ def _play_at_once(r: MatchRunner, tables: Sequence[Table]) -> Forfeit | None:
     for t in tables:
         if t.error is not None:
             raise t.error
-    return first[0].forfeit if first else None
+    forfeits = [t.forfeit for t in tables if t.forfeit is not None]
+    assert len(forfeits) <= 1, forfeits  # ``step`` lets one decision end the match
+    return forfeits[0] if forfeits else None
 
 
 def _finish(

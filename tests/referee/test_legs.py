@@ -253,3 +253,27 @@ def test_a_timeout_at_one_table_forfeits_and_the_other_stops(start_bot, protocol
     assert out.winner == 0
     assert out.record["legs"][0]["result"]["stopped"] == STOPPED
     verify_match_record(out.record)
+
+
+@pytest.mark.timeout(60)
+def test_bots_timing_out_at_both_tables_count_no_decision_after_the_forfeit(start_bot, protocol):
+    # Every instance answers in 150 ms, past its 100 ms deadline with no bank: both tables time out decision
+    # after decision, in step. Strikes are one count per bot for the match: the first bot to reach its 4th
+    # forfeits, and that decision is the match's last. The other table's decision, which ends at about the
+    # same moment, is not counted (nor shown): a bot never has more than 4 strikes, and the statistics hold
+    # exactly the record's decisions and the one that forfeited (played or not, in both arrangements).
+    for at_once in (False, True):
+        eps = instances(start_bot, protocol, [["sleep"] * 4, ["sleep"] * 4], sleep_ms=150)
+        out, events = play(eps, at_once, deadline_ms=100, time_bank_ms=0, max_strikes=3)
+        f = out.forfeit
+        assert f is not None
+        assert f.reason.startswith(f"bot {f.bot} exceeded 3 strikes (last: timeout: ")
+        strikes = {b.name: b.strikes for b in out.bots}
+        assert strikes[f.bot] == 4 and max(strikes.values()) == 4 and min(strikes.values()) >= 3
+        assert all(b.counts["timeout"] == b.strikes == sum(b.counts.values()) for b in out.bots)
+        played = [a for leg in out.record["legs"] for d in leg["deals"] for a in d["actions"]]
+        assert {a.get("outcome") for a in played} == {"timeout"}
+        assert sum(strikes.values()) == len(played) + 1  # the forfeiting decision is not played
+        decided = [e for e in events if isinstance(e, DecisionEvent)]
+        assert len(decided) == len(played) + 1
+        verify_match_record(out.record)
