@@ -12,7 +12,9 @@ Each instance (one per seat: ``arena.pool``) runs as
 
 and sees: the system directories (``/usr``, ``/lib*``, ``/bin``, ``/etc/ld.so.cache``, ``/etc/ssl``...)
 read-only; its package read-only at ``/bot`` (its working directory); the runtime (for ``python``: this
-arena's gRPC and protocol packages and the SDK, read-only under ``/opt/pilotta``); a private ``/tmp`` of
+arena's gRPC, health service and protobuf packages, the protocol package and the SDK, read-only under
+``/opt/pilotta``; gathered with the package in the sandbox's own directory, ``runtime_tree``, so that the
+mounts' sources its ``/proc/self/mountinfo`` lists name nothing of the worker's); a private ``/tmp`` of
 ``Limits.tmp_mb``; its own ``/proc`` (its own processes only) and a minimal ``/dev``; one directory,
 ``/run/bot``, bind-mounted from the worker, in which it serves gRPC on the Unix socket ``bot.sock`` (the
 referee dials ``unix:<that path>``). Its environment is its own (``PATH``, ``HOME=/tmp``, ``PYTHONPATH``
@@ -193,13 +195,51 @@ def _system_binds() -> list[str]:
     return out
 
 
-def _python_runtime() -> tuple[list[str], dict[str, str]]:
-    """The runtime a ``python`` package gets: this arena's gRPC and protocol packages and the SDK, read-only
-    (a package vendors anything else it needs)."""
+# What the ``python`` runtime offers from this arena's environment (the SDK and the protocol package
+# besides): gRPC, its health service, protobuf. A package vendors anything else it needs.
+_RUNTIME_PACKAGES = ("grpc", "grpc_health", "google", "typing_extensions.py")
+
+
+def _link_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # another file system, or links refused: a copy
+        shutil.copy2(src, dst)
+
+
+def runtime_tree(into: Path) -> Path:
+    """The files a sandbox mounts from the worker's side besides the package and the socket's directory
+    (the ``python`` runtime's packages, the protocol package, the SDK, the port bridge), gathered in
+    ``into``: hard links where the file system allows, copies elsewhere.
+
+    A bot reads the source of each of its bind mounts in ``/proc/self/mountinfo`` (the mount's root in its
+    file system): mounted from the worker's checkout and environment, they would name them. From here
+    they name only the sandbox's own directory."""
+    into.mkdir(mode=0o755)
     site = Path(grpc.__file__).resolve().parent.parent
-    binds = ["--ro-bind", str(site), "/opt/pilotta/site-packages"]
-    binds += ["--ro-bind", str(REPO_ROOT / "proto"), "/opt/pilotta/proto"]
-    binds += ["--ro-bind", str(REPO_ROOT / "sample_bots" / "python"), "/opt/pilotta/sdk"]
+    (into / "site-packages").mkdir()
+    for name in _RUNTIME_PACKAGES:
+        if (site / name).is_dir():
+            shutil.copytree(site / name, into / "site-packages" / name, copy_function=_link_or_copy)
+        else:
+            _link_or_copy(str(site / name), str(into / "site-packages" / name))
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(REPO_ROOT / "proto", into / "proto", copy_function=_link_or_copy, ignore=ignore)
+    sdk = REPO_ROOT / "sample_bots" / "python"
+    shutil.copytree(sdk, into / "sdk", copy_function=_link_or_copy, ignore=ignore)
+    _link_or_copy(str(_HERE / "bridge.py"), str(into / "bridge.py"))
+    for d in (into, *into.rglob("*")):
+        if d.is_dir():
+            os.chmod(d, 0o755)
+    return into
+
+
+def _python_runtime(tree: Path) -> tuple[list[str], dict[str, str]]:
+    """The runtime a ``python`` package gets (``runtime_tree``): this arena's gRPC and protocol packages and
+    the SDK, read-only (a package vendors anything else it needs)."""
+    binds = ["--ro-bind", str(tree / "site-packages"), "/opt/pilotta/site-packages"]
+    binds += ["--ro-bind", str(tree / "proto"), "/opt/pilotta/proto"]
+    binds += ["--ro-bind", str(tree / "sdk"), "/opt/pilotta/sdk"]
     path = "/bot:/bot/vendor:/opt/pilotta/sdk:/opt/pilotta/proto:/opt/pilotta/site-packages"
     return binds, {"PYTHONPATH": path, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
@@ -261,6 +301,26 @@ class Sandbox:
         for d in (self.work_dir, *self.work_dir.parents):
             if not d.stat().st_mode & 0o001:
                 raise OSError(f"the sandbox uid {SANDBOX_UID} cannot reach {self.work_dir}: {d} is closed to others")
+        runtime = Path(tempfile.mkdtemp(prefix="runtime-", dir=self.work_dir))
+        os.chmod(runtime, 0o711)
+        self.runtime = runtime_tree(runtime / "files")
+        # Each package's files gathered here too (``_package``), once: a mount of the worker's package cache
+        # would name it in the bot's /proc/self/mountinfo.
+        self._packages: dict[Path, Path] = {}
+        self._packages_lock = threading.Lock()
+
+    def _package(self, package_dir: Path) -> Path:
+        """``package_dir``'s files in this sandbox's own directory (hard links where the file system allows)."""
+        with self._packages_lock:
+            found = self._packages.get(package_dir)
+            if found is None:
+                home = Path(tempfile.mkdtemp(prefix="package-", dir=self.work_dir))
+                os.chmod(home, 0o711)
+                found = home / "files"
+                shutil.copytree(package_dir, found, copy_function=_link_or_copy, symlinks=True)
+                os.chmod(found, 0o755)
+                self._packages[package_dir] = found
+            return found
 
     def launch(self, manifest: Manifest, command: SandboxCommand, package_dir: Path, log_dir: Path) -> SandboxedBot:
         """Start ``command`` (for ``manifest``) from ``package_dir`` in a new sandbox; does not wait for it
@@ -273,12 +333,12 @@ class Sandbox:
         cg = make_tree(f"{self.work_dir.name}-{run_dir.name}", self.limits, self.limits_mode)
         log_dir.mkdir(parents=True, exist_ok=True)
         fd, log_name = tempfile.mkstemp(prefix=f"{manifest.name}-", suffix=".stderr.log", dir=log_dir)
-        binds, env = ([], {}) if runtime != "python" else _python_runtime()
+        binds, env = ([], {}) if runtime != "python" else _python_runtime(self.runtime)
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", **env}
         options = [*_namespaces(), *_system_binds()]
         options += ["--proc", "/proc", "--dev", "/dev", "--size", str(self.limits.tmp_mb << 20), "--tmpfs", "/tmp"]
-        options += ["--ro-bind", str(package_dir), "/bot", "--bind", str(run_dir), SOCKET_DIR]
-        options += ["--ro-bind", str(_HERE / "bridge.py"), "/opt/pilotta/bridge.py", *binds, "--chdir", "/bot"]
+        options += ["--ro-bind", str(self._package(package_dir)), "/bot", "--bind", str(run_dir), SOCKET_DIR]
+        options += ["--ro-bind", str(self.runtime / "bridge.py"), "/opt/pilotta/bridge.py", *binds, "--chdir", "/bot"]
         options += ["--clearenv", *[x for k, v in env.items() for x in ("--setenv", k, v)]]
         try:
             argv, args_fd = _bwrap_argv(cg, self.limits, shutil.which("bwrap") or "bwrap", options, command.inside())

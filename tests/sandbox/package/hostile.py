@@ -93,6 +93,9 @@ class Hostile:
             attempt("write-usr", lambda: write("/usr/x"))
             attempt("write-tmp", lambda: write("/tmp/x"))
             attempt("uid", os.getuid)
+            # Each mount's source as the kernel shows it (its root in its file system) and where it is.
+            mountinfo = read("/proc/self/mountinfo", 50_000).splitlines()
+            attempt("mounts", lambda: [line.split()[3:5] for line in mountinfo])
         elif mode == "forkbomb":
             while True:
                 try:
