@@ -22,6 +22,7 @@ from arena.registry import Registry
 from arena.runner import ArenaRunner
 from arena.sandbox import Sandbox, probe
 from arena.worker import Worker
+from referee.bots import REPO_ROOT
 
 HERE = Path(__file__).resolve().parent
 PROBE = probe()
@@ -93,7 +94,7 @@ def test_a_probing_upload_on_a_ladder_reaches_nothing_and_plays_on(tmp_path):
         # What it found, as its owner reads it: four seat instances, each trying once.
         (log,) = BotLogs(r).recent(spy, "m-probe")
         found = re.findall(r"^RESULT ([\w-]+): (.*)$", log.text, re.M)
-        assert len(found) == 4 * 15, log.text[:2000]
+        assert len(found) == 4 * 16, log.text[:2000]
         for name, what in found:
             if name in REFUSED_FIRST:
                 assert what.startswith("refused"), (name, what)
@@ -109,6 +110,10 @@ def test_a_probing_upload_on_a_ladder_reaches_nothing_and_plays_on(tmp_path):
                 assert what.startswith("refused OSError") and "Read-only" in what, what
             elif name == "uid":
                 assert what == "ok 65534"
+            elif name == "mounts":  # the mounts' sources: the sandbox's own directory, nothing of the worker's
+                sources = [source for source, _point in json.loads(what.removeprefix("ok "))]
+                assert not [x for x in sources if str(tmp_path) in x or str(REPO_ROOT) in x], sources
+                assert sum(x.startswith(f"{sandbox.work_dir}/") for x in sources) == 6, sources
         assert admin not in log.text and reg.is_admin(admin)  # never read, still the admin's
         assert srv.url not in log.text and port not in "".join(w for _n, w in found if _n == "environ")
         # Nothing of theirs is left running.
