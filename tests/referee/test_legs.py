@@ -277,3 +277,26 @@ def test_bots_timing_out_at_both_tables_count_no_decision_after_the_forfeit(star
         decided = [e for e in events if isinstance(e, DecisionEvent)]
         assert len(decided) == len(played) + 1
         verify_match_record(out.record)
+
+
+@pytest.mark.timeout(60)
+def test_a_cold_stop_in_the_callers_thread_stops_both_legs(start_bot, protocol):
+    # A worker's second signal raises SystemExit in its main thread, the one that plays leg 1 (here raised
+    # from leg 1's event, which that thread reports): run_match lets it through at once, and leg 2, told to
+    # stop, ends before its next decision.
+    eps = instances(start_bot, protocol, [["random"] * 4, ["random"] * 4], sleep_ms=5)
+    seen: list[int] = []
+
+    def on_event(event: Event) -> None:
+        if isinstance(event, DecisionEvent):
+            seen.append(event.leg)
+            if event.leg == 0 and seen.count(0) == 10:
+                raise SystemExit("second signal")
+
+    with pytest.raises(SystemExit):
+        run_match(eps[0][:2], settings(), "cold", on_event, seat_endpoints=eps)
+    assert 1 in seen
+    leg_2 = [t for t in threading.enumerate() if t.name == "match-cold-leg-2"]
+    for t in leg_2:
+        t.join(5.0)  # one decision of 5 ms, at most a notice's deadline more
+    assert not [t for t in leg_2 if t.is_alive()]
