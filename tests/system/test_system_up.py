@@ -138,7 +138,9 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
 
         def board():
             res = _cli(data, "leaderboard")
-            rows = re.findall(r"^\s*\d+\s+(\w+)\s+[-\d.]+\s+[\d.]+\s+[-\d.]+\s+\[.*?\]\s+(\d+)", res.stdout, re.M)
+            # rank, bot, version, mu, sigma, mu - 3 sigma, [interval], games
+            row = r"^\s*\d+\s+(\w+)\s+\d+\s+[-\d.]+\s+[\d.]+\s+[-\d.]+\s+\[.*?\]\s+(\d+)"
+            rows = re.findall(row, res.stdout, re.M)
             return res.stdout if len(rows) == 2 and all(int(g) == 2 for _b, g in rows) else None
 
         text = wait_until(board, 90, "2 rated matches on the leaderboard", poll_s=0.5)
