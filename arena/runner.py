@@ -183,8 +183,9 @@ class ArenaRunner:
         slots = {b: sum(seats.count(b) for seats in legs) for b in bots}
         wants = [(b, bot.current, slots[b]) for b, bot in bots.items() if bot.current.endpoint is None]
         instances, start_errors = self._acquire(wants, spec.seed)
-        # Where each instance's stderr stood at the start: what it writes from here is this match's.
-        offsets = {i: size_of(i.bot.stderr_path) for insts in instances.values() for i in insts}
+        # Where each instance's stderr stood at the start: what it writes from here is this match's. A new
+        # instance's first match also takes what it wrote while starting (else no match's log holds it).
+        offsets = {i: size_of(i.bot.stderr_path) if i.matches else 0 for insts in instances.values() for i in insts}
         taken = {b: list(reversed(insts)) for b, insts in instances.items()}
         dial, refused = self._endpoints(bots)
         closed = {b: _closed_endpoint() for b in (*start_errors, *refused)}

@@ -247,6 +247,32 @@ def test_owners_read_their_bots_logs_and_nobody_else_does(r, stub, tmp_path):
     assert len(mine.logs) == 1 and "LEAKED" not in mine.logs[0].text  # another bot's words are not its owner's
 
 
+@pytest.mark.timeout(90)
+def test_what_an_instance_writes_while_starting_is_in_its_first_matchs_log(r, tmp_path):
+    """A warm instance plays several matches; its owner's log of each match holds what it wrote during that
+    match, and the first one also what it wrote while starting (before it served), which belongs to no
+    match otherwise."""
+    reg = Registry(r)
+    chatty = load_manifest(BOTS / "chatty")
+    manifest = json.loads((BOTS / "chatty" / "manifest.json").read_text())
+    bot = reg.register("chatty", "ann", manifest=manifest, manifest_dir=str(chatty.directory))[0]
+    heuristic = json.loads((SAMPLES / "heuristic" / "manifest.json").read_text())
+    other = reg.register("heuristic", "t", manifest=heuristic, manifest_dir=str(SAMPLES / "heuristic"))[0]
+    runner = ArenaRunner(reg, log_dir=tmp_path / "logs")  # warm bots: the second match reuses the instances
+    try:
+        for n in (1, 2):
+            result = runner(MatchSpec(f"m-chat-{n}", "lad", "pilotta", 10 + n, (bot.bot_id, other.bot_id), deals=1))
+            assert result.forfeit is None
+    finally:
+        runner.close()
+    first = BotLogs(r).recent(bot.bot_id, "m-chat-1")
+    second = BotLogs(r).recent(bot.bot_id, "m-chat-2")
+    # Four instances, one per seat of the two legs (the bot sits at two seats of each leg): each started once.
+    assert first[0].text.count("starting up: opening book loaded") == 4
+    assert first[0].text.count("first decision of this instance") == 4
+    assert "starting up" not in second[0].text and "first decision" not in second[0].text
+
+
 def test_a_matchs_log_keeps_its_last_64_kb(tmp_path):
     path = tmp_path / "bot.stderr.log"
     path.write_bytes(b"before the match\n" + b"x" * (200 << 10) + b"\nlast words\n")
