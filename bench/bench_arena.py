@@ -11,10 +11,12 @@ alternating run by run (``--rounds``) so that both see the same machine.  For ea
 * steady matches/s from the first to the last recorded result (warm bots), and the mean match time;
 
 plus one run with ``--fresh-bots`` (bots started anew for every match) to show what warm bots save, and
-the ratio version 2 / version 1 of the steady figures (medians over the rounds).  Ends with one JSON
-object holding every figure.
+the ratio version 2 / version 1 of the steady figures (medians over the rounds).  ``--baseline DIR``
+(another checkout of the repository, e.g. ``git worktree add /tmp/base main``) plays every run with
+that checkout's workers and bots too, right after this one's, and adds the ratios this code / baseline.
+Each run records the load average before it.  Ends with one JSON object holding every figure.
 
-Usage: ``python bench/bench_arena.py [--matches 60] [--deals 2] [--rounds 2] [--quick]``
+Usage: ``python bench/bench_arena.py [--matches 60] [--deals 2] [--rounds 2] [--quick] [--baseline DIR]``
 """
 
 from __future__ import annotations
@@ -70,11 +72,35 @@ def setup(r: Any, matches: int, deals: int) -> None:
         )
 
 
+# ``setup`` of another checkout's bench_arena, run with that checkout's code.
+_SETUP = (
+    "import sys; sys.path.insert(0, sys.argv[1] + '/bench'); import bench_arena as b; "
+    "from arena.redis_server import connect; b.setup(connect(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))"
+)
+
+
 def run(
-    url: str, r: Any, workers: int, matches: int, deals: int, fresh: bool, logs: Path, protocol: int
-) -> dict[str, float]:
-    setup(r, matches, deals)
+    url: str,
+    r: Any,
+    workers: int,
+    matches: int,
+    deals: int,
+    fresh: bool,
+    logs: Path,
+    protocol: int,
+    root: Path = REPO,
+) -> dict[str, Any]:
+    """One run with the workers and bots of the checkout at ``root`` (this one by default)."""
+    load = os.getloadavg()[0]
     env = {**os.environ, "PILOTTA_BOT_PROTOCOL": str(protocol)}  # the workers pass it on to their bots
+    if root == REPO:
+        setup(r, matches, deals)
+    else:  # that checkout's code first (the workers' bots put their own checkout first too)
+        env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "sample_bots" / "python")])
+        # Its own registry writes the bots and matches: the stored format may differ between versions.
+        subprocess.run(
+            [sys.executable, "-c", _SETUP, str(root), url, str(matches), str(deals)], cwd=root, env=env, check=True
+        )
     extra = ["--fresh-bots"] if fresh else []
     t0 = time.monotonic()
     cmds = [
@@ -99,7 +125,7 @@ def run(
         ]
         for i in range(workers)
     ]
-    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO, env=env) for c in cmds]
+    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root, env=env) for c in cmds]
     first = None
     deadline = time.monotonic() + 30 + matches * (5 if fresh else 1)
     try:
@@ -126,6 +152,8 @@ def run(
     deals_played = sum(json.loads(r.get(keys.result(f"m-{i:05d}")))["deals_played"] for i in range(matches))
     steady = (matches - 1) / (last - first) if last > first else float("nan")
     return {
+        "code": "this" if root == REPO else str(root),
+        "load_before": load,
         "workers": workers,
         "protocol_version": protocol,
         "fresh_bots": fresh,
@@ -144,7 +172,9 @@ def main() -> int:
     ap.add_argument("--deals", type=int, default=2, help="deals per leg (default 2)")
     ap.add_argument("--rounds", type=int, default=2, help="rounds of the version 1 / version 2 runs (default 2)")
     ap.add_argument("--quick", action="store_true", help="fewer matches, one round")
+    ap.add_argument("--baseline", type=Path, default=None, help="another checkout to run beside this one")
     args = ap.parse_args()
+    roots = [REPO] if args.baseline is None else [REPO, args.baseline.resolve()]
     matches = 20 if args.quick else args.matches
     rounds = 1 if args.quick else args.rounds
     print(
@@ -154,36 +184,54 @@ def main() -> int:
     out = []
     with tempfile.TemporaryDirectory(prefix="bench-arena-") as tmp, EmbeddedRedis(Path(tmp) / "redis") as srv:
         r = connect(srv.url)
-        plan = [(w, False, matches, v) for _ in range(rounds) for w in (1, 2) for v in (1, 2)]
-        plan.append((1, True, max(6, matches // 6), 2))
-        for workers, fresh, n, protocol in plan:
-            res = run(srv.url, r, workers, n, args.deals, fresh, Path(tmp) / "bot-logs", protocol)
+        plan = [(w, False, matches, v, root) for _ in range(rounds) for w in (1, 2) for root in roots for v in (1, 2)]
+        plan.append((1, True, max(6, matches // 6), 2, REPO))
+        for workers, fresh, n, protocol, root in plan:
+            res = run(srv.url, r, workers, n, args.deals, fresh, Path(tmp) / "bot-logs", protocol, root)
             out.append(res)
             print(
-                f"  {workers} worker{'s' if workers > 1 else ' '} version {protocol} "
-                f"{'fresh bots' if fresh else 'warm bots '}: "
+                f"  {'' if root == REPO else 'baseline '}{workers} worker{'s' if workers > 1 else ' '} "
+                f"version {protocol} {'fresh bots' if fresh else 'warm bots '}: "
                 f"{res['matches_per_s']:5.2f} matches/s overall, {res['steady_matches_per_s']:5.2f} steady "
                 f"({res['deals_per_match']:.1f} deals/match, {res['deals_per_s_steady']:.0f} deals/s; "
-                f"first result after {res['first_result_s']:.1f} s)",
+                f"first result after {res['first_result_s']:.1f} s; load {res['load_before']:.1f})",
                 flush=True,
             )
         r.close()
     ratios: dict[str, float] = {}
-    for workers in (1, 2):
-        steady = {
-            v: statistics.median(
-                x["steady_matches_per_s"]
-                for x in out
-                if x["workers"] == workers and x["protocol_version"] == v and not x["fresh_bots"]
+    for root in roots:
+        code = "this" if root == REPO else str(root)
+        for workers in (1, 2):
+            steady = {
+                v: statistics.median(
+                    x["steady_matches_per_s"]
+                    for x in out
+                    if x["workers"] == workers
+                    and x["protocol_version"] == v
+                    and not x["fresh_bots"]
+                    and x["code"] == code
+                )
+                for v in (1, 2)
+            }
+            key = f"{workers}_workers" if root == REPO else f"baseline_{workers}_workers"
+            ratios[key] = round(steady[2] / steady[1], 3)
+            print(
+                f"  {'' if root == REPO else 'baseline '}{workers} worker{'s' if workers > 1 else ''}: version 2 "
+                f"{steady[2]:.2f} / version 1 {steady[1]:.2f} steady matches/s = {steady[2] / steady[1]:.2f}x "
+                f"(medians of {rounds} runs each; target at least 1.5x on one worker)"
             )
-            for v in (1, 2)
-        }
-        ratios[f"{workers}_workers"] = round(steady[2] / steady[1], 3)
-        print(
-            f"  {workers} worker{'s' if workers > 1 else ''}: version 2 {steady[2]:.2f} / version 1 {steady[1]:.2f} "
-            f"steady matches/s = {steady[2] / steady[1]:.2f}x (medians of {rounds} runs each; target at least "
-            f"1.5x on one worker)"
-        )
+            if root != REPO:
+                for v in (1, 2):
+                    mine = statistics.median(
+                        x["steady_matches_per_s"]
+                        for x in out
+                        if x["workers"] == workers
+                        and x["protocol_version"] == v
+                        and not x["fresh_bots"]
+                        and x["code"] == "this"
+                    )
+                    ratios[f"this_over_baseline_{workers}_workers_v{v}"] = round(mine / steady[v], 3)
+                    print(f"    this code / baseline, version {v}: {mine / steady[v]:.2f}x")
     print(json.dumps({"bench": "arena", "runs": out, "v2_over_v1_steady": ratios}, indent=1))
     return 0
 
