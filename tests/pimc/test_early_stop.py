@@ -95,8 +95,10 @@ def decide_on(deal: Deal, settings: Settings) -> tuple[str, int]:
 def test_it_stops_after_stop_after_worlds_when_every_world_agrees() -> None:
     deal = capot_position()
     settings = Settings(budget_ms=60_000, max_worlds=24, seed=1)
-    # Early stop: 8 worlds, all tied; without it all 24. The same answer: the lower of the tied cards.
-    assert decide_on(deal, settings) == ("play 7H", 8)
+    # Early stop: stop_after (16) worlds, all tied; without it all 24. The same answer: the lower of the tied
+    # cards.
+    assert settings.stop_after == 16
+    assert decide_on(deal, settings) == ("play 7H", 16)
     assert decide_on(deal, settings.as_1_0()) == ("play 7H", 24)
 
 
