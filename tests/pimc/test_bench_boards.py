@@ -1,0 +1,75 @@
+"""The strength benchmark's board runs are resumable and append-only (real processes of
+``bench/bench_pimc.py``, the pure-Python kernel, a 0 ms budget so that every board is quick: the bot then
+gives the heuristic's answers, against random)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "bench" / "bench_pimc.py"
+
+
+def bench(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BENCH), *args, "--pure"], capture_output=True, text=True, timeout=120, check=True
+    )
+
+
+def boards(results: Path, count: int, ruleset: str = "french") -> subprocess.CompletedProcess[str]:
+    return bench(
+        "boards",
+        "--results",
+        str(results),
+        "--ruleset",
+        ruleset,
+        "--opponent",
+        "random",
+        "--boards",
+        str(count),
+        "--budget-ms",
+        "0",
+    )
+
+
+def lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()
+
+
+def test_a_stopped_run_continues_where_it_stopped_and_a_torn_line_is_skipped(tmp_path: Path) -> None:
+    results = tmp_path / "r.jsonl"
+    boards(results, 2)
+    assert [json.loads(line)["board"] for line in lines(results)] == [0, 1]
+    with results.open("a") as out:
+        out.write('{"ruleset": "fre')  # a run killed while writing its third line
+    run = boards(results, 4)
+    assert "2 boards in" in run.stdout and "2 to play" in run.stdout
+    whole = [line for line in lines(results) if line.endswith("}")]
+    assert [json.loads(line)["board"] for line in whole] == [0, 1, 2, 3]
+    assert len(lines(results)) == 5  # the torn line stays, on a line of its own
+    assert "not a whole board line" in bench("figures", str(results)).stderr
+    # Asked again for 4 boards: nothing left to play.
+    assert "0 to play" in boards(results, 4).stdout
+    assert len(lines(results)) == 5
+
+
+def test_figures_merge_files_and_count_a_board_once(tmp_path: Path) -> None:
+    first, second, merged = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "all.jsonl"
+    boards(first, 3)
+    boards(second, 5)  # boards 0..4: 0..2 are the same boards as in ``first``
+    boards(second, 2, ruleset="bela")
+    out = bench("figures", str(first), str(second), "--merge-into", str(merged)).stdout
+    rows = [json.loads(line) for line in lines(merged)]
+    assert sorted((r["ruleset"], r["board"]) for r in rows) == [("bela", 0), ("bela", 1)] + [
+        ("french", b) for b in range(5)
+    ]
+    margins = [r["margin"] for r in rows if r["ruleset"] == "french"]
+    mean = statistics.fmean(margins)
+    half = 1.96 * statistics.stdev(margins) / len(margins) ** 0.5
+    french = next(line for line in out.splitlines() if line.startswith("french"))
+    assert f"5 boards, margin {mean:+.1f} ± {half:.1f} per board" in french
+    assert any(line.startswith("bela") and "2 boards" in line for line in out.splitlines())
