@@ -19,7 +19,7 @@
   the observation leaves only one (all the play is determined), else once the leading card beats every
   other by ``stop_z`` standard errors of their paired difference over at least ``stop_after`` worlds, or
   ties it in every world (``settled``). And a decision that cannot solve ``min_worlds`` worlds in its
-  time, judged by the pace of the last decision of its kind (ruleset, phase, tricks left), gives the
+  time, judged by the pace of the last decision of its kind (ruleset, phase, cards in hand), gives the
   heuristic's answer at once, except every fourth time, which searches again to measure the pace anew.
 """
 
