@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+from sandbox_helpers import hostile_package
 
 from arena.model import MatchSpec, VersionState
 from arena.packages import PackageCache, PackageStore, pack, read_manifest
@@ -24,17 +25,6 @@ HERE = Path(__file__).resolve().parent
 PROBE = probe()
 pytestmark = pytest.mark.skipif(not PROBE.ok, reason=f"cannot sandbox here: {PROBE.reason}")
 MODES = ("probe", "forkbomb", "memory", "stderr", "detach", "sleep")
-
-
-def hostile_package(tmp_path: Path, mode: str) -> bytes:
-    src = HERE / "package"
-    d = tmp_path / f"pkg-{mode}"
-    d.mkdir()
-    (d / "hostile.py").write_text((src / "hostile.py").read_text())
-    manifest = json.loads((src / "manifest.json").read_text())
-    manifest["command"] = [*manifest["command"], "--mode", mode]
-    (d / "manifest.json").write_text(json.dumps(manifest))
-    return pack(d)
 
 
 @pytest.mark.timeout(600)
@@ -54,7 +44,7 @@ def test_hostile_packages_on_a_ladder_end_with_clear_outcomes_and_every_match_co
             reg.set_state(bot.bot_id, 1, VersionState("validated"))
             return bot.bot_id
 
-        hostile = {mode: upload(f"h-{mode}", hostile_package(tmp_path, mode)) for mode in MODES}
+        hostile = {mode: upload(f"h-{mode}", hostile_package(tmp_path, mode, "--mode", mode)) for mode in MODES}
         good = upload("pyup", pack(HERE / "packages" / "pybot"))
         heuristic = json.loads((REPO_ROOT / "sample_bots" / "heuristic" / "manifest.json").read_text())
         manifest_dir = str(REPO_ROOT / "sample_bots" / "heuristic")

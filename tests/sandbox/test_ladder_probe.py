@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from sandbox_helpers import hostile_package
 
 from arena.botlogs import BotLogs
 from arena.model import MatchSpec, VersionState
@@ -28,16 +29,6 @@ HERE = Path(__file__).resolve().parent
 PROBE = probe()
 pytestmark = pytest.mark.skipif(not PROBE.ok, reason=f"cannot sandbox here: {PROBE.reason}")
 REFUSED_FIRST = ("tcp-out", "tcp-loopback-redis", "udp-out", "token-file", "redis-data", "worker-cmdline")
-
-
-def hostile_package(tmp_path: Path, name: str, *args: str) -> bytes:
-    d = tmp_path / f"pkg-{name}"
-    d.mkdir()
-    (d / "hostile.py").write_text((HERE / "package" / "hostile.py").read_text())
-    manifest = json.loads((HERE / "package" / "manifest.json").read_text())
-    manifest["command"] = [*manifest["command"], *args]
-    (d / "manifest.json").write_text(json.dumps(manifest))
-    return pack(d)
 
 
 @pytest.mark.timeout(300)
