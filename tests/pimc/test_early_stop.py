@@ -66,14 +66,7 @@ def capot_position() -> Deal:
     lead trick 7 with 7H 8H; unseen: KC AC KD AD KS AS, two to each other seat, in 6! / (2! 2! 2!) = 90
     ways (all it knows is that they hold no heart). In every one of them seat 0's two trumps take both
     tricks whatever the order: a capot, the same score for 7H and 8H."""
-    hands = {
-        0: "7H 8H 9H TH JH QH KH AH",
-        1: "7C 8C 9C TC JC QC KC AC",
-        2: "7D 8D 9D TD JD QD KD AD",
-        3: "7S 8S 9S TS JS QS KS AS",
-    }
-    deal = new_deal("pilotta", hands, dealer=3)
-    play(deal, "bid 80 H", "pass", "pass", "pass", "pass", "pass")
+    deal = capot_position_trick_one()
     lows = {1: "C", 2: "D", 3: "S"}
     for trump, rank in zip(("JH", "9H", "AH", "TH", "KH", "QH"), "789TJQ", strict=True):
         for seat in range(4):
