@@ -472,6 +472,13 @@ def main(argv: list[str]) -> int:
         run.add_argument("--boards", type=int, default=1000, help="boards 0..N-1 per figure")
         run.add_argument("--budget-ms", type=int, default=BUDGET_MS)
         run.add_argument("--max-worlds", type=int, default=Settings().max_worlds)
+        run.add_argument(
+            "--stop-after",
+            type=int,
+            default=Settings().stop_after,
+            help="worlds before a card play may stop early (--max-worlds or more: every card play solves exactly "
+            "--max-worlds worlds, given the time; the worlds figures use it)",
+        )
         run.add_argument("--chunk", type=int, default=0, help="boards per figure in turn (0: each to the end)")
         run.add_argument("--until", type=until_today, default=None, help="HH:MM UTC: start no board after it")
         run.add_argument("--pure", action="store_true", help="the pure-Python kernel")
@@ -485,7 +492,7 @@ def main(argv: list[str]) -> int:
             return 0
         for name in args.ruleset.split(","):
             get_ruleset(name)  # an unknown name fails here, before any board
-        settings = Settings(budget_ms=args.budget_ms, max_worlds=args.max_worlds)
+        settings = Settings(budget_ms=args.budget_ms, max_worlds=args.max_worlds, stop_after=args.stop_after)
         opponents = args.opponent.split(",")
         for o in opponents:
             opponent_bot(o, settings)
