@@ -79,6 +79,38 @@ _SETUP = (
 )
 
 
+def cpu_ms(workers: list[int]) -> tuple[float, float]:
+    """CPU time so far (user + system, ms) of the worker processes, and of every process below them (their
+    bots), from /proc: the steady window's split between referee and bots is the difference of two of these.
+    (Bots that ended in between are not counted; in the steady window warm bots do not end.)"""
+    tick = 1000.0 / os.sysconf("SC_CLK_TCK")
+
+    def own(pid: int) -> float:
+        try:
+            text = Path(f"/proc/{pid}/stat").read_bytes()
+        except OSError:
+            return 0.0
+        fields = text[text.rfind(b")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) * tick
+
+    def children(pid: int) -> list[int]:
+        found = []
+        for task in Path(f"/proc/{pid}/task").glob("*/children"):
+            try:
+                found.extend(int(c) for c in task.read_text().split())
+            except (OSError, ValueError):
+                continue
+        return found
+
+    worker_ms = sum(own(p) for p in workers)
+    bots_ms, todo = 0.0, [c for p in workers for c in children(p)]
+    while todo:
+        pid = todo.pop()
+        bots_ms += own(pid)
+        todo.extend(children(pid))
+    return worker_ms, bots_ms
+
+
 def run(
     url: str,
     r: Any,
@@ -127,13 +159,16 @@ def run(
     ]
     procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root, env=env) for c in cmds]
     first = None
+    cpu_first = cpu_last = (0.0, 0.0)
     deadline = time.monotonic() + 30 + matches * (5 if fresh else 1)
     try:
         while True:
             n = int(r.xlen(keys.RESULTS_STREAM))
             if n and first is None:
                 first = time.monotonic()
+                cpu_first = cpu_ms([p.pid for p in procs])
             if n >= matches:
+                cpu_last = cpu_ms([p.pid for p in procs])
                 break
             if time.monotonic() > deadline:
                 raise SystemExit(f"bench: only {n}/{matches} matches after the time limit")
@@ -163,6 +198,9 @@ def run(
         "first_result_s": first - t0,
         "deals_per_match": deals_played / matches,
         "deals_per_s_steady": steady * deals_played / matches,
+        # CPU per match in the steady window: the workers (referee, runner, Redis client) and their bots.
+        "worker_cpu_ms_per_match": (cpu_last[0] - cpu_first[0]) / max(matches - 1, 1),
+        "bots_cpu_ms_per_match": (cpu_last[1] - cpu_first[1]) / max(matches - 1, 1),
     }
 
 
@@ -194,7 +232,8 @@ def main() -> int:
                 f"version {protocol} {'fresh bots' if fresh else 'warm bots '}: "
                 f"{res['matches_per_s']:5.2f} matches/s overall, {res['steady_matches_per_s']:5.2f} steady "
                 f"({res['deals_per_match']:.1f} deals/match, {res['deals_per_s_steady']:.0f} deals/s; "
-                f"first result after {res['first_result_s']:.1f} s; load {res['load_before']:.1f})",
+                f"first result after {res['first_result_s']:.1f} s; load {res['load_before']:.1f}; CPU per match: "
+                f"workers {res['worker_cpu_ms_per_match']:.0f} ms, bots {res['bots_cpu_ms_per_match']:.0f} ms)",
                 flush=True,
             )
         r.close()
