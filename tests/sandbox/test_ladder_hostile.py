@@ -14,7 +14,6 @@ from sandbox_helpers import hostile_package
 from arena.model import MatchSpec, VersionState
 from arena.packages import PackageCache, PackageStore, pack, read_manifest
 from arena.queue import MatchQueue
-from arena.redis_server import EmbeddedRedis, connect, find_redis_server
 from arena.registry import Registry
 from arena.runner import ArenaRunner
 from arena.sandbox import Limits, Sandbox, probe
@@ -28,62 +27,54 @@ MODES = ("probe", "forkbomb", "memory", "stderr", "detach", "sleep")
 
 
 @pytest.mark.timeout(600)
-def test_hostile_packages_on_a_ladder_end_with_clear_outcomes_and_every_match_completes(tmp_path):
-    if find_redis_server() is None:
-        pytest.skip("no redis-server")
-    srv = EmbeddedRedis(tmp_path / "redis").start()
-    r = connect(srv.url)
+def test_hostile_packages_on_a_ladder_end_with_clear_outcomes_and_every_match_completes(tmp_path, r):
+    reg = Registry(r)
+    store = PackageStore(r)
+
+    def upload(name: str, data: bytes) -> str:
+        pm = read_manifest(data)
+        bot, _ = reg.register_package(name, "mallory", store.put(data), pm.raw, pm.manifest.games)
+        # Taken as validated here: a hostile bot may behave in its check and misbehave later.
+        reg.set_state(bot.bot_id, 1, VersionState("validated"))
+        return bot.bot_id
+
+    hostile = {mode: upload(f"h-{mode}", hostile_package(tmp_path, mode, "--mode", mode)) for mode in MODES}
+    good = upload("pyup", pack(HERE / "packages" / "pybot"))
+    heuristic = json.loads((REPO_ROOT / "sample_bots" / "heuristic" / "manifest.json").read_text())
+    manifest_dir = str(REPO_ROOT / "sample_bots" / "heuristic")
+    ref = reg.register("heuristic", "t", manifest=heuristic, manifest_dir=manifest_dir)[0].bot_id
+    queue = MatchQueue(r)
+    specs = [MatchSpec(f"m-{mode}", "lad", "pilotta", 3, (b, ref), deals=1) for mode, b in hostile.items()]
+    specs.append(MatchSpec("m-good", "lad", "pilotta", 4, (good, ref), deals=2))
+    for spec in specs:
+        queue.enqueue(spec)
+    limits = Limits(memory_mb=160, pids=48)
+    sandbox = Sandbox(limits=limits)
+    runner = ArenaRunner(
+        reg,
+        log_dir=tmp_path / "logs",
+        deadline_ms=300,
+        time_bank_ms=300,
+        sandbox=sandbox,
+        packages=PackageCache(store),
+    )
+    worker = Worker(r, runner, "w-hostile", block_ms=200)
     try:
-        reg = Registry(r)
-        store = PackageStore(r)
-
-        def upload(name: str, data: bytes) -> str:
-            pm = read_manifest(data)
-            bot, _ = reg.register_package(name, "mallory", store.put(data), pm.raw, pm.manifest.games)
-            # Taken as validated here: a hostile bot may behave in its check and misbehave later.
-            reg.set_state(bot.bot_id, 1, VersionState("validated"))
-            return bot.bot_id
-
-        hostile = {mode: upload(f"h-{mode}", hostile_package(tmp_path, mode, "--mode", mode)) for mode in MODES}
-        good = upload("pyup", pack(HERE / "packages" / "pybot"))
-        heuristic = json.loads((REPO_ROOT / "sample_bots" / "heuristic" / "manifest.json").read_text())
-        manifest_dir = str(REPO_ROOT / "sample_bots" / "heuristic")
-        ref = reg.register("heuristic", "t", manifest=heuristic, manifest_dir=manifest_dir)[0].bot_id
-        queue = MatchQueue(r)
-        specs = [MatchSpec(f"m-{mode}", "lad", "pilotta", 3, (b, ref), deals=1) for mode, b in hostile.items()]
-        specs.append(MatchSpec("m-good", "lad", "pilotta", 4, (good, ref), deals=2))
-        for spec in specs:
-            queue.enqueue(spec)
-        limits = Limits(memory_mb=160, pids=48)
-        sandbox = Sandbox(limits=limits)
-        runner = ArenaRunner(
-            reg,
-            log_dir=tmp_path / "logs",
-            deadline_ms=300,
-            time_bank_ms=300,
-            sandbox=sandbox,
-            packages=PackageCache(store),
-        )
-        worker = Worker(r, runner, "w-hostile", block_ms=200)
-        try:
-            stats = worker.run(max_matches=len(specs), idle_exit_s=60)
-        finally:
-            runner.close()
-        assert stats.recorded == len(specs) and queue.dead_letter_count() == 0
-        results = {s.match_id: queue.get_result(s.match_id) for s in specs}
-        assert all(res is not None for res in results.values())
-        good_result = results["m-good"]
-        assert good_result is not None and good_result.forfeit is None and good_result.deals_played >= 2
-        outcome = {m: (res.winner, res.forfeit) for m, res in results.items() if res is not None}
-        assert outcome["m-forkbomb"][0] == 1 and outcome["m-memory"][0] == 1 and outcome["m-sleep"][0] == 1
-        assert outcome["m-memory"][1] == "bot h-memory crashed: out of memory"
-        assert outcome["m-sleep"][1] == "bot h-sleep exceeded 3 strikes (4 timeouts)"
-        assert outcome["m-forkbomb"][1] == "bot h-forkbomb crashed: process limit"
-        for mode in ("probe", "stderr", "detach"):  # contained: they play on, the match completes
-            assert outcome[f"m-{mode}"][1] is None, (mode, outcome[f"m-{mode}"])
-        # Nothing of theirs is left running: every instance's cgroup is gone (this sandbox's: others may be
-        # running on the same machine).
-        assert not list(Path("/sys/fs/cgroup").glob(f"*/**/pilotta-sandbox/{sandbox.work_dir.name}-run-*"))
+        stats = worker.run(max_matches=len(specs), idle_exit_s=60)
     finally:
-        r.close()
-        srv.stop()
+        runner.close()
+    assert stats.recorded == len(specs) and queue.dead_letter_count() == 0
+    results = {s.match_id: queue.get_result(s.match_id) for s in specs}
+    assert all(res is not None for res in results.values())
+    good_result = results["m-good"]
+    assert good_result is not None and good_result.forfeit is None and good_result.deals_played >= 2
+    outcome = {m: (res.winner, res.forfeit) for m, res in results.items() if res is not None}
+    assert outcome["m-forkbomb"][0] == 1 and outcome["m-memory"][0] == 1 and outcome["m-sleep"][0] == 1
+    assert outcome["m-memory"][1] == "bot h-memory crashed: out of memory"
+    assert outcome["m-sleep"][1] == "bot h-sleep exceeded 3 strikes (4 timeouts)"
+    assert outcome["m-forkbomb"][1] == "bot h-forkbomb crashed: process limit"
+    for mode in ("probe", "stderr", "detach"):  # contained: they play on, the match completes
+        assert outcome[f"m-{mode}"][1] is None, (mode, outcome[f"m-{mode}"])
+    # Nothing of theirs is left running: every instance's cgroup is gone (this sandbox's: others may be
+    # running on the same machine).
+    assert not list(Path("/sys/fs/cgroup").glob(f"*/**/pilotta-sandbox/{sandbox.work_dir.name}-run-*"))
