@@ -2,7 +2,8 @@
 start, leaderboard, replay), a second ``arena up`` on the same data dir refused, and SIGTERM stopping
 everything (workers, bots, Redis) cleanly within a bound.  Its embedded Redis is supervised: killed, it is
 restarted and no result is lost; ``arena up`` SIGKILLed and started again gives one Redis and the same
-results after a reload from disk; no password in any process's arguments or a bot's environment."""
+results after a reload from disk; no password in any process's arguments or a bot's environment;
+``--open-registration`` takes new bots without a key, and a start without it requires the kept key again."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from arena.redis_server import EmbeddedRedis, connect, find_redis_server
 from referee.bots import free_port, load_manifest, start_bot
 
 STOP_BOUND_S = 30.0
+PYBOT = REPO / "tests" / "sandbox" / "packages" / "pybot"  # a small package to upload
 
 
 def _cli(data_dir, *args, timeout=60.0):
@@ -182,8 +184,9 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
 # --------------------------------------------------------------------- a supervised embedded Redis
 
 
-def _start_up(data, log_path, workers=2):
-    """``arena up`` as a real process on free ports; returns (process, its state file's contents)."""
+def _start_up(data, log_path, workers=2, *extra):
+    """``arena up`` as a real process on free ports (and ``extra`` arguments); returns (process, its state
+    file's contents)."""
     log = open(log_path, "ab")  # noqa: SIM115 - handed to the child
     try:
         up = subprocess.Popen(
@@ -199,6 +202,7 @@ def _start_up(data, log_path, workers=2):
                 "0",
                 "--metrics-port",
                 "0",
+                *extra,
             ),
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -331,6 +335,77 @@ def test_sigkilled_arena_up_then_a_new_one_gives_one_redis_and_the_same_results_
         assert _results(after) == before
         assert all(after.exists(keys.rated(m)) for m in before)
         assert after.xlen(keys.RESULTS_STREAM) == matches
+
+
+# --------------------------------------------------------------------- open registration
+
+
+def _stranger(api, stranger_dir, *args):
+    """The CLI as a stranger runs it: the API's address only, a data dir of its own and no ``ARENA_``
+    variable, so it finds no registration key (nor admin token) anywhere."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
+    cmd = arena_cmd(*args, "--api", api, "--data-dir", str(stranger_dir))
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, cwd=REPO, env=env)
+
+
+@pytest.mark.timeout(240)
+def test_open_registration_takes_no_key_and_a_start_without_it_requires_the_key_again(tmp_path):
+    if find_redis_server() is None:
+        pytest.skip("no redis-server")
+    data, stranger = tmp_path / "arena", tmp_path / "stranger"
+    endpoint_bot = start_bot(load_manifest(SAMPLES / "random"), tmp_path / "remote-bot")
+    try:
+        endpoint = endpoint_bot.endpoint
+
+        def register(api, name, *extra):
+            args = ("bot", "register", name, "--endpoint", endpoint, "--rulesets", "pilotta", "--owner", "s")
+            return _stranger(api, stranger, *args, *extra)
+
+        def submit(api, name, *extra):
+            return _stranger(api, stranger, "bot", "submit", name, str(PYBOT), "--owner", "s", *extra)
+
+        def banner(log_path):
+            return wait_until(lambda: "registration" in log_path.read_text() and log_path.read_text(), 30, "banner")
+
+        # Open: an endpoint bot and an uploaded package are taken without any key, and none is made.
+        up, state = _start_up(data, tmp_path / "open.log", 0, "--open-registration", "--allow-network", "127.0.0.0/8")
+        try:
+            assert "registration: open (no key needed to register a bot)" in banner(tmp_path / "open.log")
+            assert not (data / "registration-key").exists()
+            opened = register(state["api"], "stranger")
+            assert opened.returncode == 0 and "registered stranger (version 1, owner s)" in opened.stdout, opened.stderr
+            uploaded = submit(state["api"], "pyup")
+            assert uploaded.returncode == 0 and "submitted pyup version 1" in uploaded.stdout, uploaded.stderr
+        finally:
+            _stop(up)
+
+        # The same data dir started without the flag: a key is made, kept, printed, and required.
+        up, state = _start_up(data, tmp_path / "keyed.log", 0)
+        try:
+            key = (data / "registration-key").read_text().strip()
+            assert f"registration key (for new bots; also in {data / 'registration-key'}): {key}" in banner(
+                tmp_path / "keyed.log"
+            )
+            need = "this arena requires its registration key to register a bot (ask its operator)"
+            for refused in (register(state["api"], "latecomer"), submit(state["api"], "pyup2")):
+                assert refused.returncode == 1 and "UNAUTHENTICATED" in refused.stderr, refused.stderr
+                assert need in refused.stderr and "Traceback" not in refused.stderr
+            keyed = register(state["api"], "latecomer", "--registration-key", key)
+            assert keyed.returncode == 0, keyed.stderr
+        finally:
+            _stop(up)
+
+        # Opened again: no key is required, though the one made is kept for a later start without the flag.
+        up, state = _start_up(data, tmp_path / "reopened.log", 0, "--open-registration")
+        try:
+            assert "registration: open" in banner(tmp_path / "reopened.log")
+            again = register(state["api"], "third")
+            assert again.returncode == 0, again.stderr
+            assert (data / "registration-key").read_text().strip() == key
+        finally:
+            _stop(up)
+    finally:
+        endpoint_bot.stop()
 
 
 def _pid(r):
