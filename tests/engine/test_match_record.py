@@ -1,7 +1,7 @@
 """The match record of real matches (real gRPC bots on loopback, and bots started as processes): every
-bot action carries its latency, an answer the referee refused is kept beside the outcome, the bots are
-told every option and the ruleset version, and given boards are played (in the duplicate format with
-the partnerships swapped)."""
+bot action carries its latency (and, for a bot started as a process, the CPU time it spent on it), an
+answer the referee refused is kept beside the outcome, the bots are told every option and the ruleset
+version, and given boards are played (in the duplicate format with the partnerships swapped)."""
 
 from __future__ import annotations
 
@@ -123,6 +123,30 @@ def test_bots_started_as_processes_have_their_cpu_time_measured(tmp_path: Path) 
                 assert x["cpu_ms"] >= 0 and x["cpu_ms"] <= 60_000
             else:
                 assert "cpu_ms" not in x  # an endpoint the referee did not start: no reading
+    verify_match_record(out.record)
+
+
+# What tests/referee/bots/burn spends of CPU time at each decision (a busy loop on time.process_time()), and
+# what tests/referee/bots/sleep sleeps instead: the same wall time without CPU.
+BURN_MS = 30
+
+
+def test_a_decision_s_cpu_time_is_what_the_bot_spent_not_the_time_it_took(tmp_path: Path) -> None:
+    burner, sleeper = load_manifest(REFEREE_BOTS / "burn"), load_manifest(REFEREE_BOTS / "sleep")
+    settings = _settings(deals=2, deadline_ms=2000, duplicate=False, log_dir=str(tmp_path))
+    out = run_match([burner, sleeper], settings, "cpu-value")
+    assert out.forfeit is None
+    spent: dict[int, list[float]] = {0: [], 1: []}  # side -> cpu_ms of each of its decisions
+    for x in _actions(out.record):
+        spent[x["seat"] % 2].append(x["cpu_ms"])
+    burnt, slept = spent[0], spent[1]
+    assert len(burnt) >= 30 and len(slept) >= 30  # two played deals: 32 cards and the bids
+    # Counted in 10 ms clock ticks, a decision reads 20, 30 or 40 ms: only the sums are compared. The burner
+    # spent at least BURN_MS a decision (and little more: answering costs about a millisecond).
+    burnt_ms = BURN_MS * len(burnt)
+    assert 0.6 * burnt_ms <= sum(burnt) <= 2 * burnt_ms, (sum(burnt), burnt_ms)
+    # The sleeper took as long, without the CPU: a few milliseconds a decision at most, over all of them.
+    assert sum(slept) <= 5 * len(slept) and sum(slept) <= 0.2 * sum(burnt), (sum(slept), sum(burnt))
     verify_match_record(out.record)
 
 

@@ -16,6 +16,7 @@ Modes:
   noticefail answers well but fails every notice (version 1: a notice has no answer in version 2)
   leave      version 2: like ``first``, then ends its stream on decision number ``--after``
   unsolicited version 2: answers every decision under another decision's number
+``--burn-ms`` makes any mode spend that much of the process's CPU time first, in a busy loop.
 A spy (``spy=[]`` in-process) keeps every DecideRequest it receives.
 """
 
@@ -50,12 +51,14 @@ class Behaviour:
         seed: int = 0,
         sleep_ms: int = 0,
         after: int = 0,
+        burn_ms: int = 0,
         spy: list[bot_pb2.DecideRequest] | None = None,
         name: str = "",
         games: tuple[str, ...] = ("pilotta",),
         protocol: int = 1,
     ) -> None:
         self.mode, self.sleep_ms, self.after, self.spy = mode, sleep_ms, after, spy
+        self.burn_ms = burn_ms
         self.rng = random.Random(seed)
         self.name = name or f"test-{mode}"
         self.games = games
@@ -86,6 +89,10 @@ class Behaviour:
             os._exit(1)
         if mode == "sleep" or self.sleep_ms:  # ``sleep_ms`` slows any mode down
             time.sleep(self.sleep_ms / 1000)
+        if self.burn_ms:  # the process's CPU time (all its threads), which is what the referee's meter reads
+            until = time.process_time() + self.burn_ms / 1000
+            while time.process_time() < until:
+                pass
         if mode == "illegal":
             for card in CARDS:
                 if f"play {card}" not in legal:
@@ -181,9 +188,12 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--sleep-ms", type=int, default=0)
     p.add_argument("--after", type=int, default=0)
+    p.add_argument("--burn-ms", type=int, default=0)
     p.add_argument("--protocol", type=int, default=1)
     a = p.parse_args()
-    behaviour = Behaviour(a.mode, seed=a.seed, sleep_ms=a.sleep_ms, after=a.after, protocol=a.protocol)
+    behaviour = Behaviour(
+        a.mode, seed=a.seed, sleep_ms=a.sleep_ms, after=a.after, burn_ms=a.burn_ms, protocol=a.protocol
+    )
     server, port = build_server(behaviour, a.port)
     print(f"test bot {a.mode} on port {port}", file=sys.stderr, flush=True)
     done = threading.Event()
