@@ -16,7 +16,9 @@ its rating stands still.  Verdicts:
 * ``H0``: it is not: the ranked version stays, and the ladder goes on playing it; the new one is held out
   (its page says why);
 * ``undecided``: ``max_boards`` boards and no decision: held out, as ``H0`` (not shown to be better);
-* ``superseded``: a newer version arrived while it gated: that one gates now, against the ranked version.
+* ``superseded``: a newer version arrived while it gated: that one gates now, against the ranked version;
+* ``retired``: the bot was retired while it gated: the gate ends, nothing is ranked, and no gate opens for
+  it again (``Gates.end_retired``; a gating match still in flight is played and counts for nothing).
 
 A decided bot rejoins the ordinary matches level with the ladder's least-played bot (``scheduler.pick_pairs``
 keeps the counts even).
@@ -45,7 +47,7 @@ from arena import keys
 from arena.model import MatchResult, ValidationError, parse_seat
 from arena.sprt import Sprt, SprtBounds, SprtState, Verdict, mean_interval
 
-VERDICTS = ("H1", "H0", "undecided", "superseded")
+VERDICTS = ("H1", "H0", "undecided", "superseded", "retired")
 DEFAULT_MAX_BOARDS = 4000
 
 
@@ -186,8 +188,9 @@ class GateSummary:
 
     @property
     def status(self) -> str:
-        """``gating``, ``passed`` (H1), ``held out`` (H0, undecided) or ``superseded``."""
-        return {"": "gating", "H1": "passed", "superseded": "superseded"}.get(self.state.verdict, "held out")
+        """``gating``, ``passed`` (H1), ``held out`` (H0, undecided), ``superseded`` or ``retired``."""
+        shown = {"": "gating", "H1": "passed", "superseded": "superseded", "retired": "retired"}
+        return shown.get(self.state.verdict, "held out")
 
     def to_dict(self) -> dict[str, Any]:
         s = self.state
@@ -262,9 +265,11 @@ def verdict_of(config: GateConfig, state: GateState) -> str:
 # ------------------------------------------------------------------------------------- Redis side
 
 # KEYS: the ladder's gates index, the new gate hash, the gate hash of the candidate the caller saw gating
-# (or the new one again).  ARGV: bot id, candidate, base, candidate seen ('' none), now.
-# Starts the candidate's gate (once) and supersedes the one it replaces if that one was still going.
+# (or the new one again), the bot's hash.  ARGV: bot id, candidate, base, candidate seen ('' none), now.
+# Starts the candidate's gate (once) and supersedes the one it replaces if that one was still going; never
+# for a retired bot (a scheduler may have read it as active just before it was retired: ``end_retired``).
 _START_LUA = """
+if redis.call('HGET', KEYS[4], 'retired') == '1' then return 0 end
 local cur = redis.call('HGET', KEYS[1], ARGV[1]) or ''
 if cur ~= ARGV[4] then return 0 end
 if cur == ARGV[2] then return 1 end
@@ -312,6 +317,14 @@ return 1
 """
 
 
+# KEYS: a gate hash.  ARGV: now.  Ends the gate if it is still going (1), as its bot was retired.
+_END_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 or (redis.call('HGET', KEYS[1], 'verdict') or '') ~= '' then return 0 end
+redis.call('HSET', KEYS[1], 'verdict', 'retired', 'decided', ARGV[1])
+return 1
+"""
+
+
 class Gates:
     """The gates of every gated ladder, in Redis."""
 
@@ -320,6 +333,7 @@ class Gates:
         self._start = r.register_script(_START_LUA)
         self._apply = r.register_script(_APPLY_LUA)
         self._decide = r.register_script(_DECIDE_LUA)
+        self._end = r.register_script(_END_LUA)
 
     def ranked(self, ladder: str) -> dict[str, int]:
         return {b: int(v) for b, v in self.r.hgetall(keys.ladder_ranked(ladder)).items()}
@@ -347,14 +361,31 @@ class Gates:
 
     def start(self, ladder: str, bot_id: str, candidate: int, base: int, seen: int | None, now: float) -> bool:
         """Gate ``candidate`` against ``base`` (superseding the gate of ``seen``, the candidate the caller
-        saw gating, if still going); False if another scheduler changed the gate since it was read."""
+        saw gating, if still going); False if another scheduler changed the gate since it was read, or the
+        bot is retired."""
         old = keys.gate(ladder, bot_id, seen) if seen is not None else keys.gate(ladder, bot_id, candidate)
         return bool(
             self._start(
-                keys=[keys.ladder_gates(ladder), keys.gate(ladder, bot_id, candidate), old],
+                keys=[keys.ladder_gates(ladder), keys.gate(ladder, bot_id, candidate), old, keys.bot(bot_id)],
                 args=[bot_id, candidate, base, "" if seen is None else seen, repr(now)],
             )
         )
+
+    def end_retired(self, bot_id: str, now: float) -> list[str]:
+        """End the gates of a bot just retired that are still going, on every gated ladder (verdict
+        ``retired``: its new version is never ranked; a result of a gating match still in flight is marked
+        and counts for nothing).  Call it once the bot is marked retired: from then on no gate of it opens
+        (``start``).  Returns the ladders whose gate it ended."""
+        ladders = sorted(self.r.hkeys(keys.LADDERS))
+        with self.r.pipeline(transaction=False) as p:
+            for lid in ladders:
+                p.hget(keys.ladder_gates(lid), bot_id)
+            gated = p.execute()
+        return [
+            lid
+            for lid, version in zip(ladders, gated, strict=True)
+            if version is not None and self._end(keys=[keys.gate(lid, bot_id, int(version))], args=[repr(now)])
+        ]
 
     def apply_result(self, result: MatchResult, entry_id: str | None = None, now: float = 0.0) -> bool:
         """Count a gating result's boards in its gate exactly once, then record the verdict if they give one.

@@ -59,7 +59,7 @@ def gate_line(g: arena_pb2.GateStatus) -> str:
     """One version's gate: ``v3 vs v2: gating, 48 boards (6 matches), score +0.312 [+0.05, +0.57],
     LLR +1.20 in (-2.94, +2.94)``; decided: its verdict."""
     interval = f" [{g.low:+.3f}, {g.high:+.3f}]" if g.HasField("low") else ""
-    verdict = f" ({g.verdict})" if g.verdict and g.verdict != "superseded" else ""
+    verdict = f" ({g.verdict})" if g.verdict not in ("", g.status) else ""  # not "superseded (superseded)"
     return (
         f"v{g.version} vs v{g.base}: {g.status}{verdict}, {g.boards} boards ({g.matches} matches), "
         f"score {g.mean:+.3f}{interval}, LLR {g.llr:+.2f} in ({g.lower:+.2f}, {g.upper:+.2f})"

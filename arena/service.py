@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -318,9 +319,11 @@ class Arena:
         return out
 
     def retire_bot(self, name: str, token: str) -> Bot:
-        """Retired: kept for history, never scheduled again, off every ladder and leaderboard."""
+        """Retired: kept for history, never scheduled again, off every ladder and leaderboard; a version of
+        it gating on a gated ladder is gating no more (``Gates.end_retired``)."""
         bot_id = self.registry.by_name(name).bot_id
         bot = self.registry.retire(bot_id, token)
+        self.scheduler.gates.end_retired(bot.bot_id, time.time())
         for ladder in self.scheduler.ladders():
             self.scheduler.leave(ladder, bot.bot_id)
             metrics.remove_rating(bot.name, ladder)

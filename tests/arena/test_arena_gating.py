@@ -461,6 +461,39 @@ def test_an_upload_gates_only_once_validated(r) -> None:
     assert [(g.bot_id, g.candidate, g.base, g.verdict) for g in gates] == [(up.bot_id, 3, 1, "")]
 
 
+def test_retiring_a_bot_ends_its_gate(r) -> None:
+    arena, admin, a, b = _arena_with_two_bots(r)
+    lid = arena.start_ladder(admin, "pilotta", deals=2, gating=SMALL).ladder_id
+    sched = arena.scheduler
+    sched.sync_gates(lid, SMALL, sched.candidates(lid), 1.0)  # both versions 1 are ranked
+    arena.registry.update(a, admin, manifest=_manifest("heuristic"), manifest_dir=str(SAMPLES / "heuristic"))
+    (g,) = sched.schedule(lid, 1, now=2.0, max_in_flight=1)
+    assert g.gating and g.bots == (f"{a}@2", f"{a}@1")
+    assert [x.bot for x in arena.ladder_status(lid).gating] == ["alpha"]
+    arena.retire_bot("alpha", admin)
+    # Its gate has ended: no longer gating in the ladder's status, "retired" on its page, nothing ranked.
+    assert arena.ladder_status(lid).gating == ()
+    (v2,) = Gates(r).of_versions(lid, a, [2])
+    assert (v2.verdict, v2.gating, v2.boards) == ("retired", False, 0) and v2.decided > 0
+    assert [x.status for x in arena.bot_gates(arena.registry.get(a))[2]] == ["retired"]
+    assert sched.gates.ranked(lid) == {a: 1, b: 1}
+    # Its gating match still in flight is played and counts for nothing; nothing is scheduled for it.
+    MatchQueue(r).record_result(_on(gating_result(g.match_id, a, 2, 1, [1.0, 1.0]), lid), [a])
+    Ratings(r).process("u")
+    assert Gates(r).of_versions(lid, a, [2])[0].boards == 0
+    assert sched.schedule(lid, 5, now=3.0, max_in_flight=2) == []  # beta alone: no pair, no gate
+    # A bot retired before its new version's gate opened: a scheduler that read it as active just before
+    # cannot open one.
+    c, _ = arena.registry.register("gamma", "t", manifest=_manifest("random"), manifest_dir=str(SAMPLES / "random"))
+    arena.scheduler.join(lid, c.bot_id)
+    sched.sync_gates(lid, SMALL, sched.candidates(lid), 4.0)
+    arena.registry.update(c.bot_id, admin, manifest=_manifest("heuristic"), manifest_dir=str(SAMPLES / "heuristic"))
+    seen_active = sched.candidates(lid)
+    arena.retire_bot("gamma", admin)
+    sched.sync_gates(lid, SMALL, seen_active, 5.0)
+    assert c.bot_id not in Gates(r).latest(lid) and arena.ladder_status(lid).gating == ()
+
+
 def test_ladder_status_and_bot_status_lines() -> None:
     from pilotta.arena.v1 import arena_pb2
 
@@ -487,6 +520,8 @@ def test_ladder_status_and_bot_status_lines() -> None:
     )
     done = arena_pb2.GateStatus(version=2, base=1, status="held out", verdict="H0", boards=2, mean=-1.0, llr=-3.5)
     assert gate_line(done) == "v2 vs v1: held out (H0), 2 boards (0 matches), score -1.000, LLR -3.50 in (+0.00, +0.00)"
+    ended = arena_pb2.GateStatus(version=2, base=1, status="retired", verdict="retired")
+    assert gate_line(ended) == "v2 vs v1: retired, 0 boards (0 matches), score +0.000, LLR +0.00 in (+0.00, +0.00)"
     text = status_text(arena_pb2.LadderStatusReply(ladder="L", ruleset="pilotta", gating=[g]), now=0.0)
     assert f"gating alpha {gate_line(g)}; 2 gating matches in flight" in text.splitlines()
 

@@ -329,9 +329,9 @@ class GateStatus(_message.Message):
     base: _builtins.int
     """the ranked version it plays against"""
     status: _builtins.str
-    """gating, passed, held out or superseded"""
+    """gating, passed, held out, superseded or retired"""
     verdict: _builtins.str
-    """empty while gating; H1, H0, undecided or superseded"""
+    """empty while gating; H1, H0, undecided, superseded or retired"""
     boards: _builtins.int
     matches: _builtins.int
     mean: _builtins.float
