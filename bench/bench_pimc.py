@@ -281,9 +281,16 @@ class Figure:
         )
 
 
-def settings_json(settings: Settings) -> str:
-    fields = dataclasses.asdict(settings)
+ARENA_DEADLINE_MS = 1000  # the deadline_ms the arena's requests carry, and so the boards' by default
+
+
+def settings_json(settings: Settings, deadline_ms: int = ARENA_DEADLINE_MS) -> str:
+    """A figure's settings: the bot's (the seed aside), and the requests' ``deadline_ms`` when it is not the
+    arena's (the bot never plans past it less ``SAFETY_MS``, so it caps any larger budget)."""
+    fields: dict[str, Any] = dataclasses.asdict(settings)
     fields.pop("seed", None)
+    if deadline_ms != ARENA_DEADLINE_MS:
+        fields["deadline_ms"] = deadline_ms
     return json.dumps(fields, sort_keys=True)
 
 
@@ -312,15 +319,15 @@ class CpuTimed:
         return code
 
 
-def play_board(name: str, b: int, bot: PimcBot, opponent: Any) -> dict[str, Any]:
+def play_board(name: str, b: int, bot: PimcBot, opponent: Any, deadline_ms: int = ARENA_DEADLINE_MS) -> dict[str, Any]:
     """Board ``b`` (the pack and dealer of seed ``1000 + b``) at both tables: its record line's fields."""
     rng = random.Random(1000 + b)
     ruleset = get_ruleset(name)
     deck, dealer = random_deck(rng), rng.randrange(4)
     pimc, other = CpuTimed(bot), CpuTimed(opponent)
     started = time.perf_counter()
-    first = play_deal(ruleset, dealer, deck, [pimc, other, pimc, other])
-    second = play_deal(ruleset, dealer, deck, [other, pimc, other, pimc])
+    first = play_deal(ruleset, dealer, deck, [pimc, other, pimc, other], deadline_ms)
+    second = play_deal(ruleset, dealer, deck, [other, pimc, other, pimc], deadline_ms)
     margin = (first.written[0] - first.written[1]) + (second.written[1] - second.written[0])
     mine = first.decision_seconds[0] + first.decision_seconds[2] + second.decision_seconds[1]
     mine += second.decision_seconds[3]
@@ -391,6 +398,7 @@ def run_boards(
     settings: Settings,
     chunk: int,
     until: datetime.datetime | None,
+    deadline_ms: int = ARENA_DEADLINE_MS,
 ) -> None:
     """Play the boards ``0..boards-1`` each figure lacks in ``results``, appending a line per board (flushed
     and synced, so a stop loses at most the board being played)."""
@@ -399,7 +407,7 @@ def run_boards(
     todo = []
     for name in rulesets:
         for opponent in opponents:
-            figure = Figure(name, opponent, PimcBot.version, settings_json(settings))
+            figure = Figure(name, opponent, PimcBot.version, settings_json(settings, deadline_ms))
             have = done.get(figure, {})
             todo.append((figure, [b for b in range(boards) if b not in have]))
             print(f"{figure.label}: {len(have)} boards in {results}, {len(todo[-1][1])} to play", flush=True)
@@ -421,7 +429,7 @@ def run_boards(
                         "settings": json.loads(figure.settings),
                         "backend": describe_backend(),
                         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-                        **play_board(figure.ruleset, b, pimc, other),
+                        **play_board(figure.ruleset, b, pimc, other, deadline_ms),
                     }
                     out.write(json.dumps(row, separators=(",", ":")) + "\n")
                     out.flush()
@@ -501,6 +509,13 @@ def main(argv: list[str]) -> int:
             help="worlds before a card play may stop early (--max-worlds or more: every card play solves exactly "
             "--max-worlds worlds, given the time; the worlds figures use it)",
         )
+        run.add_argument(
+            "--deadline-ms",
+            type=int,
+            default=ARENA_DEADLINE_MS,
+            help="the requests' deadline_ms (default the arena's 1000: no decision plans past 850 ms, whatever "
+            "--budget-ms says; the worlds figures lift it so that the number of worlds binds)",
+        )
         run.add_argument("--chunk", type=int, default=0, help="boards per figure in turn (0: each to the end)")
         run.add_argument("--until", type=until_today, default=None, help="HH:MM UTC: start no board after it")
         run.add_argument("--pure", action="store_true", help="the pure-Python kernel")
@@ -518,7 +533,8 @@ def main(argv: list[str]) -> int:
         opponents = args.opponent.split(",")
         for o in opponents:
             opponent_bot(o, settings)
-        run_boards(args.results, args.ruleset.split(","), opponents, args.boards, settings, args.chunk, args.until)
+        rulesets = args.ruleset.split(",")
+        run_boards(args.results, rulesets, opponents, args.boards, settings, args.chunk, args.until, args.deadline_ms)
         return 0
     return bench_all()
 

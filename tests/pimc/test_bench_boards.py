@@ -73,3 +73,39 @@ def test_figures_merge_files_and_count_a_board_once(tmp_path: Path) -> None:
     french = next(line for line in out.splitlines() if line.startswith("french"))
     assert f"5 boards, margin {mean:+.1f} ± {half:.1f} per board" in french
     assert any(line.startswith("bela") and "2 boards" in line for line in out.splitlines())
+
+
+def test_a_lifted_deadline_is_a_figure_of_its_own_and_pairs_with_the_default(tmp_path: Path) -> None:
+    """Boards played with another ``--deadline-ms`` (the requests' deadline, which caps any budget) never pool
+    with the arena's default deadline; ``figures`` pairs the two on the boards both played."""
+    results = tmp_path / "r.jsonl"
+    boards(results, 3)
+    run = bench(
+        "boards",
+        "--results",
+        str(results),
+        "--ruleset",
+        "french",
+        "--opponent",
+        "random",
+        "--boards",
+        "2",
+        "--budget-ms",
+        "0",
+        "--deadline-ms",
+        "60000",
+    )
+    assert "0 boards in" in run.stdout and "2 to play" in run.stdout  # the default's three boards are not its
+    rows = [json.loads(line) for line in lines(results)]
+    assert [r["settings"].get("deadline_ms") for r in rows] == [None, None, None, 60000, 60000]
+    out = bench("figures", str(results)).stdout.splitlines()
+    assert sum(line.startswith("french") for line in out) == 2
+    assert any("3 boards" in line and "deadline_ms" not in line for line in out if line.startswith("french"))
+    assert any('"deadline_ms": 60000' in line and "2 boards" in line for line in out if line.startswith("french"))
+    by_board = {(r["settings"].get("deadline_ms"), r["board"]): r["margin"] for r in rows}
+    paired = next(line for line in out if line.startswith("paired"))
+    first = paired.split(") - (")[0]  # the line reads "(figure X) - (figure Y): mean ± half"
+    x, y = (60000, None) if "deadline_ms" in first else (None, 60000)
+    diffs = [by_board[(x, b)] - by_board[(y, b)] for b in (0, 1)]
+    mean, half = statistics.fmean(diffs), 1.96 * statistics.stdev(diffs) / 2**0.5
+    assert paired.startswith("paired, 2 boards:") and paired.endswith(f"{mean:+.1f} ± {half:.1f} per board")
