@@ -7,6 +7,8 @@ this module only lists them. A subcommand sets ``func`` (``args -> exit code``) 
 from __future__ import annotations
 
 import argparse
+import faulthandler
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import cast
@@ -66,6 +68,10 @@ def _call(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # `kill -USR1 <pid>` prints every thread's stack to stderr: for a command (a worker, `arena up`, a
+    # watch) that seems stuck, without stopping it.
+    if hasattr(signal, "SIGUSR1"):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     return run(build_parser(), argv, _call)
 
 

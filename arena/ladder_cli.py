@@ -1,7 +1,11 @@
 """``arena ladder status --watch`` and ``arena ladder start --follow``: a running ladder, refreshed.
 
 Both poll ``LadderStatus`` (one call with a deadline per refresh, every ``--interval`` seconds, 0.5 to 60)
-and leave on Ctrl-C without a traceback (exit 0: the ladder goes on; only the watching stops).
+and leave on Ctrl-C without a traceback (exit 0: the ladder goes on; only the watching stops). Ctrl-C is
+taken as an event (``ctrl_c``), never as a KeyboardInterrupt raised wherever the main thread is: inside
+a gRPC call that leaves the call and its channel to gRPC's handling of an exception mid-call (grpc/grpc
+#19973 was a deadlock of that kind), and once a watch under load did not leave. The watch leaves when the
+refresh in flight ends (within its deadline); a second Ctrl-C ends the process at once.
 
 * ``--watch`` redraws the status in place on a terminal (a block per refresh otherwise): played, waiting,
   playing and dead-lettered matches, the pace in matches per minute, for a ladder with a budget what is
@@ -14,10 +18,15 @@ and leave on Ctrl-C without a traceback (exit 0: the ladder goes on; only the wa
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from types import FrameType
 from typing import TextIO
 
 from pilotta.arena.v1 import arena_pb2
@@ -95,6 +104,29 @@ def status_text(s: arena_pb2.LadderStatusReply, now: float | None = None) -> str
     return "\n".join(lines)
 
 
+@contextlib.contextmanager
+def ctrl_c() -> Iterator[threading.Event]:
+    """An event set by Ctrl-C (SIGINT) while in this block. A second Ctrl-C ends the process at once, killed by
+    SIGINT as without a handler (a KeyboardInterrupt raised now could be swallowed by the call in flight, as
+    the first one was). Outside the main thread (no signal handler can be set there) the event is never set."""
+    pressed = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield pressed
+        return
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        if pressed.is_set():
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGINT)
+        pressed.set()
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield pressed
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def check_interval(interval: float) -> float:
     if not MIN_INTERVAL_S <= interval <= MAX_INTERVAL_S:
         raise ValueError(f"--interval must be {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g} seconds, not {interval:g}")
@@ -106,22 +138,26 @@ def watch(fetch: Fetch, interval: float, out: TextIO = sys.stdout, refreshes: in
     draws; returns the exit code (0)."""
     tty = out.isatty()
     drawn = 0
-    try:
-        while True:
-            s = fetch()
-            text = status_text(s)
-            out.write((CLEAR + text + "\n") if tty else (text + "\n\n"))
-            out.flush()
-            drawn += 1
-            if s.HasField("remaining") and s.remaining == 0:
-                print(f"ladder {s.name or s.ladder}: every match of its budget is played", file=out)
-                return 0
-            if refreshes is not None and drawn >= refreshes:
-                return 0
-            time.sleep(interval)
-    except KeyboardInterrupt:
-        print("\nstopped watching (the ladder goes on)", file=out)
-        return 0
+    with ctrl_c() as pressed:
+        try:
+            while not pressed.is_set():
+                s = fetch()
+                if pressed.is_set():
+                    break
+                text = status_text(s)
+                out.write((CLEAR + text + "\n") if tty else (text + "\n\n"))
+                out.flush()
+                drawn += 1
+                if s.HasField("remaining") and s.remaining == 0:
+                    print(f"ladder {s.name or s.ladder}: every match of its budget is played", file=out)
+                    return 0
+                if refreshes is not None and drawn >= refreshes:
+                    return 0
+                pressed.wait(interval)
+        except KeyboardInterrupt:
+            pass
+    print("\nstopped watching (the ladder goes on)", file=out)
+    return 0
 
 
 def follow(fetch: Fetch, total: int, interval: float, out: TextIO = sys.stderr, stall_s: float = STALL_S) -> int:
@@ -132,34 +168,38 @@ def follow(fetch: Fetch, total: int, interval: float, out: TextIO = sys.stderr, 
 
     bar = Progress(total, out)
     last_done, last_change = -1, time.monotonic()
-    try:
-        while True:
-            s = fetch()
-            if not s.HasField("remaining"):
-                bar.close()
-                print(f"ladder {s.name or s.ladder} was stopped before its matches were played", file=out)
-                return 1
-            done = max(0, total - int(s.remaining))
-            note = pace_line(s, time.time()).split(";")[0]
-            if s.holding:
-                note += f"; held by {', '.join(s.holding)}"
-            bar.show(done, note)
-            if s.remaining == 0:
-                bar.close()
-                return 0
-            if done != last_done:
-                last_done, last_change = done, time.monotonic()
-            elif time.monotonic() - last_change > stall_s:
-                bar.close()
-                flying = ", ".join(f"{m.match_id} ({duration(m.age_seconds)})" for m in s.in_flight[:5]) or "none"
-                print(
-                    f"no match finished for {duration(stall_s)}; in flight: {flying} "
-                    f"(`arena ladder status --watch --ladder {s.name or s.ladder}`)",
-                    file=out,
-                )
-                return 1
-            time.sleep(interval)
-    except KeyboardInterrupt:
-        bar.close()
-        print("stopped following (the ladder goes on: `arena ladder status --watch`)", file=out)
-        return 0
+    with ctrl_c() as pressed:
+        try:
+            while not pressed.is_set():
+                s = fetch()
+                if pressed.is_set():
+                    break
+                if not s.HasField("remaining"):
+                    bar.close()
+                    print(f"ladder {s.name or s.ladder} was stopped before its matches were played", file=out)
+                    return 1
+                done = max(0, total - int(s.remaining))
+                note = pace_line(s, time.time()).split(";")[0]
+                if s.holding:
+                    note += f"; held by {', '.join(s.holding)}"
+                bar.show(done, note)
+                if s.remaining == 0:
+                    bar.close()
+                    return 0
+                if done != last_done:
+                    last_done, last_change = done, time.monotonic()
+                elif time.monotonic() - last_change > stall_s:
+                    bar.close()
+                    flying = ", ".join(f"{m.match_id} ({duration(m.age_seconds)})" for m in s.in_flight[:5])
+                    print(
+                        f"no match finished for {duration(stall_s)}; in flight: {flying or 'none'} "
+                        f"(`arena ladder status --watch --ladder {s.name or s.ladder}`)",
+                        file=out,
+                    )
+                    return 1
+                pressed.wait(interval)
+        except KeyboardInterrupt:
+            pass
+    bar.close()
+    print("stopped following (the ladder goes on: `arena ladder status --watch`)", file=out)
+    return 0

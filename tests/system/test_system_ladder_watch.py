@@ -10,6 +10,7 @@ import select
 import signal
 import subprocess
 import time
+from concurrent import futures
 from pathlib import Path
 
 import grpc
@@ -136,7 +137,14 @@ def test_watch_leaves_on_ctrl_c_without_a_traceback(r, admin, api, stub):
         assert ready and watch.stdout.readline().startswith("ladder pilotta-")
         time.sleep(0.7)  # at least one more refresh
         watch.send_signal(signal.SIGINT)
-        out, err = watch.communicate(timeout=20)
+        try:
+            out, err = watch.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            watch.send_signal(signal.SIGUSR1)  # every thread's stack (faulthandler), for the failure's message
+            time.sleep(1)
+            watch.kill()
+            out, err = watch.communicate(timeout=10)
+            raise AssertionError(f"the watch did not leave within 20 s of its Ctrl-C; its stacks:\n{err}") from None
     finally:
         if watch.poll() is None:
             watch.kill()
@@ -145,6 +153,66 @@ def test_watch_leaves_on_ctrl_c_without_a_traceback(r, admin, api, stub):
     assert out.rstrip().endswith("stopped watching (the ladder goes on)") and "Traceback" not in err, err
     bad = arena(api.address, "ladder", "status", "--watch", "--interval", "0.1")
     assert bad.returncode == 2 and "--interval must be 0.5 to 60 seconds, not 0.1" in bad.stderr
+
+
+class SlowStatusApi:
+    """A real gRPC server answering LadderStatus only after ``delay_s`` (an arena API under load, or stuck),
+    so that a Ctrl-C comes while the watch's call is in flight."""
+
+    def __init__(self, delay_s: float) -> None:
+        def status(raw: bytes, context: grpc.ServicerContext) -> bytes:
+            time.sleep(delay_s)
+            return bytes(arena_pb2.LadderStatusReply(ladder="pilotta-slow").SerializeToString())
+
+        self.server = grpc.server(futures.ThreadPoolExecutor(4))
+        handlers = {"LadderStatus": grpc.unary_unary_rpc_method_handler(status)}
+        self.server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler("pilotta.arena.v1.Arena", handlers),)
+        )
+        self.address = f"127.0.0.1:{self.server.add_insecure_port('127.0.0.1:0')}"
+        self.server.start()
+
+    def close(self) -> None:
+        self.server.stop(0)
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("presses", [1, 2])
+def test_ctrl_c_while_a_refresh_is_in_flight_leaves(presses):
+    """A Ctrl-C while the refresh is in flight (an API under load, or stuck) leaves when that refresh ends
+    (here 3 s) without drawing it; a second Ctrl-C ends the process at once."""
+    api = SlowStatusApi(3.0)
+    watch = subprocess.Popen(
+        arena_cmd("ladder", "status", "--watch", "--interval", "0.5", "--api", api.address),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    try:
+        time.sleep(1.5)  # started, and waiting for its first LadderStatus
+        assert watch.poll() is None
+        if presses == 1:
+            watch.send_signal(signal.SIGUSR1)  # its stacks on stderr (faulthandler), and it goes on
+        pressed = time.monotonic()
+        for _ in range(presses):
+            watch.send_signal(signal.SIGINT)
+            time.sleep(0.6)  # two signals before the first is handled are one (Python keeps one pending flag)
+        out, err = watch.communicate(timeout=15)
+        took = time.monotonic() - pressed
+    finally:
+        if watch.poll() is None:
+            watch.kill()
+            watch.wait(10)
+        api.close()
+    if presses == 1:
+        assert watch.returncode == 0, err
+        assert out.strip() == "stopped watching (the ladder goes on)"  # the refresh that ended is not drawn
+        assert "Traceback" not in err, err
+        assert "Current thread" in err and "ladder_cli.py" in err and "in watch" in err, err
+    else:
+        # Killed by the second SIGINT, before the call in flight ended.
+        assert watch.returncode == -signal.SIGINT and took < 2.9, (watch.returncode, took, err)
 
 
 @pytest.mark.timeout(150)
