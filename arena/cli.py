@@ -7,6 +7,7 @@ this module only lists them. A subcommand sets ``func`` (``args -> exit code``) 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import signal
 import sys
@@ -70,8 +71,10 @@ def _call(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     # `kill -USR1 <pid>` prints every thread's stack to stderr: for a command (a worker, `arena up`, a
     # watch) that seems stuck, without stopping it.
+    # (Not where stderr is no file, as when a test calls main() with its output captured.)
     if hasattr(signal, "SIGUSR1"):
-        faulthandler.register(signal.SIGUSR1, all_threads=True)
+        with contextlib.suppress(OSError, ValueError):
+            faulthandler.register(signal.SIGUSR1, all_threads=True)
     return run(build_parser(), argv, _call)
 
 
