@@ -44,6 +44,7 @@ from arena.redis_server import EmbeddedRedis, connect  # noqa: E402
 from arena.registry import Registry  # noqa: E402
 from arena.runner import registry_manifest  # noqa: E402
 from referee.bots import load_manifest  # noqa: E402
+from referee.cputime import descendants  # noqa: E402
 
 
 def setup(r: Any, matches: int, deals: int) -> None:
@@ -93,21 +94,8 @@ def cpu_ms(workers: list[int]) -> tuple[float, float]:
         fields = text[text.rfind(b")") + 2 :].split()
         return (int(fields[11]) + int(fields[12])) * tick
 
-    def children(pid: int) -> list[int]:
-        found = []
-        for task in Path(f"/proc/{pid}/task").glob("*/children"):
-            try:
-                found.extend(int(c) for c in task.read_text().split())
-            except (OSError, ValueError):
-                continue
-        return found
-
     worker_ms = sum(own(p) for p in workers)
-    bots_ms, todo = 0.0, [c for p in workers for c in children(p)]
-    while todo:
-        pid = todo.pop()
-        bots_ms += own(pid)
-        todo.extend(children(pid))
+    bots_ms = sum(own(b) for p in workers for b in descendants(p)[1:])  # (descendants() lists p first)
     return worker_ms, bots_ms
 
 

@@ -52,7 +52,7 @@ def _open_stat(pid: int) -> int | None:
         return None
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
     """``pid`` and every process below it, from /proc/PID/task/TID/children."""
     found, todo = [], [pid]
     while todo:
@@ -92,7 +92,7 @@ class ProcessTreeCpu:
 
     def _rescan(self) -> None:
         self._scanned = time.monotonic()
-        pids = set(_descendants(self.pid))
+        pids = set(descendants(self.pid))
         for gone in set(self._fds) - pids:
             os.close(self._fds.pop(gone))
         for pid in pids - set(self._fds):
