@@ -24,7 +24,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from datetime import UTC, datetime
 from types import FrameType
 from typing import TextIO
@@ -107,8 +107,9 @@ def status_text(s: arena_pb2.LadderStatusReply, now: float | None = None) -> str
 @contextlib.contextmanager
 def ctrl_c() -> Iterator[threading.Event]:
     """An event set by Ctrl-C (SIGINT) while in this block. A second Ctrl-C ends the process at once, killed by
-    SIGINT as without a handler (a KeyboardInterrupt raised now could be swallowed by the call in flight, as
-    the first one was). Outside the main thread (no signal handler can be set there) the event is never set."""
+    SIGINT as without a handler (not a KeyboardInterrupt, which would land inside the call in flight: what
+    the event is there to avoid). Outside the main thread (no signal handler can be set there) the event is
+    never set."""
     pressed = threading.Event()
     if threading.current_thread() is not threading.main_thread():
         yield pressed
@@ -133,29 +134,32 @@ def check_interval(interval: float) -> float:
     return interval
 
 
+def polled(fetch: Fetch, interval: float) -> Generator[arena_pb2.LadderStatusReply, None, None]:
+    """``fetch()``'s replies, one every ``interval`` s, until Ctrl-C (``ctrl_c``): a reply that comes after
+    it is not given. Close it (``contextlib.closing``) to give Ctrl-C back at once."""
+    with ctrl_c() as pressed:
+        while not pressed.is_set():
+            reply = fetch()
+            if pressed.is_set():
+                return
+            yield reply
+            pressed.wait(interval)
+
+
 def watch(fetch: Fetch, interval: float, out: TextIO = sys.stdout, refreshes: int | None = None) -> int:
     """Draw the status every ``interval`` s until Ctrl-C, the ladder's budget is played, or ``refreshes``
     draws; returns the exit code (0)."""
     tty = out.isatty()
-    drawn = 0
-    with ctrl_c() as pressed:
-        try:
-            while not pressed.is_set():
-                s = fetch()
-                if pressed.is_set():
-                    break
-                text = status_text(s)
-                out.write((CLEAR + text + "\n") if tty else (text + "\n\n"))
-                out.flush()
-                drawn += 1
-                if s.HasField("remaining") and s.remaining == 0:
-                    print(f"ladder {s.name or s.ladder}: every match of its budget is played", file=out)
-                    return 0
-                if refreshes is not None and drawn >= refreshes:
-                    return 0
-                pressed.wait(interval)
-        except KeyboardInterrupt:
-            pass
+    with contextlib.closing(polled(fetch, interval)) as replies:
+        for drawn, s in enumerate(replies, 1):
+            text = status_text(s)
+            out.write((CLEAR + text + "\n") if tty else (text + "\n\n"))
+            out.flush()
+            if s.HasField("remaining") and s.remaining == 0:
+                print(f"ladder {s.name or s.ladder}: every match of its budget is played", file=out)
+                return 0
+            if refreshes is not None and drawn >= refreshes:
+                return 0
     print("\nstopped watching (the ladder goes on)", file=out)
     return 0
 
@@ -168,38 +172,31 @@ def follow(fetch: Fetch, total: int, interval: float, out: TextIO = sys.stderr, 
 
     bar = Progress(total, out)
     last_done, last_change = -1, time.monotonic()
-    with ctrl_c() as pressed:
-        try:
-            while not pressed.is_set():
-                s = fetch()
-                if pressed.is_set():
-                    break
-                if not s.HasField("remaining"):
-                    bar.close()
-                    print(f"ladder {s.name or s.ladder} was stopped before its matches were played", file=out)
-                    return 1
-                done = max(0, total - int(s.remaining))
-                note = pace_line(s, time.time()).split(";")[0]
-                if s.holding:
-                    note += f"; held by {', '.join(s.holding)}"
-                bar.show(done, note)
-                if s.remaining == 0:
-                    bar.close()
-                    return 0
-                if done != last_done:
-                    last_done, last_change = done, time.monotonic()
-                elif time.monotonic() - last_change > stall_s:
-                    bar.close()
-                    flying = ", ".join(f"{m.match_id} ({duration(m.age_seconds)})" for m in s.in_flight[:5])
-                    print(
-                        f"no match finished for {duration(stall_s)}; in flight: {flying or 'none'} "
-                        f"(`arena ladder status --watch --ladder {s.name or s.ladder}`)",
-                        file=out,
-                    )
-                    return 1
-                pressed.wait(interval)
-        except KeyboardInterrupt:
-            pass
+    with contextlib.closing(polled(fetch, interval)) as replies:
+        for s in replies:
+            if not s.HasField("remaining"):
+                bar.close()
+                print(f"ladder {s.name or s.ladder} was stopped before its matches were played", file=out)
+                return 1
+            done = max(0, total - int(s.remaining))
+            note = pace_line(s, time.time()).split(";")[0]
+            if s.holding:
+                note += f"; held by {', '.join(s.holding)}"
+            bar.show(done, note)
+            if s.remaining == 0:
+                bar.close()
+                return 0
+            if done != last_done:
+                last_done, last_change = done, time.monotonic()
+            elif time.monotonic() - last_change > stall_s:
+                bar.close()
+                flying = ", ".join(f"{m.match_id} ({duration(m.age_seconds)})" for m in s.in_flight[:5])
+                print(
+                    f"no match finished for {duration(stall_s)}; in flight: {flying or 'none'} "
+                    f"(`arena ladder status --watch --ladder {s.name or s.ladder}`)",
+                    file=out,
+                )
+                return 1
     bar.close()
     print("stopped following (the ladder goes on: `arena ladder status --watch`)", file=out)
     return 0
