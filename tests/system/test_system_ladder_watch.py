@@ -9,6 +9,7 @@ import re
 import select
 import signal
 import subprocess
+import threading
 import time
 from concurrent import futures
 from pathlib import Path
@@ -34,6 +35,17 @@ def arena(api: str, *args: str, timeout: float = 60) -> subprocess.CompletedProc
 
 def start(api: str, admin: str, *args: str) -> subprocess.CompletedProcess[str]:
     return arena(api, "ladder", "start", "--token", admin, *args)
+
+
+def watch_proc(api: str) -> subprocess.Popen[str]:
+    """A real ``arena ladder status --watch`` process, refreshing every 0.5 s, its output piped."""
+    return subprocess.Popen(
+        arena_cmd("ladder", "status", "--watch", "--interval", "0.5", "--api", api),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
 
 
 @pytest.mark.timeout(180)
@@ -86,13 +98,7 @@ def test_watch_shows_pace_eta_and_matches_in_flight_then_ends_with_the_budget(
     matches = 4
     started = start(api.address, admin, "--name", "main", "--deals", "1", "--matches", str(matches))
     assert started.returncode == 0, started.stderr
-    watch = subprocess.Popen(
-        arena_cmd("ladder", "status", "--watch", "--interval", "0.5", "--api", api.address),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
+    watch = watch_proc(api.address)
     workers = []
     try:
         # Half the budget, then a pause of three refreshes (a pace, 2 left, an ETA), then the rest.
@@ -124,13 +130,7 @@ def test_watch_leaves_on_ctrl_c_without_a_traceback(r, admin, api, stub):
     register(stub, admin, "random")
     register(stub, admin, "heuristic")
     assert start(api.address, admin, "--deals", "1").returncode == 0  # no budget, no worker: runs forever
-    watch = subprocess.Popen(
-        arena_cmd("ladder", "status", "--watch", "--interval", "0.5", "--api", api.address),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
+    watch = watch_proc(api.address)
     try:
         assert watch.stdout is not None
         ready, _, _ = select.select([watch.stdout], [], [], 30)
@@ -160,7 +160,10 @@ class SlowStatusApi:
     so that a Ctrl-C comes while the watch's call is in flight."""
 
     def __init__(self, delay_s: float) -> None:
+        self.asked = threading.Event()  # a LadderStatus call has come
+
         def status(raw: bytes, context: grpc.ServicerContext) -> bytes:
+            self.asked.set()
             time.sleep(delay_s)
             return bytes(arena_pb2.LadderStatusReply(ladder="pilotta-slow").SerializeToString())
 
@@ -182,15 +185,9 @@ def test_ctrl_c_while_a_refresh_is_in_flight_leaves(presses):
     """A Ctrl-C while the refresh is in flight (an API under load, or stuck) leaves when that refresh ends
     (here 3 s) without drawing it; a second Ctrl-C ends the process at once."""
     api = SlowStatusApi(3.0)
-    watch = subprocess.Popen(
-        arena_cmd("ladder", "status", "--watch", "--interval", "0.5", "--api", api.address),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=REPO,
-    )
+    watch = watch_proc(api.address)
     try:
-        time.sleep(1.5)  # started, and waiting for its first LadderStatus
+        assert api.asked.wait(30)  # started, and waiting for its first LadderStatus
         assert watch.poll() is None
         if presses == 1:
             watch.send_signal(signal.SIGUSR1)  # its stacks on stderr (faulthandler), and it goes on
