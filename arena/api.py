@@ -8,13 +8,13 @@ does, and every Redis key, lives below (docs/arena.md has the map of the layers)
 * the Arena service, the standard gRPC health service (``""`` and ``pilotta.arena.v1.Arena``) and server
   reflection, on ``host:port``;
 * the single ratings updater (``Ratings.run``: results -> ratings, exactly once);
-* the ladder feeder (``arena.ladder.LadderFeeder``: keeps started ladders' matches queued);
+* the ladder feeder (``arena.play.ladder.LadderFeeder``: keeps started ladders' matches queued);
 * a gauge publisher (``Arena.publish_gauges``) every few seconds.
 
 Errors become status codes with the arena's own message (``_CODES``): INVALID_ARGUMENT (malformed
 manifest, endpoint, name...), NOT_FOUND (unknown bot, ladder, match), UNAUTHENTICATED (no token),
 PERMISSION_DENIED (wrong token), ALREADY_EXISTS (name taken), FAILED_PRECONDITION (retired bot, a dead
-letter that cannot be played again), RESOURCE_EXHAUSTED (a quota: ``arena.limits``), UNAVAILABLE (Redis
+letter that cannot be played again), RESOURCE_EXHAUSTED (a quota: ``arena.bots.limits``), UNAVAILABLE (Redis
 unreachable).  Anything else is a bug of ours: INTERNAL, logged with its traceback (a bare ``ValueError``
 too: client mistakes have typed errors).  Every message is cut to ``limits.MESSAGE_MAX`` characters (gRPC
 sends it in a header, and a header past the metadata limit would replace the error with another).  A
@@ -39,12 +39,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
-from arena.archive import Archive, RecordUnreadable
-from arena.batch import DEFAULT_ANCHOR
-from arena.bradley_terry import PROVISIONAL_BOARDS, PROVISIONAL_WIDTH_ELO
-from arena.gating import GateConfig, GateSummary
-from arena.ladder import LadderFeeder
-from arena.limits import QuotaExceeded, bounded
+from arena.bots.limits import QuotaExceeded, bounded
+from arena.bots.packages import MAX_PACKAGE_BYTES, PackageError
 from arena.model import (
     AuthError,
     Bot,
@@ -60,10 +56,14 @@ from arena.model import (
     UnknownLadderError,
     ValidationError,
 )
-from arena.packages import MAX_PACKAGE_BYTES, PackageError
-from arena.ratings import Ratings
-from arena.retry import REDIS_DOWN, Backoff
+from arena.play.ladder import LadderFeeder
+from arena.rating.batch import DEFAULT_ANCHOR
+from arena.rating.bradley_terry import PROVISIONAL_BOARDS, PROVISIONAL_WIDTH_ELO
+from arena.rating.gating import GateConfig, GateSummary
+from arena.rating.ratings import Ratings
 from arena.service import Arena, BotSource, LadderView, MatchSummary, Page
+from arena.store.archive import Archive, RecordUnreadable
+from arena.store.retry import REDIS_DOWN, Backoff
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name

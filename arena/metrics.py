@@ -47,7 +47,7 @@ from prometheus_client import (
     start_http_server,
 )
 
-from arena.keys import WORKER_LIVE_S
+from arena.store.keys import WORKER_LIVE_S
 
 # No ``_created`` series: one per counter and histogram child, doubling the series count for a timestamp
 # nothing in deploy/ reads (Prometheus' rate() copes with resets on its own).  Process-wide by design.

@@ -22,28 +22,19 @@ from typing import Any
 
 import redis
 
-from arena import keys, ladder_status, metrics, packages, trust
-from arena.archive import Archive
-from arena.batch import DEFAULT_ANCHOR, BatchCache, named
-from arena.botlogs import BotLog, BotLogs
-from arena.gating import GateConfig, GateSummary
-from arena.gating import summarize as summarize_gate
-from arena.ladder import (
-    LadderCounts,
-    LadderRun,
-    default_ladder,
-    ladder_by_name,
-    ladder_config,
-    ladder_names,
-    name_ladder,
-    scheduled_counts,
-    set_default,
-    start_ladder,
-    started_runs,
-    stop_ladder,
-    validate_ladder_name,
+from arena import metrics
+from arena.bots import packages, trust
+from arena.bots.botlogs import BotLog, BotLogs
+from arena.bots.limits import Policy, QuotaExceeded, RateLimit, clip, load_policy, parse_json_object
+from arena.bots.registry import (
+    NAME_RE,
+    Registry,
+    validate_endpoint,
+    validate_games,
+    validate_manifest,
+    validate_name,
+    validate_owner,
 )
-from arena.limits import Policy, QuotaExceeded, RateLimit, clip, load_policy, parse_json_object
 from arena.model import (
     AuthError,
     Bot,
@@ -61,19 +52,31 @@ from arena.model import (
     VersionState,
     seat_bot,
 )
-from arena.queue import UNKNOWN_LADDER, DeadLetter, LadderQueue, MatchQueue
-from arena.ratings import Ratings
-from arena.registry import (
-    NAME_RE,
-    Registry,
-    validate_endpoint,
-    validate_games,
-    validate_manifest,
-    validate_name,
-    validate_owner,
+from arena.model.replay import public_reason, public_record
+from arena.play import ladder_status
+from arena.play.ladder import (
+    LadderCounts,
+    LadderRun,
+    default_ladder,
+    ladder_by_name,
+    ladder_config,
+    ladder_names,
+    name_ladder,
+    scheduled_counts,
+    set_default,
+    start_ladder,
+    started_runs,
+    stop_ladder,
+    validate_ladder_name,
 )
-from arena.replay import public_reason, public_record
-from arena.scheduler import DEFAULT_ENDPOINT_POLICY, LadderConfig, Scheduler, holding
+from arena.play.queue import UNKNOWN_LADDER, DeadLetter, LadderQueue, MatchQueue
+from arena.play.scheduler import DEFAULT_ENDPOINT_POLICY, LadderConfig, Scheduler, holding
+from arena.rating.batch import DEFAULT_ANCHOR, BatchCache, named
+from arena.rating.gating import GateConfig, GateSummary
+from arena.rating.gating import summarize as summarize_gate
+from arena.rating.ratings import Ratings
+from arena.store import keys
+from arena.store.archive import Archive
 from arena.views import STREAM_ID_RE, Board, BotPage, MatchPage, Standing, Summary, Views
 
 log = logging.getLogger(__name__)
@@ -188,7 +191,7 @@ class Arena:
         archive: Archive | None = None,  # where archived records are read (default: $ARENA_ARCHIVE_DIR)
     ) -> None:
         self.r = r
-        # How an endpoint bot is checked before it is registered (arena.trust.check_endpoint).
+        # How an endpoint bot is checked before it is registered (arena.bots.trust.check_endpoint).
         self.endpoint_check = endpoint_check or trust.check_endpoint
         # Ports of this arena's own services, never an endpoint bot's: its Redis's (and its API's, added by
         # the API server once it is bound).
@@ -204,7 +207,7 @@ class Arena:
 
     @property
     def policy(self) -> Policy:
-        """The operator's limits and endpoint policy (``arena.limits``), as stored now."""
+        """The operator's limits and endpoint policy (``arena.bots.limits``), as stored now."""
         return load_policy(self.r)
 
     def _registration_quota(self, token: str) -> int:
@@ -224,7 +227,7 @@ class Arena:
     ) -> tuple[Bot, str]:
         """A new bot and its owner token (shown only now).  An operator manifest takes the admin
         ``token``; any other bot the ``registration_key`` when the arena requires one (or the admin token),
-        and an endpoint bot must pass its Handshake check (``arena.trust``).  All checked before anything
+        and an endpoint bot must pass its Handshake check (``arena.bots.trust``).  All checked before anything
         is stored."""
         validate_name(name)
         validate_owner(owner)
@@ -271,7 +274,7 @@ class Arena:
     def submit_bot(
         self, name: str, owner: str, data: bytes, token: str = "", registration_key: str = ""
     ) -> tuple[Bot, str, int]:
-        """An uploaded package (``arena.packages``: checked, stored by its sha256) as a new bot, or as a new
+        """An uploaded package (``arena.bots.packages``: checked, stored by its sha256) as a new bot, or as a new
         version of the bot of that name (its owner token or the admin token). Returns the bot, the owner
         token (a new bot only, else empty) and the version, which is pending until a worker validates it
         in the sandbox; it is queued for that now."""
@@ -418,7 +421,7 @@ class Arena:
         """Create (or find) the ladder of these settings and start feeding it (admin token).
         ``endpoint_bots``: rated, unrated or refused (empty: unrated).  ``name``: name it (empty: keep its
         name, if any); the first ladder started, or one started with ``make_default``, is the default.
-        ``gating``: gate new versions by an SPRT against the ranked one (``arena.gating``; part of the
+        ``gating``: gate new versions by an SPRT against the ranked one (``arena.rating.gating``; part of the
         ladder's settings)."""
         self.registry.require_admin(token)
         if name:
@@ -660,7 +663,7 @@ class Arena:
         return lid, rows[offset : offset + limit], str(offset + limit) if more else ""
 
     def batch_ratings(self, ladder: str = "", anchor: str = DEFAULT_ANCHOR) -> dict[str, Any]:
-        """The ladder's batch rating from every stored board (``arena.batch``), anchored on bot ``anchor``
+        """The ladder's batch rating from every stored board (``arena.rating.batch``), anchored on bot ``anchor``
         (by name; held at 0), with the head-to-head table; JSON with bot names."""
         lid = self.resolve_ladder(ladder)
         anchor_id = self.views.bot_id_by_name(anchor or DEFAULT_ANCHOR)
@@ -736,7 +739,7 @@ class Arena:
         return self.views.rating_history(name, ladder)
 
     def replay_view(self, match_id: str) -> Summary:
-        """What the replay viewer shows of a match (``arena.replay``)."""
+        """What the replay viewer shows of a match (``arena.model.replay``)."""
         payload = self.views.replay(match_id)
         if payload is None:
             raise NotFoundError(f"no recorded match {match_id!r}")

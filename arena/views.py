@@ -6,7 +6,7 @@ client is expected to come from ``redis_server.connect`` (every call times out);
 (``MAX_ROWS`` leaderboard rows, ``HISTORY_POINTS`` per plot line, ``SCAN_CAP`` results looked at for one
 match list page), so no request can make Redis send an unbounded reply.
 
-A result's record lives apart, compressed or archived (``arena.archive``), but results stored before that hold
+A result's record lives apart, compressed or archived (``arena.store.archive``), but results stored before that hold
 the whole game record, tens of kilobytes per match.  A match list only needs who played and the score, so
 ``_SUMMARY_LUA`` decodes results inside Redis and returns them without ``record`` and ``stats``.  Results are
 written once (SET NX) and never change (archiving only moves the record), so summaries, replays and bot names
@@ -30,10 +30,7 @@ from urllib.parse import quote
 
 import redis
 
-from arena import keys, stats
-from arena.archive import Archive
-from arena.gating import Gates, GateSummary
-from arena.gating import summarize as summarize_gate
+from arena.bots.registry import Registry
 from arena.model import (
     ID_RE,
     SEAT_RE,
@@ -43,13 +40,17 @@ from arena.model import (
     ValidationError,
     parse_seat,
 )
-from arena.queue import LadderQueue, MatchQueue
-from arena.ratings import HeadToHead, RatingRow, Ratings, head_to_head_rows
-from arena.registry import Registry
-from arena.replay import replay_payload
-from arena.scheduler import LadderConfig
-from arena.stats import BotStatsSummary
-from arena.worker import live_workers
+from arena.model.replay import replay_payload
+from arena.play.queue import LadderQueue, MatchQueue
+from arena.play.scheduler import LadderConfig
+from arena.play.worker import live_workers
+from arena.rating import stats
+from arena.rating.gating import Gates, GateSummary
+from arena.rating.gating import summarize as summarize_gate
+from arena.rating.ratings import HeadToHead, RatingRow, Ratings, head_to_head_rows
+from arena.rating.stats import BotStatsSummary
+from arena.store import keys
+from arena.store.archive import Archive
 
 MAX_ROWS = 100  # leaderboard rows per ladder on a page
 PLOT_BOTS = 10  # bots drawn in a ladder's rating plot
@@ -248,7 +249,7 @@ class Views:
         self._names: LRU[str, str] = LRU(10_000)
         self._summaries: LRU[str, Summary] = LRU(20_000)
         self._replays: LRU[str, Summary] = LRU(32)
-        self.archive = archive or Archive.from_env()  # where archived records are read from (arena.archive)
+        self.archive = archive or Archive.from_env()  # where archived records are read from (arena.store.archive)
 
     def ping(self) -> bool:
         return bool(self.r.ping())
@@ -315,7 +316,7 @@ class Views:
         with self.r.pipeline(transaction=False) as p:
             for row in rows:
                 p.hmget(keys.bot(row.bot_id), ["name", "retired", "kind", "version"])
-            p.hgetall(keys.ladder_ranked(ladder))  # a gated ladder ranks these versions (arena.gating)
+            p.hgetall(keys.ladder_ranked(ladder))  # a gated ladder ranks these versions (arena.rating.gating)
             p.hgetall(keys.ladder_gates(ladder))
             *bots, ranked, gated = p.execute()
         # The version each bot is ranked with: on a gated ladder its ranked one, else its current one.
@@ -461,7 +462,7 @@ class Views:
         return self.queue.get_result(match_id, self.archive)
 
     def replay(self, match_id: str) -> Summary | None:
-        """The replay payload of a match (``arena.replay``), or None if no such result."""
+        """The replay payload of a match (``arena.model.replay``), or None if no such result."""
         cached = self._replays.get(match_id)
         if cached is not None:
             return cached

@@ -37,14 +37,14 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from arena import keys  # noqa: E402
+from arena.bots.registry import Registry  # noqa: E402
 from arena.model import MatchSpec  # noqa: E402
-from arena.queue import MatchQueue  # noqa: E402
-from arena.redis_server import EmbeddedRedis, connect  # noqa: E402
-from arena.registry import Registry  # noqa: E402
-from arena.runner import registry_manifest  # noqa: E402
-from referee.bots import load_manifest  # noqa: E402
-from referee.cputime import descendants  # noqa: E402
+from arena.play.queue import MatchQueue  # noqa: E402
+from arena.play.runner import registry_manifest  # noqa: E402
+from arena.store import keys  # noqa: E402
+from arena.store.redis_server import EmbeddedRedis, connect  # noqa: E402
+from referee.match.bots import load_manifest  # noqa: E402
+from referee.match.cputime import descendants  # noqa: E402
 
 
 def setup(r: Any, matches: int, deals: int) -> None:
@@ -76,7 +76,7 @@ def setup(r: Any, matches: int, deals: int) -> None:
 # ``setup`` of another checkout's bench_arena, run with that checkout's code.
 _SETUP = (
     "import sys; sys.path.insert(0, sys.argv[1] + '/bench'); import bench_arena as b; "
-    "from arena.redis_server import connect; b.setup(connect(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))"
+    "from arena.store.redis_server import connect; b.setup(connect(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))"
 )
 
 

@@ -4,7 +4,7 @@ Prints human-readable lines, then one JSON object with every figure:
 
 1. queue cost per match: enqueue + claim + record_result + ack, one process,
    a no-op match (the result is prebuilt), against a local embedded Redis;
-2. matches/s with 1 and 2 worker processes (``python -m arena.worker``) on a
+2. matches/s with 1 and 2 worker processes (``python -m arena.play.worker``) on a
    trivial runner, measured from the first enqueue to the last result;
 3. 10,000 queued matches: enqueue rate and Redis memory per queued match
    (``used_memory`` delta, includes the stream entry and the enqueued-id set).
@@ -38,10 +38,10 @@ REPO = Path(__file__).resolve().parents[1]
 CODE = Path(sys.argv[sys.argv.index("--code") + 1]).resolve() if "--code" in sys.argv[:-1] else REPO
 sys.path.insert(0, str(CODE))
 
-from arena import keys  # noqa: E402
 from arena.model import MatchResult, MatchSpec  # noqa: E402
-from arena.queue import MatchQueue  # noqa: E402
-from arena.redis_server import EmbeddedRedis, connect  # noqa: E402
+from arena.play.queue import MatchQueue  # noqa: E402
+from arena.store import keys  # noqa: E402
+from arena.store.redis_server import EmbeddedRedis, connect  # noqa: E402
 
 
 def spec(i: int) -> MatchSpec:
@@ -108,7 +108,7 @@ def bench_workers(url: str, n_workers: int, n: int, logs: Path) -> float:
                     [
                         sys.executable,
                         "-m",
-                        "arena.worker",
+                        "arena.play.worker",
                         "--redis",
                         url,
                         "--worker-id",

@@ -39,11 +39,15 @@ sys.path.insert(0, str(REPO))
 import grpc  # noqa: E402
 from pilotta.arena.v1 import bot_pb2  # noqa: E402
 
-from referee import wire  # noqa: E402
-from referee.bots import free_port, launch_bots, load_manifest, wait_serving  # noqa: E402
 from referee.game import Game  # noqa: E402
-from referee.match import MatchRunner, MatchSettings, run_match  # noqa: E402
-from referee.transport import BotLinks, decision_message  # noqa: E402
+from referee.match import (  # noqa: E402
+    MatchRunner,
+    MatchSettings,
+    run_match,
+    wire,
+)
+from referee.match.bots import free_port, launch_bots, load_manifest, wait_serving  # noqa: E402
+from referee.match.transport import BotLinks, decision_message  # noqa: E402
 
 DECIDE = "/pilotta.arena.v1.Bot/Decide"
 PLAY = "/pilotta.arena.v1.Bot/Play"

@@ -44,16 +44,16 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_referee import bench_decision  # noqa: E402
 
+from arena.bots.packages import parse_package_manifest  # noqa: E402
+from arena.bots.registry import Registry  # noqa: E402
 from arena.model import MatchSpec  # noqa: E402
-from arena.packages import parse_package_manifest  # noqa: E402
-from arena.pool import launch  # noqa: E402
-from arena.redis_server import EmbeddedRedis, connect  # noqa: E402
-from arena.registry import Registry  # noqa: E402
-from arena.runner import ArenaRunner, registry_manifest, with_parent_death  # noqa: E402
+from arena.play.runner import ArenaRunner, registry_manifest, with_parent_death  # noqa: E402
 from arena.sandbox import Sandbox, probe  # noqa: E402
-from referee.bots import load_manifest, parse_manifest, wait_serving  # noqa: E402
+from arena.sandbox.pool import launch  # noqa: E402
+from arena.store.redis_server import EmbeddedRedis, connect  # noqa: E402
 from referee.match import MatchSettings, run_match  # noqa: E402
-from referee.transport import BotLinks  # noqa: E402
+from referee.match.bots import load_manifest, parse_manifest, wait_serving  # noqa: E402
+from referee.match.transport import BotLinks  # noqa: E402
 
 PYBOT = REPO / "tests" / "sandbox" / "packages" / "pybot"
 SAMPLES = REPO / "sample_bots"

@@ -8,7 +8,7 @@ less team B, both tables) is scored on each scale of ``referee.scales`` and on t
 Boards needed for 95% confidence, per scale: the n at which the mean board score is 1.96 standard errors
 from 0, ``n = (1.96 * sd / mean) ** 2`` (a board is two deals: one at each table).
 
-The SPRT (``arena.sprt``) is then run on boards drawn with replacement from each pair's measured board
+The SPRT (``arena.rating.sprt``) is then run on boards drawn with replacement from each pair's measured board
 scores (a simulation from the measured distribution, not new play): the average boards to a decision and
 the share of runs accepting H1. Its error rate with a known answer: boards of a bot against itself (the noisy
 heuristic against another copy of itself: the heuristic alone against itself ties every board, being
@@ -34,10 +34,10 @@ import pilotta_bot
 from pilotta.arena.v1 import bot_pb2
 from pilotta_bot.observation import observation_from_proto
 
-from arena.sprt import Sprt, SprtState, Verdict
-from referee import wire_bytes
+from arena.rating.sprt import Sprt, SprtState, Verdict
 from referee.boards import Board
 from referee.game import Chance, Game
+from referee.match import wire_bytes
 from referee.observation import ObservationCache, observe
 from referee.rules import get_ruleset
 from referee.scales import SCALES, board_score, pilotta_points

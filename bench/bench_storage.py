@@ -1,5 +1,5 @@
 """Benchmark of how much Redis a finished match costs: the old storage (the whole result, record included, as
-JSON in ``pa:result:<id>``) beside the new (``arena.archive``: the result without its record, the record
+JSON in ``pa:result:<id>``) beside the new (``arena.store.archive``: the result without its record, the record
 zlib-compressed in ``pa:record:<id>``, then archived to disk and released from Redis).
 
 The record is a real one: one duplicate match of ``--deals`` deals per leg between the sample bots random and
@@ -37,12 +37,12 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from arena import keys  # noqa: E402
-from arena.archive import Archive, Archiver, Retention, load_result  # noqa: E402
 from arena.model import BotStats, LatencySummary, MatchResult  # noqa: E402
-from arena.queue import MatchQueue  # noqa: E402
-from arena.ratings import Ratings  # noqa: E402
-from arena.redis_server import EmbeddedRedis, connect  # noqa: E402
+from arena.play.queue import MatchQueue  # noqa: E402
+from arena.rating.ratings import Ratings  # noqa: E402
+from arena.store import keys  # noqa: E402
+from arena.store.archive import Archive, Archiver, Retention, load_result  # noqa: E402
+from arena.store.redis_server import EmbeddedRedis, connect  # noqa: E402
 
 A, B = "b-random", "b-heuristic"
 # What the arena's record script did before records were compressed: the whole result in the gate key.

@@ -264,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench)
 
     # The gRPC service is imported lazily: the engine's commands need no gRPC.
-    service = importlib.import_module("referee.service")
+    service = importlib.import_module("referee.match.service")
     service.add_serve_parser(sub)
     return parser
 

@@ -156,7 +156,7 @@ class ObservationCache:
 
     A match plays one deal at a time: the cache keeps that deal's public view (extended as the deal
     moves, never rebuilt) and hands out the same tuples while a part of the view is unchanged, so that
-    ``referee.wire_bytes`` keeps, in ``encoded``, the last bytes of each shared part (the auction, the
+    ``referee.match.wire_bytes`` keeps, in ``encoded``, the last bytes of each shared part (the auction, the
     tricks, each seat's declarations and announcements) together with the tuple they encode, and reuses
     them while that very tuple comes back. ``legal_codes`` remembers the codes of the legal lists, and
     ``legal_bytes`` their encoding. Nothing here outlives the match, so no entry can name another

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from arena.redis_server import EmbeddedRedis, connect, find_redis_server
+from arena.store.redis_server import EmbeddedRedis, connect, find_redis_server
 
 
 def serve(directory: Path) -> Iterator[EmbeddedRedis]:

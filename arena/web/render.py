@@ -22,7 +22,7 @@ from urllib.parse import quote, urlencode
 import jinja2
 import markupsafe
 
-from arena.replay import public_reason
+from arena.model.replay import public_reason
 
 # Sent with every page (by the web server and by `arena view`): nothing but our own files may load or run, so a
 # string that slipped past escaping still cannot run a script.

@@ -46,12 +46,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from arena.archive import Archive, RecordUnreadable
-from arena.batch import DEFAULT_ANCHOR
-from arena.bradley_terry import PROVISIONAL_BOARDS, PROVISIONAL_WIDTH_ELO
 from arena.model import NotFoundError, UnknownBotError, UnknownLadderError, ValidationError
-from arena.redis_server import connect
+from arena.rating.batch import DEFAULT_ANCHOR
+from arena.rating.bradley_terry import PROVISIONAL_BOARDS, PROVISIONAL_WIDTH_ELO
 from arena.service import Arena
+from arena.store.archive import Archive, RecordUnreadable
+from arena.store.redis_server import connect
 from arena.views import BotPage, MatchPage
 from arena.web.guard import ClientLimits, guarded_protocol
 from arena.web.render import CONTENT_SECURITY_POLICY, Pages, points

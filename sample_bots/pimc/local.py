@@ -1,7 +1,7 @@
 """Playing deals in this process, without gRPC: for the tests and the benchmark of the PIMC bot.
 
 A seat's bot sees exactly what it would see over the wire: the engine's observation, translated to the
-protocol message and read back by the SDK (``referee.wire.observation_to_proto`` then
+protocol message and read back by the SDK (``referee.match.wire.observation_to_proto`` then
 ``pilotta_bot.observation_from_proto``), with the legal codes in the engine's order.
 """
 
@@ -18,9 +18,9 @@ import pilotta_bot
 from referee.actions import parse_action
 from referee.cards import ALL_CARDS, Card
 from referee.deal import Deal
+from referee.match.wire import legal_codes, observation_to_proto
 from referee.observation import observe
 from referee.rules.base import Ruleset
-from referee.wire import legal_codes, observation_to_proto
 
 
 class Decider(Protocol):

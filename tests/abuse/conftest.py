@@ -14,8 +14,8 @@ from abuse_helpers import SAMPLES
 from pilotta.arena.v1 import arena_pb2_grpc
 
 from arena.api import ApiServer
-from arena.registry import Registry
-from referee.bots import load_manifest, start_bot
+from arena.bots.registry import Registry
+from referee.match.bots import load_manifest, start_bot
 from tests.redis_fixtures import module_redis, r  # noqa: F401 (fixtures, found by pytest)
 
 

@@ -23,13 +23,13 @@ import pytest
 from abuse_helpers import SAMPLES, SHORT, TIMEOUT, rpc_error, sample_manifest
 from pilotta.arena.v1 import arena_pb2
 
-from arena import keys
-from arena.limits import Policy, store_policy
+from arena.bots.limits import Policy, store_policy
+from arena.bots.registry import Registry
 from arena.model import MatchSpec
-from arena.queue import MatchQueue
-from arena.registry import Registry
-from arena.runner import ArenaRunner
-from arena.worker import Worker
+from arena.play.queue import MatchQueue
+from arena.play.runner import ArenaRunner
+from arena.play.worker import Worker
+from arena.store import keys
 from referee.cards import card_name
 from referee.game import Chance
 

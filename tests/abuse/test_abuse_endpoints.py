@@ -15,13 +15,13 @@ import pytest
 from abuse_helpers import LOOPBACK, SAMPLES, SHORT, TIMEOUT, rpc_error, sample_manifest
 from pilotta.arena.v1 import arena_pb2
 
-from arena.botlogs import BotLogs
-from arena.limits import Policy, store_policy
+from arena.bots.botlogs import BotLogs
+from arena.bots.limits import Policy, store_policy
+from arena.bots.registry import Registry
+from arena.bots.trust import check_endpoint_policy
+from arena.cli.up import health_server
 from arena.model import EndpointRefused, MatchSpec
-from arena.registry import Registry
-from arena.runner import ArenaRunner
-from arena.trust import check_endpoint_policy
-from arena.up import health_server
+from arena.play.runner import ArenaRunner
 
 Code = grpc.StatusCode
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pilotta.arena.v1 import arena_pb2
 
-from arena.limits import Policy, clip, json_depth, parse_json_object, store_policy
+from arena.bots.limits import Policy, clip, json_depth, parse_json_object, store_policy
 from arena.model import ValidationError
 
 Code = grpc.StatusCode

@@ -11,13 +11,13 @@ import pytest
 from abuse_helpers import TIMEOUT, rpc_error, sample_manifest
 from pilotta.arena.v1 import arena_pb2
 
-from arena import keys
-from arena.limits import Policy, store_policy
+from arena.bots.limits import Policy, store_policy
+from arena.bots.registry import Registry
 from arena.model import MatchResult, MatchSpec
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
-from arena.registry import Registry
-from arena.scheduler import LadderConfig, Scheduler
+from arena.play.queue import MatchQueue
+from arena.play.scheduler import LadderConfig, Scheduler
+from arena.rating.ratings import Ratings
+from arena.store import keys
 
 Code = grpc.StatusCode
 

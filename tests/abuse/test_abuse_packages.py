@@ -15,7 +15,7 @@ import pytest
 from abuse_helpers import TIMEOUT, rpc_error
 from pilotta.arena.v1 import arena_pb2
 
-from arena.packages import MAX_UNPACKED_BYTES
+from arena.bots.packages import MAX_UNPACKED_BYTES
 
 Code = grpc.StatusCode
 MANIFEST = (

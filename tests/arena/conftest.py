@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from arena.redis_server import EmbeddedRedis
+from arena.store.redis_server import EmbeddedRedis
 from tests.redis_fixtures import flushed_client, own_redis, session_redis  # noqa: F401 (fixtures, found by pytest)
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,7 +35,7 @@ redis_server = session_redis  # the name these tests have always used
 
 
 class Procs:
-    """Worker subprocesses (``python -m arena.worker``), all killed at teardown."""
+    """Worker subprocesses (``python -m arena.play.worker``), all killed at teardown."""
 
     def __init__(self, log_dir: Path) -> None:
         self.log_dir = log_dir
@@ -47,7 +47,7 @@ class Procs:
         cmd = [
             sys.executable,
             "-m",
-            "arena.worker",
+            "arena.play.worker",
             "--redis",
             url,
             "--runner",

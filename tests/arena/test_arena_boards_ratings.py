@@ -9,13 +9,13 @@ import math
 
 import pytest
 
-from arena import keys
-from arena.batch import batch_table, ladder_boards
-from arena.bradley_terry import ELO_PER_LOGIT, BatchRating, BoardScore, fit, head_to_head
 from arena.model import BoardEntry, MatchResult, ValidationError
-from arena.ratings import Ratings
-from arena.scheduler import LadderConfig
+from arena.play.scheduler import LadderConfig
+from arena.rating.batch import batch_table, ladder_boards
+from arena.rating.bradley_terry import ELO_PER_LOGIT, BatchRating, BoardScore, fit, head_to_head
+from arena.rating.ratings import Ratings
 from arena.service import Arena
+from arena.store import keys
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from arena.bradley_terry import ELO_PER_LOGIT, BoardScore, batch_ratings, fit
+from arena.rating.bradley_terry import ELO_PER_LOGIT, BoardScore, batch_ratings, fit
 
 
 def test_two_bots_by_hand() -> None:

@@ -1,8 +1,8 @@
-"""Version gating (``arena.gating``): seats pinning a version, the gate's decisions (pure), the scheduler's
+"""Version gating (``arena.rating.gating``): seats pinning a version, the gate's decisions (pure), the scheduler's
 gating picks (pure, hand-built inputs), and on a real Redis: the SPRT state counted exactly once per result,
 the scheduler's gates as versions arrive, and the ladder option refused without the admin token.
 
-Expected values are worked out by hand in the comments (Wald's bounds, the LLR formula of ``arena.sprt``)."""
+Expected values are worked out by hand in the comments (Wald's bounds, the LLR formula of ``arena.rating.sprt``)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena import keys
-from arena.gating import GateAction, GateConfig, Gates, GateState, counted_scores, next_action, verdict_of
+from arena.bots.registry import Registry
 from arena.model import (
     AuthError,
     BoardEntry,
@@ -29,11 +28,12 @@ from arena.model import (
     VersionState,
     parse_seat,
 )
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
-from arena.registry import Registry
-from arena.scheduler import Candidate, GatePick, gating_bots, pick_gating
+from arena.play.queue import MatchQueue
+from arena.play.scheduler import Candidate, GatePick, gating_bots, pick_gating
+from arena.rating.gating import GateAction, GateConfig, Gates, GateState, counted_scores, next_action, verdict_of
+from arena.rating.ratings import Ratings
 from arena.service import Arena
+from arena.store import keys
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bots"
 # Small bounds: decisions within a handful of boards.  ln(0.05 / 0.95) = -2.944, ln(0.95 / 0.05) = +2.944.
@@ -497,7 +497,7 @@ def test_retiring_a_bot_ends_its_gate(r) -> None:
 def test_ladder_status_and_bot_status_lines() -> None:
     from pilotta.arena.v1 import arena_pb2
 
-    from arena.ladder_cli import gate_line, status_text
+    from arena.cli.ladder_cli import gate_line, status_text
 
     g = arena_pb2.GateStatus(
         ladder="L",
@@ -553,7 +553,7 @@ def test_any_order_of_deliveries_counts_each_result_once(r, matches, repeats, or
 def test_the_cli_leaderboard_marks_a_version_gating() -> None:
     from pilotta.arena.v1 import arena_pb2
 
-    from arena.client import format_leaderboard
+    from arena.cli.client import format_leaderboard
 
     entry = arena_pb2.LeaderboardEntry(rank=1, bot="alpha", version=2, gating=3, mu=30.0, sigma=2.0, conservative=24.0)
     (line,) = [x for x in format_leaderboard(arena_pb2.LeaderboardReply(entries=[entry])).splitlines() if "alpha" in x]

@@ -1,4 +1,4 @@
-"""Failure drills with REAL worker processes (``python -m arena.worker``) and a real Redis:
+"""Failure drills with REAL worker processes (``python -m arena.play.worker``) and a real Redis:
 SIGKILL mid-match, a frozen "zombie" worker, racing workers, warm/cold SIGTERM, and a
 Redis restart (SHUTDOWN + start on the same AOF dir) in the middle of a ladder.
 
@@ -14,10 +14,10 @@ import time
 import pytest
 from arena_testkit import make_spec, wait_until
 
-from arena import keys
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
-from arena.redis_server import connect
+from arena.play.queue import MatchQueue
+from arena.rating.ratings import Ratings
+from arena.store import keys
+from arena.store.redis_server import connect
 
 pytestmark = pytest.mark.timeout(120)
 

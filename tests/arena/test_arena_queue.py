@@ -8,8 +8,8 @@ import pytest
 from arena_testkit import make_spec, play, wait_until
 from prometheus_client import REGISTRY
 
-from arena import keys
-from arena.queue import MatchQueue
+from arena.play.queue import MatchQueue
+from arena.store import keys
 
 pytestmark = pytest.mark.timeout(60)
 

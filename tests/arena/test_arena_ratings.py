@@ -7,10 +7,12 @@ import threading
 import pytest
 from arena_testkit import make_spec, play
 
-from arena import keys, stats
 from arena.model import BotStats, LatencySummary, MatchResult
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
+from arena.play.queue import MatchQueue
+from arena.play.worker import snapshot
+from arena.rating import stats
+from arena.rating.ratings import Ratings
+from arena.store import keys
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -127,7 +129,7 @@ def test_snapshot_reports_queue_and_ratings(r):
     Ratings(r)
     q.enqueue(make_spec("m1"))
     q.record_result(play(make_spec("m0")))
-    snap = stats.snapshot(r)
+    snap = snapshot(r)
     assert snap["queue_depth"] == 1 and snap["results"] == 1 and snap["ratings_lag"] == 1
     assert snap["dead_letters"] == 0 and snap["workers_alive"] == 0
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from arena.redis_server import EmbeddedRedis, connect
+from arena.store.redis_server import EmbeddedRedis, connect
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -110,7 +110,7 @@ def test_the_server_dies_with_its_parent_and_frees_the_data_dir(tmp_path):
             sys.executable,
             "-c",
             "import sys, time\n"
-            "from arena.redis_server import EmbeddedRedis\n"
+            "from arena.store.redis_server import EmbeddedRedis\n"
             "srv = EmbeddedRedis(sys.argv[1], auth=True).start()\n"
             "srv.client().set('pa:test', 'flushed on the way out')\n"
             "print(srv.pid, flush=True)\n"

@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from arena import keys
-from arena.limits import QuotaExceeded
+from arena.bots.limits import QuotaExceeded
+from arena.bots.registry import Registry, launch_manifest, manifest_dict
 from arena.model import (
     AuthError,
     ManifestError,
@@ -20,8 +20,8 @@ from arena.model import (
     UnknownBotError,
     ValidationError,
 )
-from arena.registry import Registry, launch_manifest, manifest_dict
-from referee.bots import REPO_ROOT, load_manifest
+from arena.store import keys
+from referee.match.bots import REPO_ROOT, load_manifest
 
 # Exactly the format of docs/protocol.md and sample_bots/*/manifest.json.
 MANIFEST = {

@@ -11,12 +11,12 @@ from arena_testkit import play
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena import keys
+from arena.bots.registry import Registry
 from arena.model import RetiredBotError, UnknownLadderError, ValidationError
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
-from arena.registry import Registry
-from arena.scheduler import FAIRNESS_SLACK, Candidate, LadderConfig, Scheduler, holding, pick_pairs, priority
+from arena.play.queue import MatchQueue
+from arena.play.scheduler import FAIRNESS_SLACK, Candidate, LadderConfig, Scheduler, holding, pick_pairs, priority
+from arena.rating.ratings import Ratings
+from arena.store import keys
 
 NOW = 1_700_000_000.0
 

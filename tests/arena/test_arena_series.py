@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main
-from arena.series import EXIT_DONE, EXIT_H0, EXIT_UNDECIDED, EXIT_USAGE
-from arena.sprt import Sprt
+from arena.cli.series import EXIT_DONE, EXIT_H0, EXIT_UNDECIDED, EXIT_USAGE
+from arena.rating.sprt import Sprt
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bots"
 HEURISTIC, RANDOM = str(SAMPLES / "heuristic"), str(SAMPLES / "random")

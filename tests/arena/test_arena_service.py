@@ -15,13 +15,13 @@ import redis
 from arena_testkit import make_spec, play
 from prometheus_client import REGISTRY
 
-from arena import keys
 from arena.model import AuthError, MatchResult, MatchSpec, NotFoundError, NotRequeueable, Unauthenticated
-from arena.queue import UNKNOWN_LADDER, LadderQueue, entry_age_s
-from arena.retry import Backoff, patiently
-from arena.scheduler import LadderConfig
+from arena.play.queue import UNKNOWN_LADDER, LadderQueue, entry_age_s
+from arena.play.scheduler import LadderConfig
+from arena.play.worker import WORKER_LIVE_S, live_workers
 from arena.service import Arena
-from arena.worker import WORKER_LIVE_S, live_workers
+from arena.store import keys
+from arena.store.retry import Backoff, patiently
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from arena.sprt import Sprt, SprtState, Verdict, likelihood_of_superiority, mean_interval, wald_bounds
+from arena.rating.sprt import Sprt, SprtState, Verdict, likelihood_of_superiority, mean_interval, wald_bounds
 
 
 def _state(scores: list[float]) -> SprtState:

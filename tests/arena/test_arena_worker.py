@@ -10,13 +10,14 @@ import threading
 import pytest
 from arena_testkit import always_fails, make_spec, play, wait_until
 
-from arena import keys, stats
+from arena.bots.registry import Registry
 from arena.model import MatchResult, MatchSpec
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
-from arena.registry import Registry
-from arena.scheduler import LadderConfig, Scheduler
-from arena.worker import Worker, load_runner
+from arena.play.queue import MatchQueue
+from arena.play.scheduler import LadderConfig, Scheduler
+from arena.play.worker import Worker, load_runner, snapshot
+from arena.rating import stats
+from arena.rating.ratings import Ratings
+from arena.store import keys
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -139,7 +140,7 @@ def test_heartbeat_key_has_ttl_while_running(r):
     t.start()
     wait_until(lambda: r.exists(keys.worker_heartbeat("w-hb")), 10, "heartbeat")
     assert 0 < r.ttl(keys.worker_heartbeat("w-hb")) <= 7
-    assert stats.snapshot(r)["workers_alive"] == 1
+    assert snapshot(r)["workers_alive"] == 1
     t.join(timeout=20)
     assert not t.is_alive()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import CLI_BOTS, REPO, TEST_BOTS, Run
 
-from referee.bots import free_port, wait_serving
+from referee.match.bots import free_port, wait_serving
 
 
 def readme_bot() -> str:

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from referee.cputime import ProcessTreeCpu
+from referee.match.cputime import ProcessTreeCpu
 
 pytestmark = [pytest.mark.timeout(60), pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")]
 
@@ -69,7 +69,7 @@ LATE_CHILD = (
 def test_a_helper_started_later_is_counted_once_the_tree_is_walked_again(
     monkeypatch: pytest.MonkeyPatch, rescan_s: float, found: bool
 ) -> None:
-    monkeypatch.setattr("referee.cputime.RESCAN_S", rescan_s)
+    monkeypatch.setattr("referee.match.cputime.RESCAN_S", rescan_s)
     parent = subprocess.Popen(
         [sys.executable, "-c", LATE_CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )

@@ -24,8 +24,8 @@ sys.path.insert(0, str(REFEREE_BOTS))
 import testbot  # noqa: E402
 
 from referee.boards import Board, boards_to_json, parse_pack  # noqa: E402
-from referee.bots import load_manifest  # noqa: E402
 from referee.match import MatchSettings, run_match  # noqa: E402
+from referee.match.bots import load_manifest  # noqa: E402
 from referee.verify_match import verify_match_record  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)

@@ -22,8 +22,9 @@ import pytest
 from monitoring_helpers import ArenaUp, NotYet, arena_cli, wait_until
 from prometheus_client.parser import text_string_to_metric_families
 
-from arena import keys, metrics
-from arena.redis_server import connect, find_redis_server
+from arena import metrics
+from arena.store import keys
+from arena.store.redis_server import connect, find_redis_server
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_bots"

@@ -34,7 +34,7 @@ import pytest
 from monitoring_helpers import ArenaUp, NotYet, arena_cli, log_tail, port_outside, prometheus_binary, wait_until
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
-from arena.redis_server import find_redis_server
+from arena.store.redis_server import find_redis_server
 
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARD = REPO / "deploy" / "grafana" / "dashboards" / "pilotta-arena.json"

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import pilotta_bot
 from pilotta.arena.v1 import bot_pb2
 
-from referee import wire
 from referee.cards import ALL_CARDS, Card
 from referee.deal import Deal
+from referee.match import wire
 from referee.observation import observe
 from referee.rules import get_ruleset
 

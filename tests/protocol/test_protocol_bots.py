@@ -14,8 +14,8 @@ from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
 from protocol_duel import duel, play_deal
 from protocol_helpers import free_port, referee_messages, start_process, stop_process
 
-from referee import wire
 from referee.game import Game
+from referee.match import wire
 from referee.observation import observe
 from referee.rules import get_ruleset, ruleset_names
 from sample_bots.heuristic import HeuristicBot

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from arena.cli import main as arena_main
-from referee.bots import load_manifest
 from referee.match import MatchSettings, run_match
+from referee.match.bots import load_manifest
 from referee.record import verify_record
 from referee.rules import ruleset_names
 

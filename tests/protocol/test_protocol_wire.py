@@ -1,4 +1,4 @@
-"""referee.wire: what goes on the wire is the seat's observation, all of it, and nothing more."""
+"""referee.match.wire: what goes on the wire is the seat's observation, all of it, and nothing more."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
 from pilotta_bot.observation import observation_from_proto
 
-from referee import wire
 from referee.cards import card_name, cards_in
 from referee.deal import Deal
 from referee.game import Game
+from referee.match import wire
 from referee.observation import Observation, observe
 from referee.rules import get_ruleset
 

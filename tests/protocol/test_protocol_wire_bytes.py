@@ -18,11 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pilotta.arena.v1 import bot_pb2
 
-from referee import wire, wire_bytes
 from referee.actions import Strain
 from referee.cards import Card, cards_in
 from referee.deal import Contract, Deal, Phase
 from referee.game import Game
+from referee.match import wire, wire_bytes
 from referee.observation import AnnouncementView, Observation, ObservationCache, TrickView, observe
 from referee.rules import get_ruleset
 from referee.rules.registry import ruleset_names

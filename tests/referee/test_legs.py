@@ -3,7 +3,7 @@ threads, with the record and the result the legs played in turn give.
 
 Real gRPC bots on loopback (in-process test bots; a real process for the crash). Every test runs with
 bots speaking protocol version 1 and version 2. The expectations are worked out from the rules of the
-runner (``referee/match.py``): a forfeit ends the match, its team loses, and it is stated in the leg it
+runner (``referee/match/run.py``): a forfeit ends the match, its team loses, and it is stated in the leg it
 happened in; the other table stops before its next decision.
 """
 
@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from testbot import BOTS_DIR
 
-from referee.bots import load_manifest, start_bot
 from referee.errors import RecordError
 from referee.match import STOPPED, DecisionEvent, Event, MatchSettings, run_match
+from referee.match.bots import load_manifest, start_bot
+from referee.match.transport import MatchCancelled
 from referee.record import without_timing
-from referee.transport import MatchCancelled
 from referee.verify_match import verify_match_record
 
 StartBot = Callable[..., tuple[str, Any]]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from testbot import BOTS_DIR
 
-from referee.bots import (
+from referee.match.bots import (
     ManifestError,
     launch_bots,
     load_manifest,

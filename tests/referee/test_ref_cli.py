@@ -15,8 +15,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from testbot import BOTS_DIR
 
 from arena.cli import main as arena_main
-from referee.bots import free_port, load_manifest, wait_serving
 from referee.match import MatchSettings, run_match
+from referee.match.bots import free_port, load_manifest, wait_serving
 from referee.record import verify_record
 
 REPO = Path(__file__).resolve().parents[2]

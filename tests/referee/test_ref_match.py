@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from testbot import BOTS_DIR
 
-from referee.bots import free_port, load_manifest
 from referee.match import DealEvent, DecisionEvent, MatchSettings, run_match
+from referee.match.bots import free_port, load_manifest
 from referee.record import verify_record, without_timing
 
 StartBot = Callable[..., tuple[str, Any]]

@@ -14,7 +14,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from pilotta.arena.v1 import referee_pb2, referee_pb2_grpc
 
-from referee.service import SERVICE_NAME, make_server, settings_from_proto
+from referee.match.service import SERVICE_NAME, make_server, settings_from_proto
 
 
 @pytest.fixture

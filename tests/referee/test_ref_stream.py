@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from referee.match import DecisionEvent, MatchSettings, run_match
+from referee.match.transport import BotLinks
 from referee.record import without_timing
-from referee.transport import BotLinks
 
 StartBot = Callable[..., tuple[str, Any]]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from arena.packages import pack
+from arena.bots.packages import pack
 
 HERE = Path(__file__).resolve().parent
 

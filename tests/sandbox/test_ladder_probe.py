@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 from sandbox_helpers import hostile_package
 
-from arena.botlogs import BotLogs
+from arena.bots.botlogs import BotLogs
+from arena.bots.packages import PackageCache, PackageStore, pack, read_manifest
+from arena.bots.registry import Registry
 from arena.model import MatchSpec, VersionState
-from arena.packages import PackageCache, PackageStore, pack, read_manifest
-from arena.queue import MatchQueue
-from arena.registry import Registry
-from arena.runner import ArenaRunner
+from arena.play.queue import MatchQueue
+from arena.play.runner import ArenaRunner
+from arena.play.worker import Worker
 from arena.sandbox import Sandbox, probe
-from arena.worker import Worker
-from referee.bots import REPO_ROOT
+from referee.match.bots import REPO_ROOT
 
 HERE = Path(__file__).resolve().parent
 PROBE = probe()

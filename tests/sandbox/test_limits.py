@@ -1,5 +1,5 @@
-"""How the sandbox keeps an instance's limits (``arena.cgroups``), on this machine's real hierarchies: cgroup v1,
-cgroup v2 where its controllers are there (skipped, saying why, where they are not), and rlimits only.
+"""How the sandbox keeps an instance's limits (``arena.sandbox.cgroups``), on this machine's real hierarchies:
+cgroup v1, cgroup v2 where its controllers are there (skipped, saying why, where they are not), and rlimits only.
 
 The machine these tests were written on is a hybrid: the v1 controllers hold memory, pids and cpu, and the
 unified hierarchy at /sys/fs/cgroup/unified has only hugetlb, so ``auto`` takes v1 there, the v2 path is
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from arena.cgroups import DELEGATED_ENV, MODE_ENV, Cgroup, Limits, cgroup2_mount, default_mode, v2_parent
-from arena.packages import parse_package_manifest
+from arena.bots.packages import parse_package_manifest
 from arena.sandbox import Sandbox, SandboxCommand, SandboxedBot, probe
-from referee.bots import REPO_ROOT, launch_bots, load_manifest, wait_serving
+from arena.sandbox.cgroups import DELEGATED_ENV, MODE_ENV, Cgroup, Limits, cgroup2_mount, default_mode, v2_parent
 from referee.match import MatchOutcome, MatchSettings, run_match
+from referee.match.bots import REPO_ROOT, launch_bots, load_manifest, wait_serving
 
 PACKAGE = Path(__file__).resolve().parent / "package"
 HEURISTIC = REPO_ROOT / "sample_bots" / "heuristic"

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from arena.packages import parse_package_manifest
+from arena.bots.packages import parse_package_manifest
 from arena.sandbox import Limits, Sandbox, SandboxCommand, SandboxedBot, probe
-from referee.bots import REPO_ROOT, launch_bots, load_manifest, wait_serving
 from referee.match import MatchOutcome, MatchSettings, run_match
+from referee.match.bots import REPO_ROOT, launch_bots, load_manifest, wait_serving
 from sample_bots.cpp import build as cpp_build
 
 PACKAGE = Path(__file__).resolve().parent / "package"
@@ -214,9 +214,9 @@ def test_sleeping_past_every_deadline_forfeits_by_strikes(tmp_path):
 WORKER_SCRIPT = """
 import json, sys, time
 from pathlib import Path
-from arena.packages import parse_package_manifest
+from arena.bots.packages import parse_package_manifest
 from arena.sandbox import Sandbox, SandboxCommand
-from referee.bots import wait_serving
+from referee.match.bots import wait_serving
 package = Path(sys.argv[1])
 pm = parse_package_manifest(json.loads((package / "manifest.json").read_text()), package)
 command = SandboxCommand("python", ("{python}", "hostile.py", "--mode", "detach"), socket_arg="--socket")

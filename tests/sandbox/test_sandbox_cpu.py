@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from arena.bots.packages import PackageCache, PackageStore, pack, read_manifest
+from arena.bots.registry import Registry
 from arena.model import MatchSpec, VersionState
-from arena.packages import PackageCache, PackageStore, pack, read_manifest
-from arena.registry import Registry
-from arena.runner import ArenaRunner
+from arena.play.runner import ArenaRunner
 from arena.sandbox import Sandbox, probe
 
 PYBOT = Path(__file__).resolve().parent / "packages" / "pybot"

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from arena.packages import parse_package_manifest
+from arena.bots.packages import parse_package_manifest
 from arena.sandbox import Limits, Sandbox, SandboxedBot, probe
-from referee.bots import REPO_ROOT, launch_bots, load_manifest, wait_serving
 from referee.match import MatchOutcome, MatchSettings, run_match
+from referee.match.bots import REPO_ROOT, launch_bots, load_manifest, wait_serving
 
 PYBOT = Path(__file__).resolve().parent / "packages" / "pybot"
 HEURISTIC = REPO_ROOT / "sample_bots" / "heuristic"

@@ -16,15 +16,15 @@ import pytest
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
 from arena.api import ApiServer
+from arena.bots.packages import PackageCache, PackageStore, pack
+from arena.bots.registry import Registry
+from arena.bots.validation import Validator
 from arena.model import MatchSpec
-from arena.packages import PackageCache, PackageStore, pack
-from arena.queue import MatchQueue
-from arena.registry import Registry
-from arena.runner import ArenaRunner, SandboxUnavailable
+from arena.play.queue import MatchQueue
+from arena.play.runner import ArenaRunner, SandboxUnavailable
+from arena.play.worker import Worker
 from arena.sandbox import Sandbox, probe
-from arena.validation import Validator
-from arena.worker import Worker
-from referee.bots import REPO_ROOT
+from referee.match.bots import REPO_ROOT
 from sample_bots.cpp import build as cpp_build
 
 Code = grpc.StatusCode

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from arena import keys
 from arena.model import BotStats, LatencySummary, MatchResult
-from arena.redis_server import EmbeddedRedis, connect
+from arena.store import keys
+from arena.store.redis_server import EmbeddedRedis, connect
 from referee.cli import play_random_game
 from referee.record import ActionNote, RecordExtras, game_to_record
 from referee.rules import get_ruleset

@@ -15,11 +15,11 @@ import redis
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena import keys
-from arena.archive import Archive, Archiver, RecordUnreadable, Retention, load_result, pack_record, unpack_record
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
-from arena.retry import patiently
+from arena.play.queue import MatchQueue
+from arena.rating.ratings import Ratings
+from arena.store import keys
+from arena.store.archive import Archive, Archiver, RecordUnreadable, Retention, load_result, pack_record, unpack_record
+from arena.store.retry import patiently
 
 from .conftest import make_result, store_legacy
 

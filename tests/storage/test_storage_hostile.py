@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 import redis
 
-from arena import keys
-from arena.archive import MAX_RECORD_BYTES, Archive, Archiver, RecordUnreadable, Retention, load_result
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
+from arena.play.queue import MatchQueue
+from arena.rating.ratings import Ratings
 from arena.service import Arena
+from arena.store import keys
+from arena.store.archive import MAX_RECORD_BYTES, Archive, Archiver, RecordUnreadable, Retention, load_result
 from arena.web import serve_web
 
 from .conftest import make_result

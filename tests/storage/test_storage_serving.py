@@ -21,14 +21,14 @@ import pytest
 import redis
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
-from arena import keys
 from arena.api import ApiServer
-from arena.archive import Archive
+from arena.cli.up import Stack, UpConfig
 from arena.model import MatchResult
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
-from arena.redis_server import EmbeddedRedis
-from arena.up import Stack, UpConfig
+from arena.play.queue import MatchQueue
+from arena.rating.ratings import Ratings
+from arena.store import keys
+from arena.store.archive import Archive
+from arena.store.redis_server import EmbeddedRedis
 from arena.web import serve_web
 
 from .conftest import make_result, store_legacy

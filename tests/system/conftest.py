@@ -15,8 +15,8 @@ import redis
 from pilotta.arena.v1 import arena_pb2_grpc
 
 from arena.api import ApiServer
-from arena.limits import Policy, store_policy
-from arena.registry import Registry
+from arena.bots.limits import Policy, store_policy
+from arena.bots.registry import Registry
 from tests.redis_fixtures import module_redis, r  # noqa: F401 (fixtures, found by pytest)
 
 LOOPBACK = ("127.0.0.0/8", "::1/128")

@@ -11,8 +11,8 @@ import pytest
 from pilotta.arena.v1 import arena_pb2
 from system_helpers import SAMPLES, TIMEOUT, register, rpc_error, wait_until, worker_proc
 
-from arena.bradley_terry import PROVISIONAL_BOARDS
-from arena.ratings import Ratings
+from arena.rating.bradley_terry import PROVISIONAL_BOARDS
+from arena.rating.ratings import Ratings
 
 MATCHES, BOARDS = 12, 3
 needs_node = pytest.mark.skipif(

@@ -14,13 +14,13 @@ import subprocess
 import pytest
 from system_helpers import REPO, SAMPLES, arena_cmd
 
-from arena import keys
+from arena.bots.packages import MAX_PACKAGE_BYTES, PackageCache, PackageStore
+from arena.bots.registry import Registry
+from arena.bots.validation import Validator
 from arena.model import MatchSpec
-from arena.packages import MAX_PACKAGE_BYTES, PackageCache, PackageStore
-from arena.registry import Registry
-from arena.runner import ArenaRunner
+from arena.play.runner import ArenaRunner
 from arena.sandbox import Sandbox, probe
-from arena.validation import Validator
+from arena.store import keys
 
 PYBOT = REPO / "tests" / "sandbox" / "packages" / "pybot"
 PROBE = probe()

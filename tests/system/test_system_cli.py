@@ -13,7 +13,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from system_helpers import REPO, arena_cmd, wait_until
 
 from arena.cli import build_parser
-from referee.bots import free_port
+from referee.match.bots import free_port
 
 
 @pytest.mark.timeout(10)

@@ -10,10 +10,10 @@ import pytest
 from pilotta.arena.v1 import arena_pb2
 from system_helpers import TIMEOUT, arena_cmd, register, rpc_error
 
-from arena import keys
-from arena.queue import MatchQueue
-from arena.scheduler import LadderConfig
+from arena.play.queue import MatchQueue
+from arena.play.scheduler import LadderConfig
 from arena.service import Arena
+from arena.store import keys
 
 Code = grpc.StatusCode
 

@@ -10,14 +10,14 @@ import pytest
 from pilotta.arena.v1 import arena_pb2
 from system_helpers import SAMPLES, TIMEOUT
 
-from arena import keys
+from arena.bots.registry import Registry
 from arena.model import MatchSpec
-from arena.ratings import Ratings
-from arena.registry import Registry
-from arena.runner import ArenaRunner
-from arena.scheduler import LadderConfig
+from arena.play.runner import ArenaRunner
+from arena.play.scheduler import LadderConfig
+from arena.rating.ratings import Ratings
 from arena.service import Arena, BotSource
-from referee.bots import free_port
+from arena.store import keys
+from referee.match.bots import free_port
 
 BROKEN = {
     "name": "broken",

@@ -19,8 +19,8 @@ import pytest
 from pilotta.arena.v1 import arena_pb2
 from system_helpers import TIMEOUT, arena_cmd, manifest_source, register, rpc_error, wait_until, worker_proc
 
-from arena import keys
-from arena.queue import MatchQueue
+from arena.play.queue import MatchQueue
+from arena.store import keys
 from arena.web import serve_web
 
 GATE = arena_pb2.GateSettings(mu0=0.0, mu1=0.2, alpha=0.05, beta=0.05, max_boards=200, min_boards=8)

@@ -13,14 +13,14 @@ import pytest
 from pilotta.arena.v1 import arena_pb2
 from system_helpers import SAMPLES, TIMEOUT, alive, children, last_json_line, register, wait_until, worker_proc
 
-from arena import keys
-from arena.keys import WORKER_LIVE_S
+from arena.bots.registry import Registry, manifest_dict
 from arena.model import MatchSpec
-from arena.queue import MatchQueue, server_ms
-from arena.ratings import Ratings
-from arena.registry import Registry, manifest_dict
-from arena.worker import RECLAIM_SCAN_S
-from referee.bots import load_manifest
+from arena.play.queue import MatchQueue, server_ms
+from arena.play.worker import RECLAIM_SCAN_S
+from arena.rating.ratings import Ratings
+from arena.store import keys
+from arena.store.keys import WORKER_LIVE_S
+from referee.match.bots import load_manifest
 
 STALE_MS = 2000
 

@@ -11,12 +11,12 @@ from pilotta.arena.v1 import arena_pb2
 from prometheus_client import REGISTRY
 from system_helpers import SAMPLES, TIMEOUT, last_json_line, register, wait_until, worker_proc
 
-from arena.ladder import get_run
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
-from arena.registry import Registry
-from arena.scheduler import Scheduler
-from referee.bots import load_manifest, start_bot
+from arena.bots.registry import Registry
+from arena.play.ladder import get_run
+from arena.play.queue import MatchQueue
+from arena.play.scheduler import Scheduler
+from arena.rating.ratings import Ratings
+from referee.match.bots import load_manifest, start_bot
 from referee.record import verify_record
 
 MATCHES = 4

@@ -19,12 +19,12 @@ import pytest
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 from system_helpers import REPO, TIMEOUT, arena_cmd, register, rpc_error, worker_proc
 
-from arena import keys
 from arena.api import ApiServer
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
-from arena.registry import Registry
-from arena.scheduler import Scheduler
+from arena.bots.registry import Registry
+from arena.play.queue import MatchQueue
+from arena.play.scheduler import Scheduler
+from arena.rating.ratings import Ratings
+from arena.store import keys
 
 
 def arena(api: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

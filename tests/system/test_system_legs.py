@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from system_helpers import SAMPLES
 
-from arena.botlogs import BotLogs
+from arena.bots.botlogs import BotLogs
+from arena.bots.registry import Registry
 from arena.model import MatchSpec
-from arena.registry import Registry
-from arena.runner import ArenaRunner
+from arena.play.runner import ArenaRunner
 from referee.match import STOPPED
 from referee.verify_match import verify_match_record
 

@@ -10,12 +10,12 @@ import pytest
 from prometheus_client import REGISTRY
 from system_helpers import SAMPLES
 
+from arena.bots.registry import Registry
 from arena.model import MatchResult, MatchSpec
-from arena.queue import MatchQueue
-from arena.registry import Registry
-from arena.runner import ArenaRunner
+from arena.play.queue import MatchQueue
+from arena.play.runner import ArenaRunner
 from arena.web import serve_web
-from referee.bots import free_port
+from referee.match.bots import free_port
 from referee.record import verify_record
 
 
@@ -62,7 +62,7 @@ def test_real_match_stats_and_metrics(r, tmp_path):
         assert st.latency.count > 0 and 0 < st.latency.p50_ms <= st.latency.p99_ms <= st.latency.max_ms
         assert st.points == result.points[0 if bot == h else 1]
     assert len(legs) == 2
-    # The worker started the bots: every action has its latency and the bot's CPU time (referee.cputime).
+    # The worker started the bots: every action has its latency and the bot's CPU time (referee.match.cputime).
     actions = [a for leg in record["legs"] for d in leg["deals"] for a in d["actions"]]
     assert actions and all(a["ms"] >= 0 and a["cpu_ms"] >= 0 for a in actions)
     # Each board's result is stored with the match: the points each team wrote at each table, and its score.

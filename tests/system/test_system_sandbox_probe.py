@@ -15,9 +15,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from system_helpers import REPO, TIMEOUT, arena_cmd, wait_until
 
+from arena.cli.up import SANDBOX_HEALTH_SERVICE
 from arena.sandbox import probe
-from arena.up import SANDBOX_HEALTH_SERVICE
-from referee.bots import free_port
+from referee.match.bots import free_port
 
 Status = health_pb2.HealthCheckResponse
 

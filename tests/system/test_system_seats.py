@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from system_helpers import SAMPLES
 
+from arena.bots.registry import Registry
 from arena.model import MatchSpec
-from arena.registry import Registry
-from arena.runner import ArenaRunner
-from referee.bots import parse_manifest
+from arena.play.runner import ArenaRunner
 from referee.match import MatchSettings, run_match
+from referee.match.bots import parse_manifest
 
 SPY = Path(__file__).resolve().parent / "bots" / "spy"
 

@@ -14,14 +14,14 @@ import pytest
 from pilotta.arena.v1 import arena_pb2
 from system_helpers import SAMPLES, TIMEOUT, keyspace, manifest_source, rpc_error
 
-from arena import trust
-from arena.botlogs import BotLog, BotLogs, read_from
+from arena.bots import trust
+from arena.bots.botlogs import BotLog, BotLogs, read_from
+from arena.bots.registry import Registry
 from arena.model import MatchResult, MatchSpec
-from arena.ratings import Ratings
-from arena.registry import Registry
-from arena.runner import ArenaRunner
+from arena.play.runner import ArenaRunner
+from arena.rating.ratings import Ratings
 from arena.service import Arena
-from referee.bots import load_manifest, start_bot
+from referee.match.bots import load_manifest, start_bot
 
 Code = grpc.StatusCode
 BOTS = Path(__file__).resolve().parent / "bots"

@@ -21,9 +21,9 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from system_helpers import REPO, SAMPLES, alive, arena_cmd, wait_until
 
-from arena import keys
-from arena.redis_server import EmbeddedRedis, connect, find_redis_server
-from referee.bots import free_port, load_manifest, start_bot
+from arena.store import keys
+from arena.store.redis_server import EmbeddedRedis, connect, find_redis_server
+from referee.match.bots import free_port, load_manifest, start_bot
 
 STOP_BOUND_S = 30.0
 PYBOT = REPO / "tests" / "sandbox" / "packages" / "pybot"  # a small package to upload

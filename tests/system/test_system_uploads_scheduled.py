@@ -10,10 +10,10 @@ import json
 import pytest
 from system_helpers import REPO, SAMPLES
 
-from arena.ladder import enrol
+from arena.bots.packages import PackageStore, pack, read_manifest
 from arena.model import NotPlayable, VersionState
-from arena.packages import PackageStore, pack, read_manifest
-from arena.scheduler import LadderConfig
+from arena.play.ladder import enrol
+from arena.play.scheduler import LadderConfig
 from arena.service import Arena
 
 PYBOT = REPO / "tests" / "sandbox" / "packages" / "pybot"

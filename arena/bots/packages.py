@@ -1,0 +1,281 @@
+"""Uploaded bot packages: checked at upload, stored content-addressed in Redis, unpacked once per worker.
+
+A package is a ``.tar.gz`` or ``.zip`` (``arena bot submit`` packs a directory as ``.tar.gz``) of at most
+``MAX_PACKAGE_BYTES`` holding ``manifest.json`` at its top: the bot authors' manifest (docs/protocol.md)
+with a ``runtime`` (``python``, ``node`` or ``native``: an executable for linux-x86_64) and, beside
+``{"arg": "--port"}`` / ``{"env": "PORT"}``, ``"port": {"socket": "--socket"}`` for a bot that serves on
+the Unix socket the sandbox gives it (docs/submitting.md).
+
+Refused at upload, naming the member: a path that is absolute or climbs out with ``..``; a symbolic or
+hard link (a link could point out of the package); a device, a fifo or a socket; more than ``MAX_MEMBERS``
+members or ``MAX_UNPACKED_BYTES`` unpacked. What is stored is the archive as uploaded, under its sha256
+(``keys.package``): an upload is an immutable version, and two uploads of the same bytes are one package.
+Workers fetch a package by digest and keep it unpacked by digest (``PackageCache``), read-only.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+import zipfile
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import redis
+
+from arena.bots.registry import parse_bot_manifest
+from arena.model import ManifestError, ValidationError
+from arena.sandbox import RUNTIMES, SandboxCommand
+from arena.store import keys
+from referee.match.bots import Manifest
+
+MAX_PACKAGE_BYTES = 50 << 20
+MAX_UNPACKED_BYTES = 200 << 20
+MAX_MEMBERS = 20_000
+MANIFEST = "manifest.json"
+DIGEST_LEN = 64
+
+
+class PackageError(ValidationError):
+    """A package that cannot be accepted; the message names the member or limit."""
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str  # a relative POSIX path inside the package
+    is_dir: bool
+    size: int
+    executable: bool
+
+
+@dataclass(frozen=True)
+class PackageManifest:
+    """A package's manifest: the referee's view of it and how the sandbox starts it."""
+
+    manifest: Manifest
+    command: SandboxCommand
+    raw: Mapping[str, Any]
+
+
+def digest_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def parse_package_manifest(data: object, directory: Path = Path("."), source: str = MANIFEST) -> PackageManifest:
+    """Validate a package's manifest (ManifestError naming the field)."""
+    if not isinstance(data, Mapping):
+        raise ManifestError(f"{source}: a manifest is a JSON object, not {type(data).__name__}")
+    runtime = data.get("runtime")
+    if runtime not in RUNTIMES:
+        raise ManifestError(f"{source}: field 'runtime' must be one of {', '.join(RUNTIMES)}, not {runtime!r}")
+    rest = {k: v for k, v in data.items() if k != "runtime"}
+    port = rest.get("port")
+    socket_arg = None
+    if isinstance(port, Mapping) and set(port) == {"socket"}:
+        socket_arg = port["socket"]
+        if not isinstance(socket_arg, str) or not socket_arg.startswith("-"):
+            raise ManifestError(f"{source}: field 'port.socket' must be an option such as '--socket'")
+        rest["port"] = {"arg": socket_arg}  # the referee's parser checks the rest of the manifest
+    m = parse_bot_manifest(rest, str(directory), source)
+    command = SandboxCommand(
+        runtime,
+        m.command,
+        socket_arg=socket_arg,
+        port_arg=None if socket_arg else m.port_arg,
+        port_env=None if socket_arg else m.port_env,
+    )
+    return PackageManifest(m, command, dict(data))
+
+
+# ------------------------------------------------------------------------------ archives
+
+
+def _safe_name(name: str) -> str:
+    p = PurePosixPath(name)
+    if name.startswith("/") or p.is_absolute():
+        raise PackageError(f"package member {name!r}: an absolute path")
+    if ".." in p.parts:
+        raise PackageError(f"package member {name!r}: climbs out of the package with '..'")
+    clean = str(PurePosixPath(*[x for x in p.parts if x not in ("", ".")]))
+    return "" if clean == "." else clean
+
+
+def members(data: bytes) -> list[Member]:
+    """Every member of a package archive, checked (see the module docstring)."""
+    if len(data) > MAX_PACKAGE_BYTES:
+        raise PackageError(f"package is {len(data)} bytes; at most {MAX_PACKAGE_BYTES} are taken")
+    out: list[Member] = []
+    total = 0
+
+    def count(member: Member) -> None:
+        # Checked member by member: a .tar.gz is read as it inflates, so a header claiming gigabytes (a
+        # compression bomb) is refused before its bytes are inflated, not after.
+        nonlocal total
+        out.append(member)
+        total += member.size
+        if len(out) > MAX_MEMBERS:
+            raise PackageError(f"package has more than {MAX_MEMBERS} members")
+        if total > MAX_UNPACKED_BYTES:
+            raise PackageError(f"package unpacks to {total} bytes or more; at most {MAX_UNPACKED_BYTES}")
+
+    if zipfile.is_zipfile(io.BytesIO(data)):
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            for info in z.infolist():
+                name = _safe_name(info.filename)
+                mode = info.external_attr >> 16  # Unix mode, when the zip was made on Unix (else 0)
+                if stat.S_IFMT(mode) and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                    kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a file or directory"
+                    raise PackageError(f"package member {info.filename!r}: {kind}")
+                if name:
+                    count(Member(name, info.is_dir(), info.file_size, bool(mode & 0o111)))
+    else:
+        try:
+            with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as t:
+                for ti in t:  # one header at a time (getmembers would inflate the whole archive first)
+                    name = _safe_name(ti.name)
+                    if ti.issym() or ti.islnk():
+                        raise PackageError(f"package member {ti.name!r}: a link (to {ti.linkname!r})")
+                    if not (ti.isfile() or ti.isdir()):
+                        raise PackageError(f"package member {ti.name!r}: a device, fifo or other special file")
+                    if name:
+                        count(Member(name, ti.isdir(), ti.size, bool(ti.mode & 0o111)))
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as e:  # gzip's errors are not TarErrors
+            raise PackageError(f"package is neither a .zip nor a readable .tar.gz: {e}") from None
+    return out
+
+
+def read_manifest(data: bytes) -> PackageManifest:
+    """The manifest of a checked package (PackageError without one; ManifestError naming a bad field)."""
+    members(data)
+    raw = _read_member(data, MANIFEST)
+    if raw is None:
+        raise PackageError(f"package has no {MANIFEST} at its top")
+    try:
+        parsed = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise ManifestError(f"{MANIFEST}: not valid JSON: {e}") from None
+    return parse_package_manifest(parsed)
+
+
+def _read_member(data: bytes, wanted: str) -> bytes | None:
+    if zipfile.is_zipfile(io.BytesIO(data)):
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            for info in z.infolist():
+                if _safe_name(info.filename) == wanted and not info.is_dir():
+                    return z.read(info)
+        return None
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as t:
+        for ti in t.getmembers():
+            if _safe_name(ti.name) == wanted and ti.isfile():
+                f = t.extractfile(ti)
+                return f.read() if f is not None else None
+    return None
+
+
+def unpack(data: bytes, dest: Path) -> None:
+    """Unpack a checked package into ``dest``: plain files (0644, 0755 if executable) and directories (0755)."""
+    checked = {m.name: m for m in members(data)}
+    dest.mkdir(parents=True, exist_ok=True)
+
+    def write(name: str, content: bytes) -> None:
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(content)
+        os.chmod(target, 0o755 if checked[name].executable else 0o644)
+
+    if zipfile.is_zipfile(io.BytesIO(data)):
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            for info in z.infolist():
+                name = _safe_name(info.filename)
+                if name and not info.is_dir():
+                    write(name, z.read(info))
+    else:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as t:
+            for ti in t.getmembers():
+                name = _safe_name(ti.name)
+                f = t.extractfile(ti) if ti.isfile() else None
+                if name and f is not None:
+                    write(name, f.read())
+    for d in [dest, *(p for p in dest.rglob("*") if p.is_dir())]:
+        os.chmod(d, 0o755)
+
+
+def pack(path: Path) -> bytes:
+    """A directory as a .tar.gz (the CLI's upload), or a .tar.gz/.tgz/.zip file as it is; PackageError
+    for anything else, or for a link or special file in the directory."""
+    if path.is_file():
+        return path.read_bytes()
+    if not path.is_dir():
+        raise PackageError(f"{path}: neither a directory nor a .tar.gz/.zip file")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as t:
+        for p in sorted(path.rglob("*")):
+            rel = p.relative_to(path).as_posix()
+            if p.is_symlink():
+                raise PackageError(f"{p}: a symbolic link; copy what it points to into the package instead")
+            if not (p.is_file() or p.is_dir()):
+                raise PackageError(f"{p}: not a file or directory")
+            t.add(p, arcname=rel, recursive=False)
+    return buf.getvalue()
+
+
+# ------------------------------------------------------------------------------ storage
+
+
+class PackageStore:
+    """Packages in Redis by sha256 (base64 text: the arena's client decodes replies as text)."""
+
+    def __init__(self, r: redis.Redis) -> None:
+        self.r: Any = r
+
+    def put(self, data: bytes) -> str:
+        digest = digest_of(data)
+        self.r.set(keys.package(digest), base64.b64encode(data).decode("ascii"), nx=True)
+        return digest
+
+    def get(self, digest: str) -> bytes:
+        raw = self.r.get(keys.package(digest))
+        if raw is None:
+            raise PackageError(f"no package {digest[:12]} in the store")
+        data = base64.b64decode(raw)
+        if digest_of(data) != digest:
+            raise PackageError(f"package {digest[:12]} in the store does not match its digest")
+        return data
+
+
+class PackageCache:
+    """Packages unpacked by digest on this worker, each once (readable by the sandbox uid, never written
+    again)."""
+
+    def __init__(self, store: PackageStore, root: Path | None = None) -> None:
+        self.store = store
+        self.root = root or Path(tempfile.mkdtemp(prefix="pilotta-packages-"))
+        self.root.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.root, 0o711)
+
+    def path(self, digest: str) -> Path:
+        if len(digest) != DIGEST_LEN or not all(c in "0123456789abcdef" for c in digest):
+            raise PackageError(f"not a package digest: {digest!r}")
+        final = self.root / digest
+        if final.is_dir():
+            return final
+        tmp = Path(tempfile.mkdtemp(prefix=f".{digest[:12]}-", dir=self.root))
+        try:
+            unpack(self.store.get(digest), tmp)
+            os.chmod(tmp, 0o755)
+            tmp.rename(final)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not final.is_dir():  # another thread's rename won: theirs is the same bytes
+                raise
+        return final

@@ -1,0 +1,635 @@
+"""Bot registry: register, update (new version), retire; tokens; validation.
+
+Registration returns an owner token (``new_token``: ``secrets.token_urlsafe``) exactly once;
+Redis keeps only its sha256, so a leaked dump does not leak tokens.  Updates
+and retirement need the owner token or the admin token.  Every version is
+kept (a list per bot) so old results stay attributable to the code that
+produced them.
+
+A bot is an endpoint (``host:port``) with the games it plays, or a manifest in
+the format bot authors write (docs/protocol.md), validated by the referee's
+own parser (``referee.match.bots.parse_manifest``) and stored as given; the workers
+launch it with ``launch_manifest``.
+
+Everything is validated before the first write, and each operation writes in
+one MULTI/EXEC guarded by WATCH, so an error never leaves a half-changed bot.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import hmac
+import ipaddress
+import json
+import re
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from arena.bots.limits import QuotaExceeded, clip
+from arena.model import (
+    AuthError,
+    Bot,
+    BotVersion,
+    ManifestError,
+    NameTakenError,
+    NotPlayable,
+    RetiredBotError,
+    Unauthenticated,
+    UnknownBotError,
+    ValidationError,
+    VersionState,
+    parse_seat,
+)
+from arena.store import keys
+from referee.match.bots import Manifest, parse_manifest
+from referee.match.bots import ManifestError as RefereeManifestError
+from referee.rules import ruleset_names
+
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]{1,31}$")
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
+HOST_RE = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
+_WATCH_RETRIES = 20
+SUSPEND_AFTER = 3  # matches in a row a version failed to start or answer its Handshake
+_NO_HANDSHAKE = "no Handshake answer"
+# What a Handshake name may hold as it is shown: letters and digits (any script), space, and ._-+#() .
+_HANDSHAKE_NAME_UNSAFE = re.compile(r"[^\w .+#()\-]")
+
+
+def _public_start_failure(why: str) -> str:
+    """Why a version did not start, in the arena's words: a suspension is public (ListBots), and the
+    launcher's words are not (a bot's last words would carry out anything it read; its log's path is the
+    worker's). Its owner reads those in the bot's logs."""
+    return _NO_HANDSHAKE if why == _NO_HANDSHAKE else "it could not be started"
+
+
+def public_suspension(reason: str) -> str:
+    """A stored suspension as it may be shown: one stored before the reason was put in public words keeps
+    its first clause, with the cause in the arena's words."""
+    head, sep, why = reason.partition(" in a row: ")
+    return head + sep + _public_start_failure(why) if sep else reason
+
+
+def new_token(nbytes: int) -> str:
+    """A random URL-safe token that does not start with "-", which a command line would take for an option
+    (``arena bot retire NAME --token -x...`` fails to parse)."""
+    while True:
+        token = secrets.token_urlsafe(nbytes)
+        if not token.startswith("-"):
+            return token
+
+
+def sha256_hex(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+# ---------------------------------------------------------------------- validation
+
+
+def validate_name(name: object) -> str:
+    if not isinstance(name, str) or not NAME_RE.match(name):
+        raise ValidationError(
+            f"invalid bot name {clip(name)}: 2-32 chars, a letter first, then letters, digits, '_', '.', '-'"
+        )
+    return name
+
+
+def validate_owner(owner: object) -> str:
+    if not isinstance(owner, str) or not owner.strip() or len(owner) > 128 or not owner.isprintable():
+        raise ValidationError(f"invalid owner {clip(owner)}: 1-128 printable characters")
+    return owner
+
+
+def validate_endpoint(endpoint: object) -> str:
+    """``host:port`` with a hostname, an IPv4 address or a bracketed IPv6 address."""
+    if not isinstance(endpoint, str) or ":" not in endpoint or len(endpoint) > 260:
+        raise ValidationError(f"invalid endpoint {clip(endpoint)}: expected host:port")
+    host, _, port = endpoint.rpartition(":")
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise ValidationError(f"invalid endpoint {clip(endpoint)}: port must be 1-65535")
+    if host.startswith("[") and host.endswith("]"):
+        try:
+            ipaddress.IPv6Address(host[1:-1])
+        except ValueError:
+            raise ValidationError(f"invalid endpoint {clip(endpoint)}: bad IPv6 address {clip(host)}") from None
+    elif not HOST_RE.match(host):
+        raise ValidationError(f"invalid endpoint {clip(endpoint)}: bad host {clip(host)}")
+    return endpoint
+
+
+def validate_games(games: object, what: str = "games") -> tuple[str, ...]:
+    """A non-empty list of distinct ruleset names, each one ``referee.rules.ruleset_names()`` knows."""
+    known = ruleset_names()
+    if not isinstance(games, list | tuple) or not games:
+        raise ValidationError(
+            f"{what}: give the rulesets the bot plays, a non-empty list of {', '.join(known)}; got {clip(games)}"
+        )
+    for game in games:
+        if game not in known:
+            raise ValidationError(f"{what}: unknown game {clip(game)} (known: {', '.join(known)})")
+    if len(set(games)) != len(games):
+        twice = next(g for g in games if list(games).count(g) > 1)
+        raise ValidationError(f"{what}: {twice!r} is listed twice")
+    return tuple(games)
+
+
+def parse_bot_manifest(manifest: object, manifest_dir: str | None = None, source: str = "manifest") -> Manifest:
+    """Validate a manifest in the bot authors' format (docs/protocol.md) with the referee's own parser
+    (``referee.match.bots.parse_manifest``), then check its games are rulesets the referee has.
+
+    Raises ManifestError naming the bad field, e.g. ``manifest: field 'port' must be {"arg": ...}``."""
+    try:
+        m = parse_manifest(manifest, Path(manifest_dir or "."), source)
+    except RefereeManifestError as e:
+        raise ManifestError(str(e)) from None
+    try:
+        validate_games(list(m.games), f"{source}: field 'games'")
+    except ValidationError as e:
+        raise ManifestError(str(e)) from None
+    return m
+
+
+def validate_manifest(manifest: object, manifest_dir: str | None = None) -> dict[str, Any]:
+    """The manifest as given (a JSON object), once ``parse_bot_manifest`` accepts it."""
+    parse_bot_manifest(manifest, manifest_dir)
+    assert isinstance(manifest, Mapping)  # parse_manifest refuses anything else
+    try:
+        return dict(json.loads(json.dumps(dict(manifest), allow_nan=False)))
+    except (TypeError, ValueError) as e:
+        raise ManifestError(f"manifest: not a JSON object: {e}") from None
+
+
+def manifest_dict(manifest: Manifest) -> dict[str, Any]:
+    """A parsed manifest (``referee.match.bots.load_manifest``) as its JSON object, for ``Registry.register``."""
+    port = {"arg": manifest.port_arg} if manifest.port_arg is not None else {"env": manifest.port_env}
+    return {
+        "name": manifest.name,
+        "version": manifest.version,
+        "author": manifest.author,
+        "language": manifest.language,
+        "command": list(manifest.command),
+        "port": port,
+        "games": list(manifest.games),
+    }
+
+
+def launch_manifest(version: BotVersion) -> Manifest:
+    """The referee's launchable ``Manifest`` of a registered manifest bot version (ManifestError if the
+    stored manifest is not valid: e.g. written in an older format)."""
+    if version.manifest is None:
+        raise ValidationError(f"bot {version.bot_id} v{version.version} has an endpoint, not a manifest")
+    return parse_bot_manifest(
+        dict(version.manifest), version.manifest_dir or ".", f"bot {version.bot_id} v{version.version}"
+    )
+
+
+def _target(
+    endpoint: str | None,
+    manifest: Mapping[str, Any] | None,
+    manifest_dir: str | None,
+    games: Sequence[str] | None,
+) -> tuple[str | None, dict[str, Any] | None, str | None, tuple[str, ...]]:
+    """(endpoint, manifest, manifest_dir, games) of a new version, all validated."""
+    if (endpoint is None) == (manifest is None):
+        raise ValidationError("give exactly one of endpoint (host:port) or manifest")
+    if endpoint is not None:
+        if manifest_dir is not None:
+            raise ValidationError("manifest_dir only makes sense with a manifest")
+        return validate_endpoint(endpoint), None, None, () if games is None else validate_games(games)
+    if games is not None:
+        raise ValidationError("games: a manifest bot's games are its manifest's 'games'; do not give them apart")
+    if manifest_dir is not None and (not isinstance(manifest_dir, str) or not manifest_dir):
+        raise ValidationError(f"invalid manifest_dir {manifest_dir!r}")
+    man = validate_manifest(manifest, manifest_dir)
+    return None, man, manifest_dir, tuple(man["games"])
+
+
+# ------------------------------------------------------------------------ registry
+
+
+class Registry:
+    def __init__(self, r: redis.Redis) -> None:
+        # Any: redis-py's stubs type replies as bytes | str and cannot know the
+        # client was made with decode_responses=True (see redis_server.connect).
+        self.r: Any = r
+
+    # admin ------------------------------------------------------------------
+
+    def set_admin_token(self, token: str | None = None, *, replace: bool = False) -> str:
+        """Store the sha256 of the admin token (generated if None) and return the token.
+
+        Without ``replace`` an existing admin token is kept and AuthError raised,
+        so a second deploy cannot silently lock out the first admin.
+        """
+        token = token or new_token(32)
+        if len(token) < 16:
+            raise ValidationError("admin token must be at least 16 characters")
+        if replace:
+            self.r.set(keys.ADMIN_TOKEN_HASH, sha256_hex(token))
+        elif not self.r.set(keys.ADMIN_TOKEN_HASH, sha256_hex(token), nx=True):
+            raise AuthError("an admin token is already set; pass replace=True to rotate it")
+        return token
+
+    def is_admin(self, token: str) -> bool:
+        stored = self.r.get(keys.ADMIN_TOKEN_HASH)
+        return bool(stored) and hmac.compare_digest(str(stored), sha256_hex(token))
+
+    def require_admin(self, token: str) -> None:
+        """Unauthenticated without a token, AuthError with one that is not the admin token."""
+        if not token:
+            raise Unauthenticated("the admin token is required (printed by `arena up`, kept in its data dir)")
+        if not self.is_admin(token):
+            raise AuthError("token is not the admin token")
+
+    def authorize(self, token: str, bot_ids: Sequence[str], refused: str | None = None) -> None:
+        """The one owner-token check: ``token`` must be the owner token of one of ``bot_ids``, or the admin
+        token.  Unauthenticated without a token; AuthError (with ``refused`` as its message, if given)
+        otherwise.  The comparisons are constant-time and only hashes are read."""
+        if not isinstance(token, str) or not token:
+            raise Unauthenticated("a token is required: the bot's owner token or the admin token")
+        digest = sha256_hex(token)
+        with self.r.pipeline(transaction=False) as p:
+            p.get(keys.ADMIN_TOKEN_HASH)
+            for b in bot_ids:
+                p.hget(keys.bot(b), "token_sha256")
+            admin, *owners = p.execute()
+        # Every hash is compared (no early exit), so the time taken says nothing about which matched.
+        matches = [hmac.compare_digest(str(h), digest) for h in (admin, *owners) if h]
+        if not any(matches):
+            raise AuthError(
+                refused or "token is not valid: need the owner token of one of these bots or the admin token"
+            )
+
+    def token_owns(self, token: str, bot_ids: Sequence[str]) -> tuple[bool, list[str]]:
+        """Whether ``token`` is the admin token, and which of ``bot_ids`` it is the owner token of (constant
+        time comparisons of hashes, every one made)."""
+        if not isinstance(token, str) or not token:
+            return False, []
+        digest = sha256_hex(token)
+        with self.r.pipeline(transaction=False) as p:
+            p.get(keys.ADMIN_TOKEN_HASH)
+            for b in bot_ids:
+                p.hget(keys.bot(b), "token_sha256")
+            admin, *owners = p.execute()
+        is_admin = bool(admin) and hmac.compare_digest(str(admin), digest)
+        owned = [b for b, h in zip(bot_ids, owners, strict=True) if h and hmac.compare_digest(str(h), digest)]
+        return is_admin, owned
+
+    # reads --------------------------------------------------------------------
+
+    def get(self, bot_id: str) -> Bot:
+        h = self.r.hgetall(keys.bot(bot_id))
+        if not h:
+            raise UnknownBotError(f"unknown bot id {bot_id!r}")
+        raw = self.r.lindex(keys.bot_versions(bot_id), int(h["version"]) - 1)
+        if raw is None:
+            raise UnknownBotError(f"bot {bot_id!r} has no version {h['version']} (corrupt registry)")
+        return _bot_from_hash(bot_id, h, BotVersion.from_json(raw))
+
+    def by_name(self, name: str) -> Bot:
+        bot_id = self.r.hget(keys.BOT_NAMES, name)
+        if bot_id is None:
+            raise UnknownBotError(f"unknown bot name {clip(name)}")
+        return self.get(str(bot_id))
+
+    def name_taken(self, name: str) -> bool:
+        return bool(self.r.hexists(keys.BOT_NAMES, name))
+
+    def versions(self, bot_id: str) -> list[BotVersion]:
+        if not self.r.exists(keys.bot(bot_id)):
+            raise UnknownBotError(f"unknown bot id {bot_id!r}")
+        return [BotVersion.from_json(v) for v in self.r.lrange(keys.bot_versions(bot_id), 0, -1)]
+
+    def version(self, bot_id: str, version: int) -> BotVersion:
+        """One version of a bot; UnknownBotError if the bot or that version does not exist."""
+        raw = self.r.lindex(keys.bot_versions(bot_id), version - 1) if version >= 1 else None
+        if raw is None:
+            raise UnknownBotError(f"bot {bot_id!r} has no version {version}")
+        return BotVersion.from_json(raw)
+
+    def seat(self, seat: str) -> Bot:
+        """The bot a match seat names (``model.parse_seat``), with the version that plays there as its
+        ``current``: the pinned one, or the bot's current version.  A pinned version must exist and may
+        play: not a package that is pending or rejected (NotPlayable), of a bot that is not suspended."""
+        bot_id, pinned = parse_seat(seat)
+        bot = self.get(bot_id)
+        if pinned is None:
+            return bot
+        version = bot.current if pinned == bot.version else self.version(bot_id, pinned)
+        if version.package is not None and not self.validated(bot_id, pinned):
+            st = self.state(bot_id, pinned)
+            raise NotPlayable(f"bot {bot.name!r} version {pinned} is {st.state if st else 'not validated'}")
+        if bot.suspended:
+            raise NotPlayable(f"bot {bot.name!r} is suspended: {bot.suspended}")
+        return dataclasses.replace(bot, current=version)
+
+    def list_bots(self, include_retired: bool = False) -> list[Bot]:
+        """Every bot (active ones only unless ``include_retired``), by id; three round trips in all."""
+        ids = sorted(self.r.smembers(keys.BOTS))
+        with self.r.pipeline(transaction=False) as p:
+            for bot_id in ids:
+                p.hgetall(keys.bot(bot_id))
+            hashes = [(b, h) for b, h in zip(ids, p.execute(), strict=True) if h]
+        wanted = [(b, h) for b, h in hashes if include_retired or h["retired"] != "1"]
+        with self.r.pipeline(transaction=False) as p:
+            for bot_id, h in wanted:
+                p.lindex(keys.bot_versions(bot_id), int(h["version"]) - 1)
+            versions = p.execute()
+        return [
+            _bot_from_hash(bot_id, h, BotVersion.from_json(raw))
+            for (bot_id, h), raw in zip(wanted, versions, strict=True)
+            if raw is not None
+        ]
+
+    def list_page(self, after: str, limit: int, include_retired: bool = False) -> tuple[list[Bot], str]:
+        """Up to ``limit`` bots by name, the first after the name ``after`` (empty: from the start), and the
+        name to continue after (empty: no more).  Reads the names index, then only the page's bots."""
+        names = sorted(n for n in self.r.hgetall(keys.BOT_NAMES).items() if n[0] > after)
+        out: list[Bot] = []
+        i = 0
+        while i < len(names) and len(out) < limit:
+            chunk = names[i : i + max(limit - len(out), 16)]
+            i += len(chunk)
+            with self.r.pipeline(transaction=False) as p:
+                for _name, bot_id in chunk:
+                    p.hgetall(keys.bot(bot_id))
+                hashes = p.execute()
+            wanted = [
+                (bot_id, h)
+                for (_name, bot_id), h in zip(chunk, hashes, strict=True)
+                if h and (include_retired or h["retired"] != "1")
+            ][: limit - len(out)]
+            with self.r.pipeline(transaction=False) as p:
+                for bot_id, h in wanted:
+                    p.lindex(keys.bot_versions(bot_id), int(h["version"]) - 1)
+                versions = p.execute()
+            out += [
+                _bot_from_hash(bot_id, h, BotVersion.from_json(raw))
+                for (bot_id, h), raw in zip(wanted, versions, strict=True)
+                if raw is not None
+            ]
+            if len(out) == limit:
+                last = out[-1].name
+                return out, last if any(n > last for n, _ in names[i - len(chunk) :]) else ""
+        return out, ""
+
+    # writes -------------------------------------------------------------------
+
+    def _insert(self, name: str, owner: str, version: BotVersion, max_per_owner: int = 0) -> str:
+        """Store a new bot with its first version; returns its owner token (stored hashed, shown once).
+        HSETNX on the name index and the bot writes run in one Lua script, so two concurrent registrations
+        of one name cannot both succeed, nor two of one owner pass its cap of ``max_per_owner`` active bots
+        (0: none)."""
+        token = new_token(24)
+        ok = self.r.eval(
+            _REGISTER_LUA,
+            5,
+            keys.BOT_NAMES,
+            keys.bot(version.bot_id),
+            keys.bot_versions(version.bot_id),
+            keys.BOTS,
+            keys.OWNER_BOTS,
+            name,
+            version.bot_id,
+            owner,
+            repr(version.created),
+            sha256_hex(token),
+            version.to_json(),
+            version.kind,
+            max_per_owner,
+        )
+        if ok == -1:
+            raise QuotaExceeded(f"owner {clip(owner)} has {max_per_owner} active bots, the most allowed")
+        if not ok:
+            raise NameTakenError(f"bot name {name!r} is already taken")
+        return token
+
+    def register(
+        self,
+        name: str,
+        owner: str,
+        endpoint: str | None = None,
+        manifest: Mapping[str, Any] | None = None,
+        manifest_dir: str | None = None,
+        games: Sequence[str] | None = None,
+        max_per_owner: int = 0,
+    ) -> tuple[Bot, str]:
+        """Register a new bot; returns it and its owner token (shown only now).
+
+        A bot is an ``endpoint`` (host:port of a running bot) with the ``games`` it plays, or a
+        ``manifest`` in the bot authors' format (docs/protocol.md; its games are in it) with the
+        ``manifest_dir`` its command runs in on the workers."""
+        validate_name(name)
+        validate_owner(owner)
+        ep, man, mdir, gms = _target(endpoint, manifest, manifest_dir, games)
+        bot_id = "b-" + secrets.token_hex(5)
+        version = BotVersion(bot_id, 1, time.time(), endpoint=ep, manifest=man, manifest_dir=mdir, games=gms)
+        token = self._insert(name, owner, version, max_per_owner)
+        return self.get(bot_id), token
+
+    def update(
+        self,
+        bot_id: str,
+        token: str,
+        endpoint: str | None = None,
+        manifest: Mapping[str, Any] | None = None,
+        manifest_dir: str | None = None,
+        games: Sequence[str] | None = None,
+    ) -> BotVersion:
+        """Append a new version (new endpoint and games, or manifest) and make it current."""
+        ep, man, mdir, gms = _target(endpoint, manifest, manifest_dir, games)
+
+        def write(pipe: Any, h: dict[str, str]) -> BotVersion:
+            if h["retired"] == "1":
+                raise RetiredBotError(f"bot {bot_id!r} is retired; register a new bot instead")
+            n = int(pipe.llen(keys.bot_versions(bot_id))) + 1
+            v = BotVersion(bot_id, n, time.time(), endpoint=ep, manifest=man, manifest_dir=mdir, games=gms)
+            pipe.multi()
+            pipe.rpush(keys.bot_versions(bot_id), v.to_json())
+            pipe.hset(keys.bot(bot_id), mapping={"version": n, "kind": v.kind})
+            self._lift(pipe, bot_id)  # an update lifts a suspension
+            return v
+
+        out: BotVersion = self._authorized_write(bot_id, token, write)
+        return out
+
+    # uploaded packages ----------------------------------------------------------------
+
+    def register_package(
+        self,
+        name: str,
+        owner: str,
+        digest: str,
+        manifest: Mapping[str, Any],
+        games: Sequence[str],
+        max_per_owner: int = 0,
+    ) -> tuple[Bot, str]:
+        """A new bot whose version 1 is an uploaded package (pending until a worker validates it)."""
+        validate_name(name)
+        validate_owner(owner)
+        bot_id = "b-" + secrets.token_hex(5)
+        version = BotVersion(bot_id, 1, time.time(), manifest=dict(manifest), games=tuple(games), package=digest)
+        token = self._insert(name, owner, version, max_per_owner)
+        self.set_state(bot_id, 1, VersionState("pending"))
+        return self.get(bot_id), token
+
+    def add_package_version(
+        self, bot_id: str, token: str, digest: str, manifest: Mapping[str, Any], games: Sequence[str]
+    ) -> BotVersion:
+        """Append an uploaded package as a new version, pending; the current version stays until this one
+        is validated (``make_current``), so a version that fails its check never plays."""
+
+        def write(pipe: Any, h: dict[str, str]) -> BotVersion:
+            if h["retired"] == "1":
+                raise RetiredBotError(f"bot {bot_id!r} is retired; register a new bot instead")
+            n = int(pipe.llen(keys.bot_versions(bot_id))) + 1
+            v = BotVersion(bot_id, n, time.time(), manifest=dict(manifest), games=tuple(games), package=digest)
+            pipe.multi()
+            pipe.rpush(keys.bot_versions(bot_id), v.to_json())
+            pipe.hset(keys.bot_states(bot_id), str(n), VersionState("pending").to_json())
+            # No lift here: the suspended version stays current until this one is validated
+            # (make_current lifts it then), so it cannot be scheduled to fail again meanwhile.
+            return v
+
+        out: BotVersion = self._authorized_write(bot_id, token, write)
+        return out
+
+    # failed starts and suspension -------------------------------------------------------
+
+    def note_start(self, bot_id: str, version: int, failed: bool, why: str = "") -> bool:
+        """Count a match in which the version failed to start or answer its Handshake (``failed``), or
+        did (which resets the count). After ``SUSPEND_AFTER`` failures in a row the version is suspended:
+        never scheduled until an update or a new upload. True when this call suspended it."""
+        key = keys.bot(bot_id)
+        if not failed:
+            self.r.hset(key, "start_failures", 0)
+            return False
+        n = int(self.r.hincrby(key, "start_failures", 1))
+        if n >= SUSPEND_AFTER and not self.r.hget(key, "suspended"):
+            reason = f"version {version} failed to start or answer its Handshake in {n} matches in a row: "
+            self.r.hset(key, "suspended", reason + _public_start_failure(why))
+            return True
+        return False
+
+    def note_handshake_name(self, bot_id: str, name: str) -> None:
+        """The name the bot gave itself in its last Handshake: shown on its page beside the registered one
+        (which is the only name replays and results use: a bot may call itself anything). It is public, so
+        it is kept to a name's characters: a bot cannot publish a path it found in its sandbox (or
+        markup, or control characters) through it: every other character becomes '?'; 64 at most."""
+        self.r.hset(keys.bot(bot_id), "handshake_name", _HANDSHAKE_NAME_UNSAFE.sub("?", name[:64]))
+
+    def handshake_name(self, bot_id: str) -> str:
+        """The name the bot gave itself in its last Handshake, or empty before its first match."""
+        return str(self.r.hget(keys.bot(bot_id), "handshake_name") or "")
+
+    def suspended(self, bot_id: str) -> str:
+        """Why the bot is suspended, or empty."""
+        return public_suspension(str(self.r.hget(keys.bot(bot_id), "suspended") or ""))
+
+    def _lift(self, pipe: Any, bot_id: str) -> None:
+        pipe.hdel(keys.bot(bot_id), "suspended")
+        pipe.hset(keys.bot(bot_id), "start_failures", 0)
+
+    def set_state(self, bot_id: str, version: int, state: VersionState) -> None:
+        self.r.hset(keys.bot_states(bot_id), str(version), state.to_json())
+
+    def state(self, bot_id: str, version: int) -> VersionState | None:
+        """An uploaded version's state (None for a version that is not a package)."""
+        raw = self.r.hget(keys.bot_states(bot_id), str(version))
+        return None if raw is None else VersionState.from_json(raw)
+
+    def states(self, bot_id: str) -> dict[int, VersionState]:
+        return {int(v): VersionState.from_json(raw) for v, raw in self.r.hgetall(keys.bot_states(bot_id)).items()}
+
+    def make_current(self, bot_id: str, version: int) -> None:
+        """Make a validated version current (if it is newer than the current one); a new upload lifts a
+        suspension here, once it is validated, not when it arrives."""
+        h = self.r.hgetall(keys.bot(bot_id))
+        if h and int(h["version"]) < version:
+            raw = self.r.lindex(keys.bot_versions(bot_id), version - 1)
+            kind = BotVersion.from_json(raw).kind if raw is not None else "package"
+            pipe = self.r.pipeline()
+            pipe.hset(keys.bot(bot_id), mapping={"version": version, "kind": kind})
+            self._lift(pipe, bot_id)
+            pipe.execute()
+
+    def validated(self, bot_id: str, version: int) -> bool:
+        st = self.state(bot_id, version)
+        return st is not None and st.state == "validated"
+
+    def playable(self, bot: Bot) -> bool:
+        """Whether the bot's current version may be scheduled: not suspended, and not an uploaded package
+        that is not (yet) validated."""
+        if bot.suspended:
+            return False
+        if bot.current.package is None:
+            return True
+        st = self.state(bot.bot_id, bot.current.version)
+        return st is not None and st.state == "validated"
+
+    def retire(self, bot_id: str, token: str) -> Bot:
+        """Mark the bot retired: kept for history, never scheduled again."""
+
+        def write(pipe: Any, h: dict[str, str]) -> None:
+            pipe.multi()
+            pipe.hset(keys.bot(bot_id), "retired", "1")
+            if h["retired"] != "1":  # its owner may register another in its place
+                pipe.hincrby(keys.OWNER_BOTS, h["owner"], -1)
+
+        self._authorized_write(bot_id, token, write)
+        return self.get(bot_id)
+
+    def _authorized_write(self, bot_id: str, token: str, write: Any) -> Any:
+        """Check the token against the bot's owner hash (or admin) and run ``write``
+        in a WATCHed transaction, so a concurrent update cannot interleave."""
+        for _ in range(_WATCH_RETRIES):
+            pipe: Any  # Any: redis-py's Pipeline replies are untyped (Awaitable | Any)
+            with self.r.pipeline(transaction=True) as pipe:
+                try:
+                    pipe.watch(keys.bot(bot_id), keys.bot_versions(bot_id))
+                    h = pipe.hgetall(keys.bot(bot_id))
+                    if not h:
+                        raise UnknownBotError(f"unknown bot id {bot_id!r}")
+                    refused = f"token is not valid for bot {h['name']!r} (need its owner token or the admin token)"
+                    self.authorize(token, [bot_id], refused)
+                    out = write(pipe, h)
+                    pipe.execute()
+                    return out
+                except redis.WatchError:
+                    continue
+        raise redis.WatchError(f"bot {bot_id!r} kept changing; gave up after {_WATCH_RETRIES} tries")
+
+
+def _bot_from_hash(bot_id: str, h: Mapping[str, str], current: BotVersion) -> Bot:
+    return Bot(
+        bot_id=bot_id,
+        name=h["name"],
+        owner=h["owner"],
+        created=float(h["created"]),
+        retired=h["retired"] == "1",
+        current=current,
+        suspended=public_suspension(h.get("suspended", "")),
+    )
+
+
+# KEYS: names hash, bot hash, versions list, bots set, active bots per owner hash
+# ARGV: name, bot_id, owner, created, token_sha256, version-1 JSON, kind of the current version, cap (0: none)
+# Returns 1, 0 (the name is taken) or -1 (the owner has its cap of active bots).
+_REGISTER_LUA = """
+local cap = tonumber(ARGV[8])
+-- (Below 0 after retiring bots registered before the count was kept: they were never counted.)
+local owned = math.max(0, tonumber(redis.call('HGET', KEYS[5], ARGV[3]) or '0'))
+if cap > 0 and owned >= cap then return -1 end
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('HSET', KEYS[5], ARGV[3], owned + 1)
+redis.call('HSET', KEYS[2], 'name', ARGV[1], 'owner', ARGV[3], 'created', ARGV[4],
+           'retired', '0', 'version', '1', 'token_sha256', ARGV[5], 'kind', ARGV[7])
+redis.call('RPUSH', KEYS[3], ARGV[6])
+redis.call('SADD', KEYS[4], ARGV[2])
+return 1
+"""

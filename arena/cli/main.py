@@ -1,0 +1,82 @@
+"""`arena`: the arena's command line.
+
+Each group of subcommands lives with its code and adds itself through an ``add_X_parser(sub)`` function;
+this module only lists them. A subcommand sets ``func`` (``args -> exit code``) with ``set_defaults``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import faulthandler
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from typing import cast
+
+from arena.cli.check_bot import add_check_bot_parser
+from arena.cli.client import add_bot_parser, add_deadletters_parser, add_ladder_parser, add_view_parsers
+from arena.cli.demo import add_demo_parser
+from arena.cli.match import add_match_parser
+from arena.cli.series import add_series_parser
+from arena.cli.up import add_server_parsers
+from arena.cli.view import add_view_parser
+from arena.store.archive import add_archive_parser
+from referee.command import CommandParser, run
+
+# Subcommand groups, in help order. Add yours here: up, worker, api, bot, ladder, leaderboard, replay...
+PARSERS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
+    add_match_parser,
+    add_series_parser,
+    add_check_bot_parser,
+    add_server_parsers,  # up, api, worker, web
+    add_bot_parser,
+    add_ladder_parser,
+    add_view_parsers,  # leaderboard, matches, replay
+    add_view_parser,  # view FILE
+    add_deadletters_parser,
+    add_archive_parser,
+    add_demo_parser,
+]
+
+
+EXAMPLES = """examples:
+  arena check-bot path/to/mybot                        # is my bot ready? (exit 0: every check passed)
+  arena match path/to/mybot sample_bots/heuristic --deals 16 --duplicate --out m.json
+  arena view m.json                                    # step through that match in the replay viewer
+  arena demo                                           # a whole ladder on this machine
+  arena up                                             # run an arena; then arena bot register, ladder start...
+Each command's own --help lists its options, defaults and exit codes."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = CommandParser(prog="arena", description="pilotta-arena: bots play the Belote family.", epilog=EXAMPLES)
+    sub = cast(
+        "argparse._SubParsersAction[argparse.ArgumentParser]",
+        parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
+    )
+    for add in PARSERS:
+        add(sub)
+    return parser
+
+
+def _call(args: argparse.Namespace) -> int:
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # `kill -USR1 <pid>` prints every thread's stack to stderr: for a command (a worker, `arena up`, a
+    # watch) that seems stuck, without stopping it.
+    # (Not where stderr is no file, as when a test calls main() with its output captured.)
+    if hasattr(signal, "SIGUSR1"):
+        with contextlib.suppress(OSError, ValueError):
+            faulthandler.register(signal.SIGUSR1, all_threads=True)
+    return run(build_parser(), argv, _call)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

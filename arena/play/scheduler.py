@@ -1,0 +1,490 @@
+"""Ladders and match selection.
+
+A ladder is one (ruleset, settings) combination; its id is derived from a
+hash of the canonical settings, so the same settings always give the same
+ladder and results of different settings never mix.
+
+Selection (``pick_pairs``) is pure, deterministic given its ``rng``, and
+separated from Redis I/O (``Scheduler``) so it can be tested exhaustively:
+
+1. Games played are kept even.  A bot's count is the matches scheduled for it
+   on the ladder (played, being played or waiting).  Only bots within
+   ``FAIRNESS_SLACK`` of the least-played member (the floor) may be picked, so
+   the counts of a ladder's bots never spread more than ``FAIRNESS_SLACK + 1``
+   apart (a bot that joins later starts level with the floor).  When a slow
+   bot sits at the floor with all its matches in flight, the others wait for
+   it: it is *holding the queue* (``holding``; ``arena ladder status`` names it).
+2. Among those, the anchor is the least-played free bot, ties broken by
+   priority = waiting time since it was last scheduled (in units of
+   ``fairness_s``) + uncertainty (sigma / prior sigma) + novelty 1/(1+games).
+3. Its opponent, among the other free bots within the slack, minimises the
+   rating distance |mu_a - mu_b| / sqrt(sigma_a^2 + sigma_b^2) (roughly: how
+   sure we already are of the outcome) minus a share of the opponent's own
+   priority, with a little random jitter so the same pairs do not repeat
+   forever.  If the anchor is the only bot at the floor and no other free bot
+   is within the slack (the others ran ahead while it played), it plays the
+   least-played free bot: that raises the floor, so the bound still holds.
+4. Both are marked as just scheduled and in flight; repeat.
+
+On a ladder that gates new versions (``LadderConfig.gating``, ``arena.rating.gating``), ``Scheduler.schedule``
+first brings the gates up to date (``sync_gates``), then picks gating matches (``pick_gating``, pure: a
+version gating plays its ranked version in each free slot of its bot), and only then the ordinary pairs
+among the bots not gating, each seated with its ranked version pinned.
+
+Bots at ``max_in_flight`` queued-or-playing matches are not picked, so a slow
+bot does not pile up a backlog.  The default match is a duplicate pair of two
+bots, each partnered with itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import random
+import secrets
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import redis
+
+from arena.bots.registry import Registry
+from arena.bots.trust import Seeds
+from arena.model import (
+    ID_RE,
+    Bot,
+    MatchSpec,
+    RetiredBotError,
+    UnknownLadderError,
+    ValidationError,
+    seat_bot,
+    seat_of,
+)
+from arena.play.queue import MatchQueue
+from arena.rating.gating import GateAction, GateConfig, Gates, GateState, next_action
+from arena.rating.ratings import Ratings
+from arena.store import keys
+
+PRIOR_SIGMA = 25.0 / 3.0
+NEVER_AGE_S = 86_400.0  # a bot never scheduled counts as having waited a day
+# What a ladder does with endpoint bots (bots their authors run: the referee cannot stop one from sharing
+# what its seats see): rate their matches, play them unrated, or leave the bots out.
+ENDPOINT_POLICIES = ("rated", "unrated", "refused")
+DEFAULT_ENDPOINT_POLICY = "unrated"
+# How many more matches than the least-played bot a bot may be scheduled for (module docstring, 1.).
+FAIRNESS_SLACK = 2
+
+
+@dataclass(frozen=True)
+class LadderConfig:
+    ruleset: str
+    # Any: ruleset options are JSON values of any kind, checked by the ruleset.
+    options: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    deals: int | None = None
+    target: int | None = 1000
+    duplicate: bool = True
+    endpoint_bots: str = DEFAULT_ENDPOINT_POLICY  # one of ENDPOINT_POLICIES
+    # Version gating (``arena.rating.gating``): a new version is ranked only once an SPRT against the ranked one
+    # passes; None: every new version plays and is rated at once.
+    gating: GateConfig | None = None
+
+    def __post_init__(self) -> None:
+        if self.endpoint_bots not in ENDPOINT_POLICIES:
+            raise ValidationError(
+                f"ladder: endpoint_bots must be one of {', '.join(ENDPOINT_POLICIES)}, not {self.endpoint_bots!r}"
+            )
+        if not isinstance(self.ruleset, str) or not ID_RE.match(self.ruleset):
+            raise ValidationError(f"ladder: invalid ruleset name {self.ruleset!r}")
+        if (self.deals is None) == (self.target is None):
+            raise ValidationError("ladder: exactly one of deals or target must be set")
+        try:
+            json.dumps(dict(self.options), allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise ValidationError(f"ladder: options are not JSON-serialisable: {e}") from None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The settings as stored and shown; ``variant`` repeats ``ruleset`` for readers from before the rename.
+        (Any: options are JSON values of any kind.)"""
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        gating = None if self.gating is None else self.gating.to_dict()
+        return {**d, "options": dict(self.options), "variant": self.ruleset, "gating": gating}
+
+    def canonical(self) -> str:
+        # The id is a hash of this text, so it keeps the key "variant" it had when ladders were first made:
+        # the same settings still give the same ladder (and its ratings) after the rename; so the default
+        # endpoint policy, which ladders had before it could be chosen, is left out of it.
+        d = {k: v for k, v in self.to_dict().items() if k != "ruleset"}
+        if d["endpoint_bots"] == DEFAULT_ENDPOINT_POLICY:
+            del d["endpoint_bots"]
+        if d["gating"] is None:  # nor is gating, which came later still
+            del d["gating"]
+        return json.dumps(d, sort_keys=True, separators=(",", ":"))
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    @property
+    def ladder_id(self) -> str:
+        return f"{self.ruleset}-{hashlib.sha256(self.canonical().encode()).hexdigest()[:10]}"
+
+    @classmethod
+    def from_json(cls, text: str) -> LadderConfig:
+        d = {"ruleset": None, "endpoint_bots": DEFAULT_ENDPOINT_POLICY, "gating": None, **json.loads(text)}
+        d["ruleset"] = d["ruleset"] or d["variant"]  # stored before the rename: "variant" only
+        d["gating"] = None if d["gating"] is None else GateConfig.from_dict(d["gating"])
+        return cls(**{f.name: d[f.name] for f in dataclasses.fields(cls)})
+
+
+@dataclass(frozen=True)
+class Candidate:
+    bot_id: str
+    mu: float = 25.0
+    sigma: float = PRIOR_SIGMA
+    games: int = 0
+    last_scheduled: float | None = None  # unix time; None = never
+    in_flight: int = 0
+    scheduled: int = 0  # matches scheduled for it on the ladder: played, being played or waiting
+    version: int = 1  # its current version
+
+
+@dataclass(frozen=True)
+class GatePick:
+    """A gating match to schedule: the bot's ``candidate`` version against its ranked version ``base``."""
+
+    bot_id: str
+    candidate: int
+    base: int
+
+
+def priority(c: Candidate, now: float, fairness_s: float = 60.0) -> float:
+    age = NEVER_AGE_S if c.last_scheduled is None else max(0.0, now - c.last_scheduled)
+    return age / fairness_s + c.sigma / PRIOR_SIGMA + 1.0 / (1 + c.games)
+
+
+def rating_distance(a: Candidate, b: Candidate) -> float:
+    return abs(a.mu - b.mu) / math.sqrt(a.sigma**2 + b.sigma**2 + 1e-9)
+
+
+def pick_pairs(
+    candidates: Sequence[Candidate],
+    n: int,
+    now: float,
+    rng: random.Random,
+    max_in_flight: int = 1,
+    fairness_s: float = 60.0,
+    wait_weight: float = 0.5,
+    jitter: float = 0.05,
+    slack: int = FAIRNESS_SLACK,
+) -> list[tuple[str, str]]:
+    """Choose up to ``n`` (anchor, opponent) pairs; see the module docstring.  With every candidate's
+    ``scheduled`` within ``slack + 1`` of the least one, so are they after the picks are played."""
+    pool = {c.bot_id: c for c in candidates}
+    pairs: list[tuple[str, str]] = []
+    for _ in range(n):
+        if not pool:
+            break
+        floor = min(c.scheduled for c in pool.values())
+        free = sorted((c for c in pool.values() if c.in_flight < max_in_flight), key=lambda c: c.bot_id)
+        level = [c for c in free if c.scheduled <= floor + slack]
+        if not level:
+            break
+        anchor = min(level, key=lambda c: (c.scheduled, -priority(c, now, fairness_s), c.bot_id))
+        others = [c for c in level if c.bot_id != anchor.bot_id]
+        if not others:
+            at_floor = [c for c in pool.values() if c.scheduled == floor]
+            if anchor.scheduled != floor or len(at_floor) != 1:
+                break  # wait for the other least-played bots' matches to finish
+            rest = [c for c in free if c.bot_id != anchor.bot_id]
+            if not rest:
+                break
+            least = min(c.scheduled for c in rest)
+            others = [c for c in rest if c.scheduled == least]
+
+        def cost(o: Candidate, anchor: Candidate = anchor) -> float:
+            return rating_distance(anchor, o) - wait_weight * priority(o, now, fairness_s) + jitter * rng.random()
+
+        opponent = min(others, key=cost)
+        pairs.append((anchor.bot_id, opponent.bot_id))
+        for c in (anchor, opponent):
+            pool[c.bot_id] = replace(c, last_scheduled=now, in_flight=c.in_flight + 1, scheduled=c.scheduled + 1)
+    return pairs
+
+
+def pick_gating(
+    candidates: Sequence[Candidate], gates: Sequence[GateState], n: int, max_in_flight: int, max_boards: int
+) -> list[GatePick]:
+    """Up to ``n`` gating matches, taken in turn from each gate still going (by bot id) whose bot is a
+    candidate with a free slot (under ``max_in_flight``) and fewer than ``max_boards`` boards counted.  Gating
+    matches come before the ladder's ordinary ones (``Scheduler.schedule``): a gating bot plays nothing else."""
+    free = {c.bot_id: max_in_flight - c.in_flight for c in candidates}
+    going = sorted(
+        (g for g in gates if g.gating and g.boards < max_boards and free.get(g.bot_id, 0) > 0), key=lambda g: g.bot_id
+    )
+    picks: list[GatePick] = []
+    while going and len(picks) < n:
+        for g in going:
+            if len(picks) == n:
+                break
+            picks.append(GatePick(g.bot_id, g.candidate, g.base))
+            free[g.bot_id] -= 1
+        going = [g for g in going if free[g.bot_id] > 0]
+    return picks
+
+
+def gating_bots(gates: Sequence[GateState]) -> set[str]:
+    """The bots with a version gating: they sit out the ladder's ordinary matches until it is decided."""
+    return {g.bot_id for g in gates if g.gating}
+
+
+def holding(candidates: Sequence[Candidate], max_in_flight: int, slack: int = FAIRNESS_SLACK) -> list[str]:
+    """The bots holding the queue: least-played ones with all their matches in flight while no pair of
+    free bots is within the slack (so ``pick_pairs`` picks nothing until their matches finish)."""
+    if not candidates or pick_pairs(candidates, 1, 0.0, random.Random(0), max_in_flight, slack=slack):
+        return []
+    floor = min(c.scheduled for c in candidates)
+    return sorted(c.bot_id for c in candidates if c.scheduled == floor and c.in_flight >= max_in_flight)
+
+
+def new_match_id(now: float) -> str:
+    """Sortable by creation time, unique without coordination."""
+    return f"m-{int(now * 1000):x}-{secrets.token_hex(4)}"
+
+
+class Scheduler:
+    """Redis side of the ladder: configs, members, and enqueueing picked matches."""
+
+    def __init__(self, r: redis.Redis, registry: Registry, ratings: Ratings, queue: MatchQueue) -> None:
+        self.r: Any = r  # replies are str (decode_responses=True); the stubs cannot know
+        self.registry = registry
+        self.ratings = ratings
+        self.queue = queue
+        self.seeds = Seeds(r)
+        self.gates = Gates(r)
+
+    def create_ladder(self, config: LadderConfig) -> str:
+        """Idempotent: the same settings give the same ladder id."""
+        self.r.hsetnx(keys.LADDERS, config.ladder_id, config.to_json())
+        return config.ladder_id
+
+    def ladder(self, ladder_id: str) -> LadderConfig:
+        raw = self.r.hget(keys.LADDERS, ladder_id)
+        if raw is None:
+            raise UnknownLadderError(f"unknown ladder {ladder_id!r}")
+        return LadderConfig.from_json(raw)
+
+    def ladders(self) -> dict[str, LadderConfig]:
+        return {k: LadderConfig.from_json(v) for k, v in self.r.hgetall(keys.LADDERS).items()}
+
+    def join(self, ladder_id: str, bot_id: str) -> None:
+        self.ladder(ladder_id)
+        if self.registry.get(bot_id).retired:
+            raise RetiredBotError(f"bot {bot_id!r} is retired")
+        self.r.sadd(keys.ladder_members(ladder_id), bot_id)
+        self._level(ladder_id, [bot_id])
+
+    def join_all(self, ladder_id: str, bots: Sequence[Bot]) -> None:
+        """Active ``bots`` (as just read from the registry) join the ladder, in one write."""
+        self.ladder(ladder_id)
+        active = [b.bot_id for b in bots if not b.retired]
+        if active:
+            self.r.sadd(keys.ladder_members(ladder_id), *active)
+            self._level(ladder_id, active)
+
+    def _level(self, ladder_id: str, bot_ids: Sequence[str]) -> None:
+        """A bot new to the ladder starts level with its least-played bot: it is counted as scheduled for
+        as many matches, so the others do not wait for it to catch up from 0 (``pick_pairs``)."""
+        counted = self.r.hmget(keys.ladder_games(ladder_id), list(bot_ids))
+        new = [b for b, n in zip(bot_ids, counted, strict=True) if n is None]
+        if not new:
+            return
+        floor = min((c.scheduled for c in self.candidates(ladder_id) if c.bot_id not in new), default=0)
+        with self.r.pipeline(transaction=False) as p:
+            for b in new:
+                p.hsetnx(keys.ladder_games(ladder_id), b, floor)
+            p.execute()
+
+    def leave(self, ladder_id: str, bot_id: str) -> None:
+        self.r.srem(keys.ladder_members(ladder_id), bot_id)
+
+    def in_flight(self, ladder_id: str) -> dict[str, int]:
+        """Bot id -> its matches on the ladder queued or being played: counted up when a match is created
+        (``create_match``), down when its result is recorded or it is dead-lettered (``MatchQueue``), up
+        again when a dead letter is requeued."""
+        return {b: int(n) for b, n in self.r.hgetall(keys.ladder_inflight(ladder_id)).items() if int(n) > 0}
+
+    def candidates(self, ladder_id: str) -> list[Candidate]:
+        """Active members with their rating, games, last scheduled time, in-flight count (two round trips)."""
+        members = sorted(self.r.smembers(keys.ladder_members(ladder_id)))
+        inflight = self.in_flight(ladder_id)
+        with self.r.pipeline(transaction=False) as p:
+            p.hgetall(keys.ladder_last_scheduled(ladder_id))
+            p.hgetall(keys.ladder_games(ladder_id))
+            for b in members:
+                p.hmget(keys.bot(b), ["retired", "suspended", "kind", "version"])
+                p.hgetall(keys.rating(ladder_id, b))
+            last, counts, *replies = p.execute()
+        out = []
+        for b, (retired, suspended, kind, version), rating in zip(members, replies[0::2], replies[1::2], strict=True):
+            if retired != "0" or suspended:  # retired, no such bot (None), or suspended
+                continue
+            if kind == "package" and not self.registry.validated(b, int(version)):  # an upload not validated
+                continue
+            row = self.ratings.row(b, rating)
+            out.append(
+                Candidate(
+                    bot_id=b,
+                    mu=row.mu,
+                    sigma=row.sigma,
+                    games=row.games,
+                    last_scheduled=float(last[b]) if b in last else None,
+                    in_flight=int(inflight.get(b, 0)),
+                    scheduled=int(counts.get(b, 0)),
+                    version=int(version),
+                )
+            )
+        return out
+
+    def schedule(
+        self,
+        ladder_id: str,
+        n: int = 1,
+        now: float | None = None,
+        rng: random.Random | None = None,
+        max_in_flight: int = 1,
+    ) -> list[MatchSpec]:
+        """Pick up to ``n`` matches on the ladder and enqueue them."""
+        cfg = self.ladder(ladder_id)
+        now = time.time() if now is None else now
+        rng = rng or random.Random()
+        candidates = self.candidates(ladder_id)
+        if cfg.gating is None:
+            pairs = pick_pairs(candidates, n, now, rng, max_in_flight=max_in_flight)
+            return [self.create_match(ladder_id, (a, b), None, now, cfg) for a, b in pairs]
+        ranked, gates = self.sync_gates(ladder_id, cfg.gating, candidates, now)
+        specs = [
+            self.create_match(
+                ladder_id,
+                (seat_of(g.bot_id, g.candidate), seat_of(g.bot_id, g.base)),
+                None,
+                now,
+                cfg,
+                rated=False,
+                gating=True,
+            )
+            for g in pick_gating(candidates, gates, n, max_in_flight, cfg.gating.max_boards)
+        ]
+        busy = gating_bots(gates)
+        ordinary = [c for c in candidates if c.bot_id not in busy]
+        # Their ranked version plays, pinned: a match queued before an update is played after it with the
+        # version it was scheduled for, never with one that has not passed its gate.
+        seat = {c.bot_id: seat_of(c.bot_id, ranked.get(c.bot_id, c.version)) for c in ordinary}
+        pairs = pick_pairs(ordinary, n - len(specs), now, rng, max_in_flight=max_in_flight)
+        return specs + [self.create_match(ladder_id, (seat[a], seat[b]), None, now, cfg) for a, b in pairs]
+
+    def sync_gates(
+        self, ladder_id: str, config: GateConfig, candidates: Sequence[Candidate], now: float
+    ) -> tuple[dict[str, int], list[GateState]]:
+        """Bring a gated ladder's gates up to date with its bots' current versions (``gating.next_action``:
+        rank a newcomer's version, gate a newer one), record the verdicts their boards give, and level a bot
+        whose gate was decided with the ladder's least-played bot.  Returns the ranked versions and the
+        latest gate of each bot."""
+        ranked = self.gates.ranked(ladder_id)
+        latest = self.gates.latest(ladder_id)
+        changed = False
+        for c in candidates:
+            gate = latest.get(c.bot_id)
+            action = next_action(ranked.get(c.bot_id), c.version, gate)
+            if action is GateAction.RANK:
+                self.gates.rank_first(ladder_id, c.bot_id, c.version)
+            elif action is GateAction.START:
+                seen = None if gate is None else gate.candidate
+                self.gates.start(ladder_id, c.bot_id, c.version, ranked[c.bot_id], seen, now)
+            changed = changed or action is not GateAction.NOTHING
+        for g in latest.values():
+            if g.gating and self.gates.decide(ladder_id, g.bot_id, g.candidate, config, now):
+                changed = True
+        if changed:
+            ranked, latest = self.gates.ranked(ladder_id), self.gates.latest(ladder_id)
+        self._level_decided(ladder_id, candidates, list(latest.values()))
+        return ranked, list(latest.values())
+
+    def _level_decided(self, ladder_id: str, candidates: Sequence[Candidate], gates: Sequence[GateState]) -> None:
+        """A bot back from gating (it sat out while the others played) starts level with the least-played
+        of the others, once per gate, so that they do not wait for it to catch up (``pick_pairs``)."""
+        decided = [g for g in gates if not g.gating and not g.leveled]
+        if not decided:
+            return
+        busy = gating_bots(gates)
+        for g in decided:
+            others = [c.scheduled for c in candidates if c.bot_id != g.bot_id and c.bot_id not in busy]
+            own = next((c.scheduled for c in candidates if c.bot_id == g.bot_id), 0)
+            with self.r.pipeline(transaction=True) as p:
+                if others and min(others) > own:
+                    p.hset(keys.ladder_games(ladder_id), g.bot_id, min(others))
+                p.hset(keys.gate(ladder_id, g.bot_id, g.candidate), "leveled", 1)
+                p.execute()
+
+    def ordinary_candidates(self, ladder_id: str) -> list[Candidate]:
+        """The candidates of the ladder's ordinary matches: without the bots that are gating (no writes)."""
+        busy = gating_bots(list(self.gates.latest(ladder_id).values()))
+        return [c for c in self.candidates(ladder_id) if c.bot_id not in busy]
+
+    def create_match(
+        self,
+        ladder_id: str,
+        bots: tuple[str, ...],
+        seed: int | None = None,
+        now: float | None = None,
+        config: LadderConfig | None = None,
+        *,
+        challenge: bool = False,
+        requested_by: tuple[str, ...] = (),
+        rated: bool = True,
+        gating: bool = False,
+    ) -> MatchSpec:
+        """Create one match of the ladder's settings between ``bots`` (2, or 4 by seat) and enqueue it: the
+        scheduler's picks and challenges alike.  ``seed`` None: the arena's secret one (``trust.Seeds``).
+        Its bots are counted in flight and stamped as just scheduled; a challenge's are neither
+        (``MatchSpec.in_flight_bots``): a challenge cannot hold a bot's ladder slots or its turn."""
+        cfg = config or self.ladder(ladder_id)
+        now = time.time() if now is None else now
+        match_id = new_match_id(now)
+        distinct = list(dict.fromkeys(bots))
+        with self.r.pipeline(transaction=False) as p:
+            for b in distinct:
+                p.hget(keys.bot(seat_bot(b)), "kind")
+            kinds = p.execute()
+        endpoint_bots = [b for b, kind in zip(distinct, kinds, strict=True) if kind == "endpoint"]
+        if endpoint_bots and cfg.endpoint_bots == "refused":
+            raise ValidationError(f"ladder {ladder_id} does not take endpoint bots ({', '.join(endpoint_bots)})")
+        spec = MatchSpec(
+            match_id=match_id,
+            ladder=ladder_id,
+            ruleset=cfg.ruleset,
+            seed=self.seeds.seed(match_id) if seed is None else seed,
+            bots=bots,
+            options=dict(cfg.options),
+            duplicate=cfg.duplicate,
+            deals=cfg.deals,
+            target=cfg.target,
+            created=now,
+            rated=rated and (not endpoint_bots or cfg.endpoint_bots == "rated"),
+            challenge=challenge,
+            requested_by=requested_by,
+            gating=gating,
+        )
+        # Mark in flight before enqueueing: a crash in between leaves a bot
+        # briefly over-counted (skipped once), never double-booked.  A gating match is no ladder match:
+        # it holds a slot, and counts neither in the games kept even nor as the bot's turn.
+        with self.r.pipeline(transaction=True) as p:
+            for bot in spec.in_flight_bots():
+                p.hincrby(keys.ladder_inflight(ladder_id), bot, 1)
+                if not gating:
+                    p.hincrby(keys.ladder_games(ladder_id), bot, 1)
+                    p.hset(keys.ladder_last_scheduled(ladder_id), bot, repr(now))
+            p.execute()
+        self.queue.enqueue(spec)
+        return spec

@@ -1,0 +1,236 @@
+"""Every Redis key the arena uses, in one place.
+
+All keys start with ``pa:`` so an arena can share a Redis with other things
+and ``redis-cli --scan --pattern 'pa:*'`` shows exactly our data.  Ids that go
+into key names are validated against ``model.ID_RE`` before they get here.
+"""
+
+from __future__ import annotations
+
+PREFIX = "pa:"
+
+# ---------------------------------------------------------------- admin / registry
+
+# String: sha256 hex of the admin token (the token itself is never stored).
+ADMIN_TOKEN_HASH = PREFIX + "admin:token_sha256"
+
+# String: sha256 hex of the registration key, when the operator requires one (absent: open registration).
+REGISTRATION_KEY_HASH = PREFIX + "admin:registration_key_sha256"
+
+# String: the arena's seed secret (64 hex digits), made once (SET NX): every rated match's seed is an HMAC
+# of its match id with it (arena.bots.trust.Seeds), so no one outside the arena can know a seed before the
+# finished record publishes it.
+SEED_SECRET = PREFIX + "admin:seed_secret"
+
+# String: the arena's Policy JSON (arena.bots.limits), written by `arena up/api --policy FILE`; absent: defaults.
+POLICY = PREFIX + "config:policy"
+
+
+def rate(what: str, subject: str, window: int) -> str:
+    """String counter with a TTL: events of a kind (``what``) by one subject (a hash) in a one-minute window."""
+    return f"{PREFIX}rate:{what.replace(' ', '-')}:{subject}:{window}"
+
+
+# Hash owner -> how many active (not retired) bots it has: the bots-per-owner cap.
+OWNER_BOTS = PREFIX + "bots:per_owner"
+
+# Set of all bot ids ever registered (retired ones included).
+BOTS = PREFIX + "bots"
+
+# Hash name -> bot id; HSETNX on it is what makes names unique.
+BOT_NAMES = PREFIX + "bots:names"
+
+
+def bot(bot_id: str) -> str:
+    """Hash: name, owner, created, retired, version (current), token_sha256."""
+    return f"{PREFIX}bot:{bot_id}"
+
+
+def bot_states(bot_id: str) -> str:
+    """Hash: version number -> VersionState JSON {state: pending | validated | rejected, reason, output} of
+    each uploaded package version."""
+    return f"{PREFIX}bot:{bot_id}:states"
+
+
+def bot_logs(bot_id: str) -> str:
+    """List of BotLog JSON {match_id, version, ts, text}, newest first, capped (``arena.bots.botlogs``): its
+    owner's view of the bot's stderr, match by match."""
+    return f"{PREFIX}bot:{bot_id}:logs"
+
+
+def package(digest: str) -> str:
+    """String: an uploaded package's bytes (base64), by their sha256; written once (SET NX)."""
+    return f"{PREFIX}package:{digest}"
+
+
+# Stream of package versions to validate: bot_id, version; group ``validators`` (the workers).
+VALIDATIONS = PREFIX + "q:validations"
+VALIDATOR_GROUP = "validators"
+
+
+def bot_versions(bot_id: str) -> str:
+    """List of BotVersion JSON, oldest first; index i holds version i+1."""
+    return f"{PREFIX}bot:{bot_id}:versions"
+
+
+# -------------------------------------------------------------------- match queue
+
+# Stream of matches to play: fields match_id, spec (MatchSpec JSON).  Entries
+# are XDEL'd when acknowledged, so XLEN = matches waiting + being played.
+MATCH_STREAM = PREFIX + "q:matches"
+
+# Consumer group of the workers on MATCH_STREAM (one consumer per worker id).
+WORKER_GROUP = "workers"
+
+# Set of every match id ever enqueued: makes enqueue idempotent by match id.
+ENQUEUED = PREFIX + "q:enqueued"
+
+# Hash match_id -> last failure reason (runner exception), cleared on success
+# or dead-lettering; used to explain a dead letter caused by repeated crashes.
+LAST_ERROR = PREFIX + "q:last_error"
+
+# Stream of matches given up on: match_id, msg_id, spec, reason, deliveries, worker.
+DEAD_STREAM = PREFIX + "q:dead"
+
+# Counter of results that arrived for an already-recorded match (not counted).
+DUPLICATE_RESULTS = PREFIX + "q:duplicate_results"
+
+
+def result(match_id: str) -> str:
+    """String: MatchResult JSON without its record (``arena.store.archive``; results stored before records were
+    compressed hold the record too).  SET NX on it is the exactly-once gate; it never expires."""
+    return f"{PREFIX}result:{match_id}"
+
+
+def record(match_id: str) -> str:
+    """String: the match's game record, zlib-compressed bytes; a TTL only once it is archived
+    (``arena.store.archive``)."""
+    return f"{PREFIX}record:{match_id}"
+
+
+# Stream of recorded results, one entry per match: fields match_id, ladder.
+RESULTS_STREAM = PREFIX + "results"
+
+# Consumer group of the rating updaters on RESULTS_STREAM.
+RATINGS_GROUP = "ratings"
+
+
+def rated(match_id: str) -> str:
+    """String marker: set in the same transaction that applies a result to ratings."""
+    return f"{PREFIX}rated:{match_id}"
+
+
+# ------------------------------------------------------------------------- workers
+
+
+def worker_heartbeat(worker_id: str) -> str:
+    """String with TTL: JSON {pid, host, state, match_id, ts}; gone = worker dead."""
+    return f"{PREFIX}worker:{worker_id}"
+
+
+# Sorted set worker id -> last heartbeat (unix s), to list workers cheaply.
+WORKERS = PREFIX + "workers"
+
+# A worker is live while its last heartbeat is at most WORKER_LIVE_S old (``worker.live_workers``: the one
+# definition, for the feeder, the API, the gauges and the take-over of a dead worker's matches).  Workers
+# beat every HEARTBEAT_INTERVAL_S, so a live worker misses four beats in a row before it looks dead.
+WORKER_LIVE_S = 10.0
+HEARTBEAT_INTERVAL_S = 2.0
+
+# --------------------------------------------------------------------- ladders
+
+# Hash ladder id -> LadderConfig JSON.
+LADDERS = PREFIX + "ladders"
+
+# Hash ladder id -> JSON {"started": ts, "budget": total matches or null, "max_in_flight": k}: the ladders
+# the API's feeder keeps fed (arena.play.ladder).  Stopping a ladder deletes its field.
+LADDER_RUNS = PREFIX + "ladder_runs"
+
+# Hash ladder id -> matches scheduled since the ladder was first started (the budget counts against it).
+LADDER_RUNS_SCHEDULED = PREFIX + "ladder_runs:scheduled"
+
+# Hash ladder name -> ladder id, and its inverse (a ladder has at most one name; ``arena.play.ladder``).
+LADDER_NAMES = PREFIX + "ladder_names"
+LADDER_NAME_OF = PREFIX + "ladder_names:of"
+
+# String: the id of the default ladder (the one ``leaderboard`` and the web pages show without being told).
+DEFAULT_LADDER = PREFIX + "ladder_default"
+
+# A hash that is never written: the in-flight key handed to the dead-letter script for a match without a
+# ladder (it only reads counters there, and finds none to release).
+NO_LADDER_INFLIGHT = PREFIX + "none"
+
+
+def ladder_members(ladder: str) -> str:
+    """Set of bot ids playing on the ladder."""
+    return f"{PREFIX}ladder:{ladder}:members"
+
+
+def ladder_inflight(ladder: str) -> str:
+    """Hash bot id -> matches queued or being played (released on result/dead letter)."""
+    return f"{PREFIX}ladder:{ladder}:inflight"
+
+
+def ladder_games(ladder: str) -> str:
+    """Hash bot id -> matches scheduled for it on the ladder (played, playing or waiting), the count the
+    scheduler keeps even (``scheduler.pick_pairs``); a bot joining later starts at the least one."""
+    return f"{PREFIX}ladder:{ladder}:games"
+
+
+def ladder_last_scheduled(ladder: str) -> str:
+    """Hash bot id -> unix time it was last put in a match (fairness age)."""
+    return f"{PREFIX}ladder:{ladder}:last_scheduled"
+
+
+def leaderboard(ladder: str) -> str:
+    """Sorted set bot id -> conservative rating mu - 3*sigma."""
+    return f"{PREFIX}ladder:{ladder}:leaderboard"
+
+
+def ladder_boards(ladder: str) -> str:
+    """List of JSON entries, one per rated match of two bots: its board scores (``arena.rating.batch``)."""
+    return f"{PREFIX}ladder:{ladder}:boards"
+
+
+def ladder_ranked(ladder: str) -> str:
+    """Hash bot id -> its ranked version on a gated ladder: the one its ordinary matches play
+    (``arena.rating.gating``)."""
+    return f"{PREFIX}ladder:{ladder}:ranked"
+
+
+def ladder_gates(ladder: str) -> str:
+    """Hash bot id -> the version of it gating now on the ladder, or gated last (its ``gate`` hash)."""
+    return f"{PREFIX}ladder:{ladder}:gates"
+
+
+def gate(ladder: str, bot_id: str, version: int) -> str:
+    """Hash of one version's gate (``arena.rating.gating``): base (the ranked version it plays), boards, total and
+    total_sq (of its board scores), matches, started, verdict (empty while it gates), decided, leveled."""
+    return f"{PREFIX}ladder:{ladder}:gate:{bot_id}:v{version}"
+
+
+def rating(ladder: str, bot_id: str) -> str:
+    """Hash: mu, sigma, games, wins, losses, draws, last_played, boards."""
+    return f"{PREFIX}ladder:{ladder}:rating:{bot_id}"
+
+
+def rating_history(ladder: str, bot_id: str) -> str:
+    """List of JSON {ts, match_id, mu, sigma}, oldest first, capped."""
+    return f"{PREFIX}ladder:{ladder}:history:{bot_id}"
+
+
+def bot_stats(ladder: str, bot_id: str) -> str:
+    """Hash of summed counters (model.STAT_COUNTERS), matches, won/lost/drawn/forfeits, and lat:<bucket>
+    counts."""
+    return f"{PREFIX}ladder:{ladder}:stats:{bot_id}"
+
+
+def bot_version_stats(ladder: str, bot_id: str, version: int) -> str:
+    """The same as ``bot_stats``, of one version of the bot."""
+    return f"{PREFIX}ladder:{ladder}:stats:{bot_id}:v{version}"
+
+
+def head_to_head(ladder: str, bot_id: str) -> str:
+    """Hash of the bot's results against each opponent it met alone (one bot a side): ``<opp>|won``,
+    ``|lost``, ``|drawn`` (matches), ``|boards``, ``|sum`` and ``|sq`` (of its board scores)."""
+    return f"{PREFIX}ladder:{ladder}:h2h:{bot_id}"
