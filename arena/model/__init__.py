@@ -1,26 +1,16 @@
-"""The arena's vocabulary: its records (``MatchSpec``, ``MatchResult``, ``Bot``, ...), its typed errors, their
-JSON (``serial``), the latency histogram (``latency``) and what a game record shows (``replay``).
+"""The arena's vocabulary: its records (``records``: ``MatchSpec``, ``MatchResult``, ``Bot``, ...), its typed
+errors (``errors``), their JSON (``serial``), the latency histogram (``latency``) and what a game record shows
+(``replay``).
 
 Plain values without I/O; everything else in ``arena`` may import them, and they import nothing of ``arena``
 but each other (and the pure referee).
 """
 
-from arena.model.records import (
-    ID_RE,
-    LATENCY_BOUNDS_MS,
-    SEAT_RE,
-    STAT_COUNTERS,
+from arena.model.errors import (
     ArenaError,
     AuthError,
-    BoardEntry,
-    Bot,
-    BotStats,
-    BotVersion,
     EndpointRefused,
-    LatencySummary,
     ManifestError,
-    MatchResult,
-    MatchSpec,
     NameTakenError,
     NotFoundError,
     NotPlayable,
@@ -30,9 +20,19 @@ from arena.model.records import (
     UnknownBotError,
     UnknownLadderError,
     ValidationError,
+)
+from arena.model.latency import LATENCY_BOUNDS_MS, LatencySummary, histogram_quantile, latency_bucket
+from arena.model.records import (
+    ID_RE,
+    SEAT_RE,
+    STAT_COUNTERS,
+    BoardEntry,
+    Bot,
+    BotStats,
+    BotVersion,
+    MatchResult,
+    MatchSpec,
     VersionState,
-    histogram_quantile,
-    latency_bucket,
     parse_seat,
     seat_bot,
     seat_of,

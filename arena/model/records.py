@@ -6,8 +6,8 @@ later inside a Lua script.  Their JSON comes from their fields (``arena.model.se
 ``from_json`` raises ``ValueError`` whose message names the class and the
 offending field, e.g. ``MatchSpec.seed: expected int``.
 
-Also here: the arena's exception hierarchy.  The latency histogram has its own
-module (``arena.model.latency``); its names are re-exported here for older imports.
+The arena's typed errors are in ``arena.model.errors``, the latency histogram in
+``arena.model.latency``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from arena.model.latency import LATENCY_BOUNDS_MS, LatencySummary, histogram_quantile, latency_bucket
+from arena.model.latency import LatencySummary
 from arena.model.serial import Record, check_bool, check_float, check_int, check_json_value, check_str, fail
 from referee.scales import SCALES
 
@@ -74,67 +74,6 @@ def _four(seats: tuple[str, ...]) -> tuple[str, str, str, str]:
     if len(seats) == 2:
         return (seats[0], seats[1], seats[0], seats[1])
     return (seats[0], seats[1], seats[2], seats[3])
-
-
-# --------------------------------------------------------------------------- errors
-
-
-class ArenaError(Exception):
-    """Base class of every error the arena raises on purpose."""
-
-
-class ValidationError(ArenaError, ValueError):
-    """Input (a name, an endpoint, a spec...) is malformed; nothing was changed."""
-
-
-class ManifestError(ValidationError):
-    """A bot manifest is malformed; the message names the bad key."""
-
-
-class AuthError(ArenaError):
-    """The token given is neither the bot owner's token nor the admin token."""
-
-
-class UnknownBotError(ArenaError, KeyError):
-    """No bot with that id (or name) is registered."""
-
-    def __str__(self) -> str:  # KeyError would repr() the message
-        return str(self.args[0]) if self.args else "unknown bot"
-
-
-class NameTakenError(ValidationError):
-    """Another bot already uses that name."""
-
-
-class RetiredBotError(ArenaError):
-    """The bot is retired and can no longer be updated or scheduled."""
-
-
-class UnknownLadderError(ArenaError, KeyError):
-    """No ladder with that id exists."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else "unknown ladder"
-
-
-class NotFoundError(ArenaError):
-    """A match, dead letter or other thing the request names does not exist."""
-
-
-class Unauthenticated(AuthError):
-    """The call needs a token and none was given."""
-
-
-class NotRequeueable(ArenaError):
-    """A dead letter that cannot be played again: its spec is malformed, or its match has a result."""
-
-
-class NotPlayable(ArenaError):
-    """The bot has no version that may play yet (an uploaded package still pending, or rejected)."""
-
-
-class EndpointRefused(ArenaError):
-    """An endpoint bot failed its registration check (no Handshake in time, or not the rulesets it claims)."""
 
 
 # ------------------------------------------------------------------------- bots
@@ -500,32 +439,15 @@ class MatchResult(Record):
 
 __all__ = [
     "ID_RE",
-    "LATENCY_BOUNDS_MS",
     "SEAT_RE",
     "STAT_COUNTERS",
-    "ArenaError",
-    "AuthError",
     "BoardEntry",
     "Bot",
     "BotStats",
     "BotVersion",
-    "EndpointRefused",
-    "LatencySummary",
-    "ManifestError",
     "MatchResult",
     "MatchSpec",
-    "NameTakenError",
-    "NotFoundError",
-    "NotPlayable",
-    "NotRequeueable",
-    "RetiredBotError",
-    "Unauthenticated",
-    "UnknownBotError",
-    "UnknownLadderError",
-    "ValidationError",
     "VersionState",
-    "histogram_quantile",
-    "latency_bucket",
     "parse_seat",
     "seat_bot",
     "seat_of",
