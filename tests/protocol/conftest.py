@@ -21,6 +21,7 @@ from protocol_helpers import NODE_DIR, REPO, free_port, start_process, stop_proc
 from sample_bots.cpp import build as cpp_build
 from sample_bots.heuristic import HeuristicBot
 from sample_bots.random import RandomBot
+from tests.shared_builds import built_cpp_bot, exclusive
 
 
 @pytest.fixture
@@ -66,14 +67,17 @@ def node_bot_dir() -> Path:
     """sample_bots/node with its node_modules installed (npm ci, or npm install without a lock file)."""
     if shutil.which("node") is None:
         pytest.skip("node is not installed: the Node sample bot cannot be tested here")
-    if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.skip("npm is not installed: cannot install the Node sample bot's dependencies")
-        command = [npm, "ci" if (NODE_DIR / "package-lock.json").exists() else "install", "--no-audit", "--no-fund"]
-        result = subprocess.run(command, cwd=NODE_DIR, capture_output=True, text=True, timeout=300)
-        if result.returncode != 0:
-            pytest.fail(f"{' '.join(command)} failed in {NODE_DIR}:\n{result.stdout}\n{result.stderr}")
+    # Under a lock, looked at again once held: other test processes (xdist) may be installing them too.
+    with exclusive(Path(NODE_DIR) / "package.json"):
+        if not (NODE_DIR / "node_modules" / "@grpc" / "grpc-js").is_dir():
+            npm = shutil.which("npm")
+            if npm is None:
+                pytest.skip("npm is not installed: cannot install the Node sample bot's dependencies")
+            lock = NODE_DIR / "package-lock.json"
+            command = [npm, "ci" if lock.exists() else "install", "--no-audit", "--no-fund"]
+            result = subprocess.run(command, cwd=NODE_DIR, capture_output=True, text=True, timeout=300)
+            if result.returncode != 0:
+                pytest.fail(f"{' '.join(command)} failed in {NODE_DIR}:\n{result.stdout}\n{result.stderr}")
     return Path(NODE_DIR)
 
 
@@ -81,7 +85,7 @@ def node_bot_dir() -> Path:
 def cpp_bot_dir() -> Path:
     """sample_bots/cpp with its executable built (once: make finds it up to date afterwards)."""
     try:
-        return cpp_build.build()
+        return built_cpp_bot()  # under a lock: other test processes may be building it too
     except cpp_build.CannotBuild as e:
         pytest.skip(f"the C++ sample bot cannot be built here: {e}")
 

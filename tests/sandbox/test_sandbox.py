@@ -21,6 +21,7 @@ from arena.sandbox import Limits, Sandbox, SandboxCommand, SandboxedBot, probe
 from referee.match import MatchOutcome, MatchSettings, run_match
 from referee.match.bots import REPO_ROOT, launch_bots, load_manifest, wait_serving
 from sample_bots.cpp import build as cpp_build
+from tests.shared_builds import built_cpp_bot, cpp_package_copy
 
 PACKAGE = Path(__file__).resolve().parent / "package"
 HEURISTIC = REPO_ROOT / "sample_bots" / "heuristic"
@@ -114,14 +115,13 @@ def test_a_native_package_runs_on_the_libraries_it_ships(tmp_path):
     """The C++ sample's package: its executable, started by the manifest's command in the sandbox, loads
     gRPC and protobuf from the package's lib/ (its RPATH), glibc from the worker's /usr, and plays."""
     try:
-        cpp_build.build()
+        built_cpp_bot()
     except cpp_build.CannotBuild as e:
         pytest.skip(f"the C++ sample bot cannot be built here: {e}")
     # A copy, as a worker's cache holds it (no build directory around it), where the sandbox uid can reach it.
     with tempfile.TemporaryDirectory(prefix="pilotta-cpp-") as top:
         os.chmod(top, 0o755)
-        package = Path(top) / "package"
-        shutil.copytree(cpp_build.PACKAGE, package)
+        package = cpp_package_copy(Path(top) / "package")
         pm = parse_package_manifest(json.loads((package / "manifest.json").read_text()), package)
         bot = Sandbox().launch(pm.manifest, pm.command, package, tmp_path / "logs")
         try:

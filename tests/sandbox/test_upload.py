@@ -26,6 +26,7 @@ from arena.play.worker import Worker
 from arena.sandbox import Sandbox, probe
 from referee.match.bots import REPO_ROOT
 from sample_bots.cpp import build as cpp_build
+from tests.shared_builds import built_cpp_bot, cpp_package_copy
 
 Code = grpc.StatusCode
 PACKAGES = Path(__file__).resolve().parent / "packages"
@@ -162,10 +163,11 @@ def test_python_and_node_packages_are_validated_and_play_in_the_sandbox(r, stub,
 @pytest.mark.timeout(900)  # the first run compiles the bot
 def test_a_native_package_is_validated_and_plays_a_ladder_match_in_the_sandbox(r, stub, tmp_path):
     try:
-        cpp_build.build()
+        built_cpp_bot()
     except cpp_build.CannotBuild as e:
         pytest.skip(f"the C++ sample bot cannot be built here: {e}")
-    package = cpp_build.PACKAGE  # the prebuilt executable, its libraries in lib/, a native manifest
+    # The prebuilt executable, its libraries in lib/, a native manifest (a private copy: see shared_builds).
+    package = cpp_package_copy(tmp_path / "cpp-package")
     manifest = json.loads((package / "manifest.json").read_text())
     assert manifest["runtime"] == "native" and manifest["command"][0] == "pilotta-cpp-bot"
     assert (package / "lib" / "libgrpc++.so.1.51").is_file() or list((package / "lib").glob("libgrpc++.so*"))
