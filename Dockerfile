@@ -25,7 +25,7 @@ FROM ${PYTHON_IMAGE}
 
 # PYTHONPATH: the source tree is importable too, for what `pip install .` doesn't install (sample_bots,
 # proto). PILOTTA_METRICS_ADDR: metrics endpoints listen on all interfaces so Prometheus in another
-# container can scrape them (see arena/metrics.py; they default to loopback outside the image).
+# container can scrape them (see arena/metrics/exposition.py; they default to loopback outside the image).
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
