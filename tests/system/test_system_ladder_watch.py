@@ -4,6 +4,7 @@ and ``ladder start --matches N --follow`` with a real worker playing real sample
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import select
@@ -13,11 +14,12 @@ import threading
 import time
 from concurrent import futures
 from pathlib import Path
+from typing import IO
 
 import grpc
 import pytest
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
-from system_helpers import REPO, TIMEOUT, arena_cmd, register, rpc_error, worker_proc
+from system_helpers import REPO, TIMEOUT, arena_cmd, register, rpc_error, wait_until, worker_proc
 
 from arena.api import ApiServer
 from arena.bots.registry import Registry
@@ -46,6 +48,43 @@ def watch_proc(api: str) -> subprocess.Popen[str]:
         text=True,
         cwd=REPO,
     )
+
+
+class Lines:
+    """A pipe read line by line by a thread as it comes, so that a test can wait for a line while the process
+    runs (instead of sleeping and hoping it was printed)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            with self._changed:
+                self.lines.append(line)
+                self._changed.notify_all()
+
+    def text(self) -> str:
+        with self._changed:
+            return "".join(self.lines)
+
+    def wait_for(self, pattern: str, timeout_s: float) -> bool:
+        """True once a line matches ``pattern``; False after ``timeout_s`` or at the end of the output."""
+        deadline = time.monotonic() + timeout_s
+        with self._changed:
+            while not any(re.search(pattern, line) for line in self.lines):
+                left = deadline - time.monotonic()
+                if left <= 0 or not self._thread.is_alive():
+                    return False
+                self._changed.wait(min(left, 0.5))
+            return True
+
+    def close(self, timeout_s: float = 10) -> str:
+        """The whole output, once the pipe has ended (the process exited)."""
+        self._thread.join(timeout_s)
+        return self.text()
 
 
 @pytest.mark.timeout(180)
@@ -98,15 +137,23 @@ def test_watch_shows_pace_eta_and_matches_in_flight_then_ends_with_the_budget(
     matches = 4
     started = start(api.address, admin, "--name", "main", "--deals", "1", "--matches", str(matches))
     assert started.returncode == 0, started.stderr
+    # The API's feeder queues the first matches in its own time: the watch's first block must show them.
+    wait_until(lambda: MatchQueue(r).depth() > 0, 30, "the ladder's first matches queued")
     watch = watch_proc(api.address)
+    assert watch.stdout is not None and watch.stderr is not None
+    lines = Lines(watch.stdout)
     workers = []
     try:
-        # Half the budget, then a pause of three refreshes (a pace, 2 left, an ETA), then the rest.
-        for n in range(2):
+        # Each step waits for the watch to have drawn what it must show, not for a time a loaded machine
+        # may not keep: the first block (nothing played yet), then half the budget played and a block with
+        # a pace, 2 left and an ETA, then the rest.
+        assert lines.wait_for(r"^$", 60), f"no first block drawn: {lines.text()}"
+        for n, shown in enumerate((r"pace: [0-9.]+ matches/min; 2 left, ETA [0-9]+ .*UTC\)", None)):
             workers.append(worker_proc(module_redis.url, f"w-watch{n}", tmp_path / f"w{n}.log", "--max-matches", "2"))
             assert workers[-1].wait(timeout=60) == 0
-            time.sleep(1.6 if n == 0 else 0)
-        out, err = watch.communicate(timeout=60)
+            assert shown is None or lines.wait_for(shown, 60), f"never shown: {shown}: {lines.text()}"
+        watch.wait(timeout=60)
+        out, err = lines.close(), watch.stderr.read()
     finally:
         for p in (watch, *workers):
             if p.poll() is None:
@@ -157,14 +204,17 @@ def test_watch_leaves_on_ctrl_c_without_a_traceback(r, admin, api, stub):
 
 class SlowStatusApi:
     """A real gRPC server answering LadderStatus only after ``delay_s`` (an arena API under load, or stuck),
-    so that a Ctrl-C comes while the watch's call is in flight."""
+    so that a Ctrl-C comes while the watch's call is in flight; ``close`` lets a held reply go."""
 
     def __init__(self, delay_s: float) -> None:
         self.asked = threading.Event()  # a LadderStatus call has come
+        self.answered = threading.Event()  # ... and its reply has been sent
+        self._release = threading.Event()
 
         def status(raw: bytes, context: grpc.ServicerContext) -> bytes:
             self.asked.set()
-            time.sleep(delay_s)
+            self._release.wait(delay_s)
+            self.answered.set()
             return bytes(arena_pb2.LadderStatusReply(ladder="pilotta-slow").SerializeToString())
 
         self.server = grpc.server(futures.ThreadPoolExecutor(4))
@@ -176,27 +226,42 @@ class SlowStatusApi:
         self.server.start()
 
     def close(self) -> None:
+        self._release.set()
         self.server.stop(0)
 
 
-@pytest.mark.timeout(60)
+# faulthandler's header of each thread's stack, and a line of the watch's loop in one (arena/cli/*.py).
+# "Current thread" marks the thread the kernel delivered the signal to, which may be any thread of the
+# process (or one of gRPC's without a Python stack: then none is marked): scheduling, not the code.
+THREAD_HEADER = re.compile(r"^(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):$", re.M)
+IN_WATCH = re.compile(r'File "[^"]*/arena/cli/\w+\.py", line \d+ in watch$', re.M)
+
+
+@pytest.mark.timeout(90)
 @pytest.mark.parametrize("presses", [1, 2])
 def test_ctrl_c_while_a_refresh_is_in_flight_leaves(presses):
     """A Ctrl-C while the refresh is in flight (an API under load, or stuck) leaves when that refresh ends
-    (here 3 s) without drawing it; a second Ctrl-C ends the process at once."""
-    api = SlowStatusApi(3.0)
+    (here after 6 s: time enough for the handler to run first, even on a loaded machine) without drawing it;
+    a second Ctrl-C ends the process at once, while the call is still in flight (here the API holds its reply
+    until the test ends)."""
+    api = SlowStatusApi(6.0 if presses == 1 else 120.0)
     watch = watch_proc(api.address)
     try:
         assert api.asked.wait(30)  # started, and waiting for its first LadderStatus
         assert watch.poll() is None
         if presses == 1:
             watch.send_signal(signal.SIGUSR1)  # its stacks on stderr (faulthandler), and it goes on
-        pressed = time.monotonic()
-        for _ in range(presses):
             watch.send_signal(signal.SIGINT)
-            time.sleep(0.6)  # two signals before the first is handled are one (Python keeps one pending flag)
-        out, err = watch.communicate(timeout=15)
-        took = time.monotonic() - pressed
+        else:
+            # Signals that come before Python's handler has run are one (one pending flag per signal), and
+            # nothing outside shows when it has run: press again every 0.5 s until a press is a second one.
+            deadline = time.monotonic() + 30
+            while watch.poll() is None and time.monotonic() < deadline:
+                watch.send_signal(signal.SIGINT)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    watch.wait(0.5)
+        out, err = watch.communicate(timeout=30)
+        answered = api.answered.is_set()
     finally:
         if watch.poll() is None:
             watch.kill()
@@ -204,12 +269,14 @@ def test_ctrl_c_while_a_refresh_is_in_flight_leaves(presses):
         api.close()
     if presses == 1:
         assert watch.returncode == 0, err
-        assert out.strip() == "stopped watching (the ladder goes on)"  # the refresh that ended is not drawn
+        assert answered  # it left when the refresh ended ...
+        assert out.strip() == "stopped watching (the ladder goes on)"  # ... and did not draw it
         assert "Traceback" not in err, err
-        assert "Current thread" in err and "ladder_cli.py" in err and "in watch" in err, err
+        # faulthandler printed every thread's stack, the watch's loop among them (whichever took the signal).
+        assert any(IN_WATCH.search(stack) for stack in THREAD_HEADER.split(err)[1:]), err
     else:
         # Killed by the second SIGINT, before the call in flight ended.
-        assert watch.returncode == -signal.SIGINT and took < 2.9, (watch.returncode, took, err)
+        assert watch.returncode == -signal.SIGINT and not answered, (watch.returncode, answered, err)
 
 
 @pytest.mark.timeout(150)
