@@ -77,10 +77,13 @@ _SCALES = {
 class Pilotta(RulesetOf[PilottaOptions]):
     name = "pilotta"
     title = "Pilotta (Cyprus)"
-    # 2: contra and surcontra in a window after the auction closes (option ``contra``); version 1 had them
-    # only as calls inside the auction, and plays so for its records.
-    current_version = 2
-    past_versions = (1,)
+    # 3: a failed contract writes each belote apart: every completed belote to the defenders, each side's
+    # lost belote (``failed_belote_penalty``) to that side; version 2 netted a side's belotes first, so a
+    # bidders' completed belote and their lost one cancelled out. 2: contra and surcontra in a window after
+    # the auction closes (option ``contra``); version 1 had them only as calls inside the auction. Each past
+    # version plays as it did, for its records.
+    current_version = 3
+    past_versions = (1, 2)
     options_since: ClassVar[Mapping[str, tuple[int, object]]] = {"contra": (2, "in_auction")}
     Options = PilottaOptions
 
@@ -198,12 +201,19 @@ class Pilotta(RulesetOf[PilottaOptions]):
             deal.belotes[index] = dataclasses.replace(deal.belotes[index], lost=True)
 
     def belote_points(self, deal: Deal) -> list[int]:
-        points = super().belote_points(deal)
+        completed, penalties = self.belote_parts(deal)
+        return [completed[s] + penalties[s] for s in (0, 1)]
+
+    def belote_parts(self, deal: Deal) -> tuple[list[int], list[int]]:
+        """Per side, the points of its completed belotes (20 each) and its penalties (-20 for each belote lost
+        under ``failed_belote_penalty``): a failed contract writes them to different sides."""
+        completed = super().belote_points(deal)
+        penalties = [0, 0]
         if self.options.failed_belote_penalty:
             for call in deal.belotes:
                 if call.lost:
-                    points[call.seat & 1] -= 20
-        return points
+                    penalties[call.seat & 1] -= 20
+        return completed, penalties
 
     # --- Declarations -------------------------------------------------------------------------------
     def declaration_scale(self, contract: Contract) -> DeclarationScale | None:
@@ -235,8 +245,16 @@ class Pilotta(RulesetOf[PilottaOptions]):
                 written[s] = (cards[s] + decl[s]) * mult + belote[s]
         else:
             full = deal_value + (self.options.capot_bonus if capot == defenders else 0)
-            positive_belote = sum(max(b, 0) for b in belote)
-            written[defenders] = (full + decl[defenders]) * mult + positive_belote + min(belote[defenders], 0)
-            written[bidders] = min(belote[bidders], 0)
+            if self.version >= 3:
+                # 000 "Kontrakt verfehlt": the defenders score the deal "plus den Wert des Belote der Ansager",
+                # and a lost belote costs its side 20 ("ziehen ... 20 Punkte als Strafe ab"). So every completed
+                # belote goes to the defenders and each penalty stays with its side: the bidders write theirs.
+                completed, penalties = self.belote_parts(deal)
+                written[defenders] = (full + decl[defenders]) * mult + sum(completed) + penalties[defenders]
+                written[bidders] = penalties[bidders]
+            else:  # versions 1 and 2: each side's belotes netted first
+                positive_belote = sum(max(b, 0) for b in belote)
+                written[defenders] = (full + decl[defenders]) * mult + positive_belote + min(belote[defenders], 0)
+                written[bidders] = min(belote[bidders], 0)
             notes.append("contract failed: the defenders score the whole deal and every belote")
         return DealScore(cards, decl, belote, capot, made, mult, written, notes=notes)

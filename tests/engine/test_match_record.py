@@ -87,13 +87,14 @@ def test_every_bot_action_carries_its_latency_and_the_bots_learn_every_option() 
     verified = verify_match_record(out.record)
     assert verified.scores == list(out.scores)
     # MatchStart: every option of Pilotta with its value (defaults included), and the ruleset version
-    # (version 2 added the option contra, docs/rules/pilotta.md).
+    # (version 2 added the option contra, version 3 scores a failed contract's belotes apart;
+    # docs/rules/pilotta.md).
     options = {**PILOTTA_OPTIONS, "contra": "after"}
     assert len(a.starts) == 4  # two seats, two legs
     for start in a.starts + b.starts:
         assert json.loads(start.options_json) == options
-        assert start.ruleset_version == 2
-    assert out.record["ruleset"] == {"name": "pilotta", "version": 2, "options": options}
+        assert start.ruleset_version == 3
+    assert out.record["ruleset"] == {"name": "pilotta", "version": 3, "options": options}
 
 
 def test_an_illegal_answer_is_kept_beside_the_outcome() -> None:

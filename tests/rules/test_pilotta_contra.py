@@ -121,7 +121,8 @@ def test_contra_option_is_validated() -> None:
 
 
 def test_versions_of_pilotta() -> None:
-    assert get_ruleset("pilotta").version == 2
+    assert get_ruleset("pilotta").version == 3
+    assert get_ruleset("pilotta", version=3).options_json()["contra"] == "after"
     assert get_ruleset("pilotta", version=2).options_json()["contra"] == "after"
     old = get_ruleset("pilotta", version=1)
     assert old.version == 1
@@ -129,8 +130,8 @@ def test_versions_of_pilotta() -> None:
     assert old.contra_in_auction
     with pytest.raises(RulesetError, match="came with version 2"):
         get_ruleset("pilotta", {"contra": "after"}, version=1)
-    with pytest.raises(RulesetError, match=r"no version 3 \(known: 1, 2; current: 2\)"):
-        get_ruleset("pilotta", version=3)
+    with pytest.raises(RulesetError, match=r"no version 4 \(known: 1, 2, 3; current: 3\)"):
+        get_ruleset("pilotta", version=4)
     with pytest.raises(RulesetError, match="no version"):
         get_ruleset("pilotta", version=0)
 

@@ -391,6 +391,70 @@ def test_failed_belote_penalty_option() -> None:
     assert written(kept) == [272, 0]
 
 
+# --- Deal TWO_BELOTES: a failed all-trump contract with two belotes of the bidders, one lost ---------------
+# All trump (option), failed_belote_penalty on. Seat 0 holds K+Q of hearts, seat 2 K+Q of spades (at all trump
+# K+Q of any suit is a belote). No hand has three in a row or four of a kind: no declarations.
+TWO_BELOTES = {
+    0: "QH KH 8H 9C JC 9D JD 7S",
+    1: "JH JS 9S AS 7C 8C 7D 8D",
+    2: "7H QS KS TS AC QC AD QD",
+    3: "9H AH TH TC KC TD KD 8S",
+}
+# Dealer 3: seat 0 bids 160 AT, the others pass; in the window seat 1 says contra, seat 2 surcontra (x4).
+# Trump order J 9 A 10 K Q 8 7 and trump values J 20, 9 14, A 11, 10 10, K 4, Q 3 in every suit; following,
+# a higher card of the led suit when held. Tricks, cards from the leader:
+#  1  S0 QH* S1 JH  S2 7H  S3 9H     jack:     S1   3+20+0+14     = 37  side 1  (* seat 0's belote of hearts)
+#  2  S1 9S  S2 QS* S3 8S  S0 7S     nine:     S1   14+3+0+0      = 17  side 1  (* seat 2's belote of spades)
+#  3  S1 7C  S2 QC  S3 KC  S0 9C     nine:     S0   0+3+4+14      = 21  side 0
+#  4  S0 JD  S1 7D  S2 QD  S3 KD     jack:     S0   20+0+3+4      = 27  side 0
+#  5  S0 8H  S1 8D  S2 AD  S3 TH     ten:      S3   0+0+11+10     = 21  side 1  (8H between QH and KH: the
+#                                                                                belote of hearts is lost)
+#  6  S3 AH  S0 KH  S1 8C  S2 AC     ace:      S3   11+4+0+11     = 26  side 1
+#  7  S3 TC  S0 JC  S1 AS  S2 KS     jack:     S0   10+20+11+4    = 45  side 0  (KS completes the spades)
+#  8  S0 9D  S1 JS  S2 TS  S3 TD     nine:     S0   14+20+10+10   = 54, +10 last trick = 64  side 0
+# Side 0: 21+27+45+64 = 157; side 1: 37+17+21+26 = 101; 157 + 101 = 258 (4 x 62 + 10).
+TWO_BELOTES_AUCTION = ("bid 160 AT", "pass", "pass", "pass", "contra", "surcontra")
+TWO_BELOTES_PLAY = (
+    "QH+belote JH 7H 9H",
+    "9S QS+belote 8S 7S",
+    "7C QC KC 9C",
+    "JD 7D QD KD",
+    "8H 8D AD TH",
+    "AH KH 8C AC",
+    "TC JC AS KS",
+    "9D JS TS TD",
+)
+
+
+def test_failed_contract_each_belote_apart_completed_to_the_defenders_penalty_to_the_bidders() -> None:
+    # Bidders' total: 157 card points + no declarations + belote 20 (spades) - 20 (hearts lost) = 157 < 160:
+    # failed. 000 Punktewertung 8 ("plus den Wert des Belote der Ansager") and Varianten ("ziehen ... 20
+    # Punkte als Strafe ab"), docs/rules/pilotta.md: the defenders write the whole deal x4 plus every belote
+    # of the deal, the bidders' completed one of spades included: 258 x 4 + 20 = 1032 + 20 = 1052; the
+    # bidders write their penalty alone: -20.
+    deal = auction(TWO_BELOTES, 3, *TWO_BELOTES_AUCTION, all_trump_bids=True, failed_belote_penalty=True)
+    play_tricks(deal, *TWO_BELOTES_PLAY)
+    score = deal.score
+    assert score is not None and deal.ruleset.version == 3
+    assert [(b.seat, b.completed, b.lost) for b in deal.belotes] == [(0, False, True), (2, True, False)]
+    assert score.card_points == [157, 101]
+    assert score.belote == [20 - 20, 0]  # side 0's belotes as they count towards its bid
+    assert score.contract_made is False and score.multiplier == 4
+    assert written(deal) == [-20, 1052]
+
+
+def test_failed_contract_version_2_netted_the_bidders_belotes() -> None:
+    # Version 2 netted side 0's +20 and -20 to 0 before scoring: the defenders 258 x 4 = 1032, the bidders 0.
+    deal = new_deal(
+        get_ruleset("pilotta", {"all_trump_bids": True, "failed_belote_penalty": True}, version=2),
+        TWO_BELOTES,
+        dealer=3,
+    )
+    play(deal, *TWO_BELOTES_AUCTION)
+    play_tricks(deal, *TWO_BELOTES_PLAY)
+    assert written(deal) == [0, 1032]
+
+
 # --- The game -------------------------------------------------------------------------------------------
 
 

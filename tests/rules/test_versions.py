@@ -6,7 +6,9 @@ The records in ``records/`` were written by earlier code of the project, not by 
 ``coinche_v1_all_trump_belote.json`` by the parent of 3b6a114 (Coinche version 1) with
 ``play_random_game(get_ruleset("coinche", {"all_trump_bids": True}), 30, 1)``, and
 ``bulgarian_v1_target_0.json`` by main at 8b69abe (Bulgarian version 1) with
-``play_random_game(get_ruleset("bulgarian"), 1, 1)``.
+``play_random_game(get_ruleset("bulgarian"), 1, 1)``, and ``pilotta_v2_failed_two_belotes.json`` by main at
+913ae32 (Pilotta version 2): one deal of given hands (``TWO_BELOTES`` of test_pilotta_scoring.py, dealer 3,
+``max_deals=1``, all trump and failed_belote_penalty on) played through ``Game`` and ``game_to_record``.
 """
 
 from __future__ import annotations
@@ -105,4 +107,18 @@ def test_a_bulgarian_version_1_record_with_target_0_still_verifies() -> None:
     assert verified.game.ruleset.version == 1 and verified.game.ruleset.target == 151
     record["ruleset"]["version"] = 2  # version 2 refuses target 0
     with pytest.raises(RecordError, match="target"):
+        verify_record(record)
+
+
+def test_a_pilotta_version_2_record_nets_the_bidders_belotes_and_version_3_refuses_it() -> None:
+    # Version 3: a failed contract writes each belote apart (docs/rules/pilotta.md). In this version 2 record
+    # the failed bidders (side 0, x4) completed one belote and lost one: version 2 netted them and wrote
+    # [0, 258 x 4] = [0, 1032]; version 3 writes [-20, 1032 + 20] = [-20, 1052].
+    record = _record("pilotta_v2_failed_two_belotes.json")
+    assert record["ruleset"]["version"] == 2
+    verified = verify_record(record)
+    assert verified.ruleset_version == 2
+    assert verified.game.deals[0].score is not None and verified.game.deals[0].score.written == [0, 1032]
+    record["ruleset"]["version"] = 3
+    with pytest.raises(RecordError, match=r"score\.written: \[0, 1032\] stated, the replay gives \[-20, 1052\]"):
         verify_record(record)
