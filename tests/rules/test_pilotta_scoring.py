@@ -19,6 +19,7 @@ from referee.cards import Card
 from referee.deal import Deal, Phase
 from referee.errors import RulesetError
 from referee.game import Game
+from referee.record import game_to_record, verify_record
 from referee.rules import get_ruleset
 from rules.helpers import deck_for_hands, expect_illegal, legal_codes, new_deal, play, play_tricks
 
@@ -510,3 +511,44 @@ def test_game_to_a_target(target: int, deals: int) -> None:
 
 def play_code(deal: Deal, code: str) -> Action:
     return parse_action(code, deal.declaration_codes[deal.to_act])
+
+
+TWO_DECK = deck_for_hands(TWO, dealer=3)
+
+
+def two_hearts_game(target: int, before: list[int]) -> Game:
+    """A game of one deal (``max_deals=1``): TWO, dealer 3, seat 0 bids 80 H and the play TWO_HEARTS (made:
+    [86, 96]), the game's totals starting at ``before``."""
+    game = Game(get_ruleset("pilotta", {"target": target}), None, max_deals=1, first_dealer=3, decks=lambda i: TWO_DECK)
+    game.scores = list(before)
+    for code in ("bid 80 H", "pass", "pass", "pass", *NO_CONTRA):
+        game.apply(play_code(game.deal, code))
+    for word in " ".join(TWO_HEARTS).split():
+        name, _, extra = word.partition("+")
+        game.apply(play_code(game.deal, f"play {name} {extra}".strip()))
+    return game
+
+
+@pytest.mark.parametrize(
+    ("target", "before", "reason", "winner", "scores"),
+    [
+        # Side 1 reaches 90 (96) in the deal that is also the last of max_deals=1: the target decides, as it
+        # would in any deal (docs/game-record.md): "target reached", side 1.
+        (90, [0, 0], "target reached", 1, [86, 96]),
+        # Nobody reaches 351: the deal limit ends the game, the higher total winning: side 1 (96 to 86).
+        (351, [0, 0], "1 deals played", 1, [86, 96]),
+        # Both reach 90 with equal totals (10 + 86 = 96 and 0 + 96 = 96): the target rule plays on, so the deal
+        # limit ends the game, equal totals: a draw.
+        (90, [10, 0], "1 deals played", None, [96, 96]),
+    ],
+)
+def test_a_target_reached_in_the_last_deal_of_max_deals(
+    target: int, before: list[int], reason: str, winner: int | None, scores: list[int]
+) -> None:
+    game = two_hearts_game(target, before)
+    assert game.over and game.played_deals == 1
+    assert (game.end_reason, game.winner, game.scores) == (reason, winner, scores)
+    if before == [0, 0]:  # the record says so, and `referee verify` replays it
+        record = game_to_record(game)
+        assert record["result"] == {"winner": winner, "scores": scores, "over": True, "reason": reason}
+        assert verify_record(record).game.end_reason == reason
