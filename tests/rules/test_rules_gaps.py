@@ -167,20 +167,27 @@ def capot_deal(name: str, capot_takes_all: bool) -> Deal:
 
 
 @pytest.mark.parametrize(
-    ("name", "capot_takes_all", "written"),
+    ("name", "capot_takes_all", "written", "declarations", "belote"),
     [
         # French default: side 1 keeps its tierce (20) and its belote (20): [162 + 90, 40].
-        ("french", False, [252, 40]),
-        # capot_takes_all: both go to side 0: 252 + 20 + 20.
-        ("french", True, [292, 0]),
+        ("french", False, [252, 40], [0, 20], [0, 20]),
+        # capot_takes_all: both go to side 0: 252 + 20 + 20; the score states them as side 0's.
+        ("french", True, [292, 0], [20, 0], [20, 0]),
         # Bela default: side 1 keeps its tierce; its bela goes to side 0 (002: "verliert eine Seite, die keinen
         # Stich macht, ihre Belas an die andere Seite"): [252 + 20, 20].
-        ("bela", False, [272, 20]),
-        # capot_takes_all: the tierce goes too.
-        ("bela", True, [292, 0]),
+        ("bela", False, [272, 20], [0, 20], [20, 0]),
+        # capot_takes_all: the tierce goes too, and the score states it as side 0's.
+        ("bela", True, [292, 0], [20, 0], [20, 0]),
     ],
 )
-def test_a_side_with_no_trick(name: str, capot_takes_all: bool, written: list[int]) -> None:
+def test_a_side_with_no_trick(
+    name: str, capot_takes_all: bool, written: list[int], declarations: list[int], belote: list[int]
+) -> None:
+    # The score's declarations and belote are what each side's total counts (docs/rules/french.md, bela.md):
+    # with capot_takes_all the points moved to the capot side are stated as its own; card points stay the
+    # tricks' (162 and 0, the capot's 90 apart).
     deal = capot_deal(name, capot_takes_all)
     assert deal.score is not None and deal.score.written == written
+    assert deal.score.card_points == [162, 0]
+    assert deal.score.declarations == declarations and deal.score.belote == belote
     assert deal.score.contract_made
