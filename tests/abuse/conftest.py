@@ -4,6 +4,7 @@ that needs endpoint bots on loopback allows them explicitly, as an operator woul
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from abuse_helpers import SAMPLES
 from pilotta.arena.v1 import arena_pb2_grpc
 
 from arena.api import ApiServer
+from arena.bots.limits import RateLimit
 from arena.bots.registry import Registry
 from referee.match.bots import load_manifest, start_bot
 from tests.redis_fixtures import module_redis, r  # noqa: F401 (fixtures, found by pytest)
@@ -22,6 +24,20 @@ from tests.redis_fixtures import module_redis, r  # noqa: F401 (fixtures, found 
 @pytest.fixture
 def admin(r: redis.Redis) -> str:
     return Registry(r).set_admin_token()
+
+
+@pytest.fixture
+def one_rate_window(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every rate-limited call of the test counted in one window. ``RateLimit`` counts in fixed minutes of the
+    clock, so a test that crosses a minute's end (started a second before it, or slowed by load) would be
+    counted in two windows and let through twice the limit: the limiter's clock is pinned to the test's start
+    (the API runs in this process)."""
+    pinned, take = time.time(), RateLimit.take
+
+    def take_pinned(self: RateLimit, subject: str, per_minute: int, now: float | None = None) -> None:
+        take(self, subject, per_minute, pinned if now is None else now)
+
+    monkeypatch.setattr(RateLimit, "take", take_pinned)
 
 
 @pytest.fixture

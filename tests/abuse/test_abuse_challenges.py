@@ -139,7 +139,9 @@ def test_rating_farming_attempts_leave_the_leaderboard_unchanged(r, admin, api, 
 
 
 @pytest.mark.timeout(180)
-def test_100_challenges_in_a_second_are_throttled_and_the_victim_keeps_playing(r, admin, api, stub, tmp_path):
+def test_100_challenges_in_a_second_are_throttled_and_the_victim_keeps_playing(
+    r, admin, api, stub, tmp_path, one_rate_window
+):
     tokens = _bots(
         r,
         {

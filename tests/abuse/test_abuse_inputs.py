@@ -110,7 +110,7 @@ def test_bytes_that_are_no_protobuf_get_invalid_argument_naming_the_method(api, 
 
 
 @pytest.mark.timeout(90)
-def test_registrations_a_minute_and_bots_per_owner_are_capped(r, admin, api, stub, endpoint_bot):
+def test_registrations_a_minute_and_bots_per_owner_are_capped(r, admin, api, stub, endpoint_bot, one_rate_window):
     store_policy(r, Policy(allow_networks=LOOPBACK, registrations_per_minute=4, max_bots_per_owner=2))
 
     def reg(name, owner):
