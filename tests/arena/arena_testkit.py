@@ -78,10 +78,17 @@ def play(spec: MatchSpec, skill: Mapping[str, float] | None = None) -> MatchResu
 
 
 def sleepy(spec: MatchSpec) -> MatchResult:
-    """Runner for worker subprocesses: optionally marks, sleeps, then plays."""
+    """Runner for worker subprocesses: optionally marks, waits for a gate, sleeps, then plays.
+
+    ``ARENA_TEST_GATE``: a path; the match goes on once it exists (at most 120 s), so that a test decides
+    when a match ends by an event of its own instead of a sleep it hopes is long enough."""
     mark_dir = os.environ.get("ARENA_TEST_MARK_DIR")
     if mark_dir:
         Path(mark_dir, f"{spec.match_id}.{os.getpid()}").touch()
+    gate = os.environ.get("ARENA_TEST_GATE")
+    deadline = time.monotonic() + 120
+    while gate and not Path(gate).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
     time.sleep(float(os.environ.get("ARENA_TEST_SLEEP_S", "0")))
     return play(spec, json.loads(os.environ.get("ARENA_TEST_SKILL", "{}")))
 

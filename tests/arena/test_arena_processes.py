@@ -63,17 +63,21 @@ def test_sigkilled_worker_match_is_completed_by_another_once(r, redis_server, pr
     assert rt.get("cy-test", "b-x").games == 1 and rt.get("cy-test", "b-y").games == 1
 
 
-def test_zombie_worker_result_is_detected_and_not_counted(r, redis_server, procs):
+def test_zombie_worker_result_is_detected_and_not_counted(r, redis_server, procs, tmp_path):
     """A worker frozen (SIGSTOP) past the stale time loses its match; when it wakes up and
     finishes, its result is a duplicate: detected, counted apart, never applied twice."""
     q = MatchQueue(r)
     msg_id = q.enqueue(make_spec("m-zombie"))
-    a = procs.worker(redis_server.url, "w-a", "sleepy", {"ARENA_TEST_SLEEP_S": "3"}, "--stale-ms", "500")
+    # w-a's match lasts until the gate opens, after w-b has recorded it (not 3 s that a loaded machine
+    # might spend before w-a is frozen).
+    gate = tmp_path / "gate"
+    a = procs.worker(redis_server.url, "w-a", "sleepy", {"ARENA_TEST_GATE": str(gate)}, "--stale-ms", "500")
     wait_until(lambda: owner_of(r, msg_id) == "w-a", 30, "w-a to claim")
     a.send_signal(signal.SIGSTOP)
     b = procs.worker(redis_server.url, "w-b", "sleepy", {}, "--stale-ms", "500")
     wait_until(lambda: q.results_count() == 1, 30, "w-b to take over and record")
     a.send_signal(signal.SIGCONT)
+    gate.touch()
     wait_until(lambda: q.duplicate_results() == 1, 30, "the zombie's duplicate result")
     for p in (a, b):
         p.send_signal(signal.SIGTERM)
@@ -109,19 +113,26 @@ def test_sigterm_is_warm_then_cold(r, redis_server, procs, tmp_path):
         q.enqueue(make_spec(f"m-{i}", seed=i))
     marks = tmp_path / "marks"
     marks.mkdir()
-    env = {"ARENA_TEST_SLEEP_S": "1.5", "ARENA_TEST_MARK_DIR": str(marks)}
-    warm = procs.worker(redis_server.url, "w-warm", "sleepy", env)
+    # Each match lasts until the test opens its gate, and each signal is sent once the worker has logged
+    # the one before (two signals before the handler has run are one): no step rests on a sleep's length.
+    gate = tmp_path / "gate"
+    env = {"ARENA_TEST_GATE": str(gate), "ARENA_TEST_MARK_DIR": str(marks)}
+    warned = "finishing the current match then exiting"
+    warm = procs.worker(redis_server.url, "w-warm", "sleepy", env, "--log-level", "INFO")
     wait_until(lambda: any(marks.iterdir()), 30, "first match to start")
     warm.send_signal(signal.SIGTERM)
+    wait_until(lambda: warned in procs.output("w-warm"), 30, "w-warm to take the SIGTERM")
+    gate.touch()
     assert warm.wait(timeout=30) == 0
     assert q.results_count() == 1 and q.depth() == 2 and q.pending() == 0  # finished it, took no other
 
     for m in marks.iterdir():
         m.unlink()
-    cold = procs.worker(redis_server.url, "w-cold", "sleepy", {**env, "ARENA_TEST_SLEEP_S": "60"})
+    gate.unlink()  # never opened again: the match would go on for 120 s
+    cold = procs.worker(redis_server.url, "w-cold", "sleepy", env, "--log-level", "INFO")
     wait_until(lambda: any(marks.iterdir()), 30, "second match to start")
     cold.send_signal(signal.SIGTERM)
-    time.sleep(0.2)  # let the first signal be handled before the second (not a timing assertion)
+    wait_until(lambda: warned in procs.output("w-cold"), 30, "w-cold to take the first SIGTERM")
     cold.send_signal(signal.SIGTERM)
     assert cold.wait(timeout=30) == 128 + signal.SIGTERM
     assert q.results_count() == 1 and q.pending() == 1  # abandoned: left for another worker
