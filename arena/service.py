@@ -25,16 +25,16 @@ import redis
 from arena import metrics
 from arena.bots import packages, trust
 from arena.bots.botlogs import BotLog, BotLogs
-from arena.bots.limits import Policy, QuotaExceeded, RateLimit, clip, load_policy, parse_json_object
-from arena.bots.registry import (
+from arena.bots.inputs import (
     NAME_RE,
-    Registry,
     validate_endpoint,
     validate_games,
     validate_manifest,
     validate_name,
     validate_owner,
 )
+from arena.bots.limits import Policy, QuotaExceeded, RateLimit, clip, load_policy, parse_json_object
+from arena.bots.registry import Registry
 from arena.model import (
     AuthError,
     Bot,

@@ -33,7 +33,7 @@ from typing import Any
 
 import redis
 
-from arena.bots.registry import parse_bot_manifest
+from arena.bots.inputs import parse_bot_manifest
 from arena.model import ManifestError, ValidationError
 from arena.sandbox import RUNTIMES, SandboxCommand
 from arena.store import keys

@@ -1,7 +1,7 @@
-"""Bot registry: register, update (new version), retire; tokens; validation.
+"""Bot registry: register, update (new version), retire; failed starts and suspension; uploaded versions' states.
 
 Registration returns an owner token (``new_token``: ``secrets.token_urlsafe``) exactly once;
-Redis keeps only its sha256, so a leaked dump does not leak tokens.  Updates
+Redis keeps only its sha256, so a leaked dump does not leak tokens (``arena.bots.tokens``).  Updates
 and retirement need the owner token or the admin token.  Every version is
 kept (a list per bot) so old results stay attributable to the code that
 produced them.
@@ -9,7 +9,7 @@ produced them.
 A bot is an endpoint (``host:port``) with the games it plays, or a manifest in
 the format bot authors write (docs/protocol.md), validated by the referee's
 own parser (``referee.match.bots.parse_manifest``) and stored as given; the workers
-launch it with ``launch_manifest``.
+launch it with ``launch_manifest`` (both in ``arena.bots.inputs``, with the other checks of what is registered).
 
 Everything is validated before the first write, and each operation writes in
 one MULTI/EXEC guarded by WATCH, so an error never leaves a half-changed bot.
@@ -18,42 +18,29 @@ one MULTI/EXEC guarded by WATCH, so an error never leaves a half-changed bot.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import hmac
-import ipaddress
-import json
 import re
 import secrets
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import redis
 
+from arena.bots.inputs import validate_name, validate_owner, validate_target
 from arena.bots.limits import QuotaExceeded, clip
+from arena.bots.tokens import Tokens, new_token, sha256_hex
 from arena.model import (
-    AuthError,
     Bot,
     BotVersion,
-    ManifestError,
     NameTakenError,
     NotPlayable,
     RetiredBotError,
-    Unauthenticated,
     UnknownBotError,
-    ValidationError,
     VersionState,
     parse_seat,
 )
 from arena.store import keys
-from referee.match.bots import Manifest, parse_manifest
-from referee.match.bots import ManifestError as RefereeManifestError
-from referee.rules import ruleset_names
 
-NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_.\-]{1,31}$")
-_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?"
-HOST_RE = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
 _WATCH_RETRIES = 20
 SUSPEND_AFTER = 3  # matches in a row a version failed to start or answer its Handshake
 _NO_HANDSHAKE = "no Handshake answer"
@@ -75,210 +62,14 @@ def public_suspension(reason: str) -> str:
     return head + sep + _public_start_failure(why) if sep else reason
 
 
-def new_token(nbytes: int) -> str:
-    """A random URL-safe token that does not start with "-", which a command line would take for an option
-    (``arena bot retire NAME --token -x...`` fails to parse)."""
-    while True:
-        token = secrets.token_urlsafe(nbytes)
-        if not token.startswith("-"):
-            return token
-
-
-def sha256_hex(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-# ---------------------------------------------------------------------- validation
-
-
-def validate_name(name: object) -> str:
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        raise ValidationError(
-            f"invalid bot name {clip(name)}: 2-32 chars, a letter first, then letters, digits, '_', '.', '-'"
-        )
-    return name
-
-
-def validate_owner(owner: object) -> str:
-    if not isinstance(owner, str) or not owner.strip() or len(owner) > 128 or not owner.isprintable():
-        raise ValidationError(f"invalid owner {clip(owner)}: 1-128 printable characters")
-    return owner
-
-
-def validate_endpoint(endpoint: object) -> str:
-    """``host:port`` with a hostname, an IPv4 address or a bracketed IPv6 address."""
-    if not isinstance(endpoint, str) or ":" not in endpoint or len(endpoint) > 260:
-        raise ValidationError(f"invalid endpoint {clip(endpoint)}: expected host:port")
-    host, _, port = endpoint.rpartition(":")
-    if not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise ValidationError(f"invalid endpoint {clip(endpoint)}: port must be 1-65535")
-    if host.startswith("[") and host.endswith("]"):
-        try:
-            ipaddress.IPv6Address(host[1:-1])
-        except ValueError:
-            raise ValidationError(f"invalid endpoint {clip(endpoint)}: bad IPv6 address {clip(host)}") from None
-    elif not HOST_RE.match(host):
-        raise ValidationError(f"invalid endpoint {clip(endpoint)}: bad host {clip(host)}")
-    return endpoint
-
-
-def validate_games(games: object, what: str = "games") -> tuple[str, ...]:
-    """A non-empty list of distinct ruleset names, each one ``referee.rules.ruleset_names()`` knows."""
-    known = ruleset_names()
-    if not isinstance(games, list | tuple) or not games:
-        raise ValidationError(
-            f"{what}: give the rulesets the bot plays, a non-empty list of {', '.join(known)}; got {clip(games)}"
-        )
-    for game in games:
-        if game not in known:
-            raise ValidationError(f"{what}: unknown game {clip(game)} (known: {', '.join(known)})")
-    if len(set(games)) != len(games):
-        twice = next(g for g in games if list(games).count(g) > 1)
-        raise ValidationError(f"{what}: {twice!r} is listed twice")
-    return tuple(games)
-
-
-def parse_bot_manifest(manifest: object, manifest_dir: str | None = None, source: str = "manifest") -> Manifest:
-    """Validate a manifest in the bot authors' format (docs/protocol.md) with the referee's own parser
-    (``referee.match.bots.parse_manifest``), then check its games are rulesets the referee has.
-
-    Raises ManifestError naming the bad field, e.g. ``manifest: field 'port' must be {"arg": ...}``."""
-    try:
-        m = parse_manifest(manifest, Path(manifest_dir or "."), source)
-    except RefereeManifestError as e:
-        raise ManifestError(str(e)) from None
-    try:
-        validate_games(list(m.games), f"{source}: field 'games'")
-    except ValidationError as e:
-        raise ManifestError(str(e)) from None
-    return m
-
-
-def validate_manifest(manifest: object, manifest_dir: str | None = None) -> dict[str, Any]:
-    """The manifest as given (a JSON object), once ``parse_bot_manifest`` accepts it."""
-    parse_bot_manifest(manifest, manifest_dir)
-    assert isinstance(manifest, Mapping)  # parse_manifest refuses anything else
-    try:
-        return dict(json.loads(json.dumps(dict(manifest), allow_nan=False)))
-    except (TypeError, ValueError) as e:
-        raise ManifestError(f"manifest: not a JSON object: {e}") from None
-
-
-def manifest_dict(manifest: Manifest) -> dict[str, Any]:
-    """A parsed manifest (``referee.match.bots.load_manifest``) as its JSON object, for ``Registry.register``."""
-    port = {"arg": manifest.port_arg} if manifest.port_arg is not None else {"env": manifest.port_env}
-    return {
-        "name": manifest.name,
-        "version": manifest.version,
-        "author": manifest.author,
-        "language": manifest.language,
-        "command": list(manifest.command),
-        "port": port,
-        "games": list(manifest.games),
-    }
-
-
-def launch_manifest(version: BotVersion) -> Manifest:
-    """The referee's launchable ``Manifest`` of a registered manifest bot version (ManifestError if the
-    stored manifest is not valid: e.g. written in an older format)."""
-    if version.manifest is None:
-        raise ValidationError(f"bot {version.bot_id} v{version.version} has an endpoint, not a manifest")
-    return parse_bot_manifest(
-        dict(version.manifest), version.manifest_dir or ".", f"bot {version.bot_id} v{version.version}"
-    )
-
-
-def _target(
-    endpoint: str | None,
-    manifest: Mapping[str, Any] | None,
-    manifest_dir: str | None,
-    games: Sequence[str] | None,
-) -> tuple[str | None, dict[str, Any] | None, str | None, tuple[str, ...]]:
-    """(endpoint, manifest, manifest_dir, games) of a new version, all validated."""
-    if (endpoint is None) == (manifest is None):
-        raise ValidationError("give exactly one of endpoint (host:port) or manifest")
-    if endpoint is not None:
-        if manifest_dir is not None:
-            raise ValidationError("manifest_dir only makes sense with a manifest")
-        return validate_endpoint(endpoint), None, None, () if games is None else validate_games(games)
-    if games is not None:
-        raise ValidationError("games: a manifest bot's games are its manifest's 'games'; do not give them apart")
-    if manifest_dir is not None and (not isinstance(manifest_dir, str) or not manifest_dir):
-        raise ValidationError(f"invalid manifest_dir {manifest_dir!r}")
-    man = validate_manifest(manifest, manifest_dir)
-    return None, man, manifest_dir, tuple(man["games"])
-
-
 # ------------------------------------------------------------------------ registry
 
 
-class Registry:
+class Registry(Tokens):
     def __init__(self, r: redis.Redis) -> None:
         # Any: redis-py's stubs type replies as bytes | str and cannot know the
         # client was made with decode_responses=True (see redis_server.connect).
         self.r: Any = r
-
-    # admin ------------------------------------------------------------------
-
-    def set_admin_token(self, token: str | None = None, *, replace: bool = False) -> str:
-        """Store the sha256 of the admin token (generated if None) and return the token.
-
-        Without ``replace`` an existing admin token is kept and AuthError raised,
-        so a second deploy cannot silently lock out the first admin.
-        """
-        token = token or new_token(32)
-        if len(token) < 16:
-            raise ValidationError("admin token must be at least 16 characters")
-        if replace:
-            self.r.set(keys.ADMIN_TOKEN_HASH, sha256_hex(token))
-        elif not self.r.set(keys.ADMIN_TOKEN_HASH, sha256_hex(token), nx=True):
-            raise AuthError("an admin token is already set; pass replace=True to rotate it")
-        return token
-
-    def is_admin(self, token: str) -> bool:
-        stored = self.r.get(keys.ADMIN_TOKEN_HASH)
-        return bool(stored) and hmac.compare_digest(str(stored), sha256_hex(token))
-
-    def require_admin(self, token: str) -> None:
-        """Unauthenticated without a token, AuthError with one that is not the admin token."""
-        if not token:
-            raise Unauthenticated("the admin token is required (printed by `arena up`, kept in its data dir)")
-        if not self.is_admin(token):
-            raise AuthError("token is not the admin token")
-
-    def authorize(self, token: str, bot_ids: Sequence[str], refused: str | None = None) -> None:
-        """The one owner-token check: ``token`` must be the owner token of one of ``bot_ids``, or the admin
-        token.  Unauthenticated without a token; AuthError (with ``refused`` as its message, if given)
-        otherwise.  The comparisons are constant-time and only hashes are read."""
-        if not isinstance(token, str) or not token:
-            raise Unauthenticated("a token is required: the bot's owner token or the admin token")
-        digest = sha256_hex(token)
-        with self.r.pipeline(transaction=False) as p:
-            p.get(keys.ADMIN_TOKEN_HASH)
-            for b in bot_ids:
-                p.hget(keys.bot(b), "token_sha256")
-            admin, *owners = p.execute()
-        # Every hash is compared (no early exit), so the time taken says nothing about which matched.
-        matches = [hmac.compare_digest(str(h), digest) for h in (admin, *owners) if h]
-        if not any(matches):
-            raise AuthError(
-                refused or "token is not valid: need the owner token of one of these bots or the admin token"
-            )
-
-    def token_owns(self, token: str, bot_ids: Sequence[str]) -> tuple[bool, list[str]]:
-        """Whether ``token`` is the admin token, and which of ``bot_ids`` it is the owner token of (constant
-        time comparisons of hashes, every one made)."""
-        if not isinstance(token, str) or not token:
-            return False, []
-        digest = sha256_hex(token)
-        with self.r.pipeline(transaction=False) as p:
-            p.get(keys.ADMIN_TOKEN_HASH)
-            for b in bot_ids:
-                p.hget(keys.bot(b), "token_sha256")
-            admin, *owners = p.execute()
-        is_admin = bool(admin) and hmac.compare_digest(str(admin), digest)
-        owned = [b for b, h in zip(bot_ids, owners, strict=True) if h and hmac.compare_digest(str(h), digest)]
-        return is_admin, owned
 
     # reads --------------------------------------------------------------------
 
@@ -426,7 +217,7 @@ class Registry:
         ``manifest_dir`` its command runs in on the workers."""
         validate_name(name)
         validate_owner(owner)
-        ep, man, mdir, gms = _target(endpoint, manifest, manifest_dir, games)
+        ep, man, mdir, gms = validate_target(endpoint, manifest, manifest_dir, games)
         bot_id = "b-" + secrets.token_hex(5)
         version = BotVersion(bot_id, 1, time.time(), endpoint=ep, manifest=man, manifest_dir=mdir, games=gms)
         token = self._insert(name, owner, version, max_per_owner)
@@ -442,7 +233,7 @@ class Registry:
         games: Sequence[str] | None = None,
     ) -> BotVersion:
         """Append a new version (new endpoint and games, or manifest) and make it current."""
-        ep, man, mdir, gms = _target(endpoint, manifest, manifest_dir, games)
+        ep, man, mdir, gms = validate_target(endpoint, manifest, manifest_dir, games)
 
         def write(pipe: Any, h: dict[str, str]) -> BotVersion:
             if h["retired"] == "1":

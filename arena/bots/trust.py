@@ -38,7 +38,8 @@ import redis
 from pilotta.arena.v1 import bot_pb2_grpc
 
 from arena.bots.limits import Policy, clip
-from arena.bots.registry import Registry, new_token, sha256_hex
+from arena.bots.registry import Registry
+from arena.bots.tokens import new_token, sha256_hex
 from arena.model import AuthError, EndpointRefused, Unauthenticated, ValidationError
 from arena.store import keys
 from referee.match import wire

@@ -45,9 +45,10 @@ from typing import Any
 
 from arena import metrics
 from arena.bots.botlogs import BotLogs, match_log, read_from, size_of
+from arena.bots.inputs import launch_manifest, manifest_dict
 from arena.bots.limits import load_policy
 from arena.bots.packages import PackageCache, parse_package_manifest
-from arena.bots.registry import Registry, launch_manifest, manifest_dict
+from arena.bots.registry import Registry
 from arena.bots.trust import check_endpoint_policy
 from arena.model import (
     BoardEntry,
@@ -79,7 +80,7 @@ _TRANSPORT_ERRORS = ("malformed_reply", "unreachable", "crashed")
 # ------------------------------------------------------------------------- manifests
 #
 # Bots ship a manifest in the referee's format (docs/protocol.md); the Registry stores it as given,
-# validated by the referee's parser (arena.bots.registry).  The old names stay for their callers.
+# validated by the referee's parser (arena.bots.inputs).  The old names stay for their callers.
 
 registry_manifest = manifest_dict  # a parsed Manifest -> the JSON object Registry.register takes
 referee_manifest = launch_manifest  # a registered manifest bot version -> the launchable Manifest

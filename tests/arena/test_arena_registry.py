@@ -10,8 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from arena.bots.inputs import launch_manifest, manifest_dict
 from arena.bots.limits import QuotaExceeded
-from arena.bots.registry import Registry, launch_manifest, manifest_dict
+from arena.bots.registry import Registry
 from arena.model import (
     AuthError,
     ManifestError,

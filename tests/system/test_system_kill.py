@@ -13,7 +13,8 @@ import pytest
 from pilotta.arena.v1 import arena_pb2
 from system_helpers import SAMPLES, TIMEOUT, alive, children, last_json_line, register, wait_until, worker_proc
 
-from arena.bots.registry import Registry, manifest_dict
+from arena.bots.inputs import manifest_dict
+from arena.bots.registry import Registry
 from arena.model import MatchSpec
 from arena.play.queue import MatchQueue, server_ms
 from arena.play.worker import RECLAIM_SCAN_S
