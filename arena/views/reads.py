@@ -18,14 +18,10 @@ ranking (``Standing``).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any
 from urllib.parse import quote
 
 import redis
@@ -47,10 +43,11 @@ from arena.play.worker import live_workers
 from arena.rating import stats
 from arena.rating.gating import Gates, GateSummary
 from arena.rating.gating import summarize as summarize_gate
-from arena.rating.ratings import HeadToHead, RatingRow, Ratings, head_to_head_rows
-from arena.rating.stats import BotStatsSummary
+from arena.rating.ratings import Ratings, head_to_head_rows
 from arena.store import keys
 from arena.store.archive import Archive
+from arena.views.lru import LRU
+from arena.views.pages import Board, BotLadder, BotPage, MatchPage, PublicBot, Standing, Summary
 
 MAX_ROWS = 100  # leaderboard rows per ladder on a page
 PLOT_BOTS = 10  # bots drawn in a ladder's rating plot
@@ -59,178 +56,6 @@ PAGE_MAX = 200  # matches per match list page
 SCAN_CHUNK = 100  # results stream entries read per XREVRANGE
 SCAN_CAP = 2000  # results stream entries looked at for one match list page
 STREAM_ID_RE = re.compile(r"^\d{1,20}-\d{1,20}$")
-K = TypeVar("K")
-V = TypeVar("V")
-# A match summary or replay: a stored result's JSON object (Any: JSON values of every kind).
-Summary = dict[str, Any]
-
-
-class LRU(Generic[K, V]):
-    """A small thread-safe LRU map (the servers are threaded)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._d: OrderedDict[K, V] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, k: K) -> V | None:
-        with self._lock:
-            v = self._d.get(k)
-            if v is not None:
-                self._d.move_to_end(k)
-            return v
-
-    def put(self, k: K, v: V) -> None:
-        with self._lock:
-            self._d[k] = v
-            self._d.move_to_end(k)
-            while len(self._d) > self.size:
-                self._d.popitem(last=False)
-
-
-@dataclass(frozen=True)
-class Standing:
-    """A row of a leaderboard: rank among the active bots, rating, statistics."""
-
-    rank: int
-    name: str
-    rating: RatingRow
-    stats: stats.BotStatsSummary  # of its current version
-    # "endpoint" marks a bot its author runs (the referee cannot stop it sharing what its seats see);
-    # "manifest" (or empty, for bots registered before kinds were kept) one the workers run.
-    kind: str = ""
-    version: int = 0  # its current version (0: not known); on a gated ladder its ranked version
-    gating: int = 0  # a gated ladder: its version gating now, held out of the ranking until decided (0: none)
-
-    @property
-    def bot_id(self) -> str:
-        return self.rating.bot_id
-
-    @property
-    def endpoint(self) -> bool:
-        return self.kind == "endpoint"
-
-    @property
-    def low(self) -> float:
-        """mu - 2 sigma: with ``high``, a ~95 % range of the bot's skill (as the CLI shows it)."""
-        return self.rating.mu - 2 * self.rating.sigma
-
-    @property
-    def high(self) -> float:
-        return self.rating.mu + 2 * self.rating.sigma
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rank": self.rank,
-            "name": self.name,
-            "endpoint": self.endpoint,
-            **self.rating.to_dict(),
-            "version": self.version,
-            "gating": self.gating,
-            "low": self.low,
-            "high": self.high,
-            "stats": self.stats.to_dict(),
-        }
-
-
-@dataclass(frozen=True)
-class BotLadder:
-    """A bot's place on one ladder it has played on."""
-
-    ladder: str
-    rank: int  # among every rated bot of the ladder, 1 = best
-    rating: RatingRow
-    stats: stats.BotStatsSummary  # every version together
-    versions: tuple[BotStatsSummary, ...] = ()  # per version, the latest first (VERSIONS_SHOWN)
-    head_to_head: tuple[HeadToHead, ...] = ()  # opponents by id (``BotPage.names`` has their names)
-
-    def to_dict(self, names: Mapping[str, str] | None = None) -> dict[str, Any]:
-        """As JSON; each head-to-head row also names its opponent (from ``names``: bot id -> name)."""
-        names = names or {}
-        return {
-            "ladder": self.ladder,
-            "rank": self.rank,
-            "rating": self.rating.to_dict(),
-            "stats": self.stats.to_dict(),
-            "versions": [v.to_dict() for v in self.versions],
-            "head_to_head": [
-                {**dataclasses.asdict(h), "opponent_name": names.get(h.opponent, h.opponent)} for h in self.head_to_head
-            ],
-        }
-
-
-@dataclass(frozen=True)
-class Board:
-    """A ladder's leaderboard as the pages show it, with the rating histories of its top bots."""
-
-    ladder: str
-    config: LadderConfig | None  # None: a ladder only seen in results
-    standings: tuple[Standing, ...]
-    histories: Mapping[str, list[dict[str, Any]]]  # bot id -> plot history, for the top PLOT_BOTS
-    name: str = ""  # the ladder's name, if it has one
-    is_default: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        config = self.config.to_dict() if self.config is not None else None
-        return {
-            "ladder": self.ladder,
-            "name": self.name,
-            "default": self.is_default,
-            "config": config,
-            "rows": [s.to_dict() for s in self.standings],
-        }
-
-
-@dataclass(frozen=True)
-class PublicBot:
-    """What anyone may see of a bot: not its endpoint or manifest, which say where it runs."""
-
-    bot_id: str
-    name: str
-    owner: str
-    created: float
-    retired: bool
-    version: int
-    handshake_name: str = ""  # what the bot calls itself in its Handshake (shown, never used as its name)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-
-@dataclass(frozen=True)
-class BotPage:
-    bot: PublicBot
-    ladders: tuple[BotLadder, ...]
-    histories: Mapping[str, list[dict[str, Any]]]  # ladder -> plot history
-    matches: list[Summary]  # the latest ones
-    names: Mapping[str, str]
-    gates: tuple[GateSummary, ...] = ()  # its versions' gates on gated ladders, the latest version first
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "bot": self.bot.to_dict(),
-            "ladders": [lad.to_dict(self.names) for lad in self.ladders],
-            "recent_matches": self.matches,
-            "gates": [g.to_dict() for g in self.gates],
-        }
-
-
-@dataclass(frozen=True)
-class MatchPage:
-    """A page of the match list, newest first, and the cursor of the next (older) page."""
-
-    matches: list[Summary]
-    names: Mapping[str, str]
-    ladders: tuple[str, ...]  # every ladder, for the filter
-    ladder: str | None
-    bot_name: str | None
-    cursor: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "matches": [{**m, "names": [self.names[b] for b in m["seats"]]} for m in self.matches],
-            "next": self.cursor,
-        }
 
 
 class Views:
