@@ -20,7 +20,7 @@ from layering import ARENA_RANKS, REFEREE_RANKS, cycles, read_tree, upward_impor
 
 ROOT = Path(__file__).resolve().parents[2]
 ARENA = ROOT / "arena"
-TRANSPORTS = [ARENA / "api.py", *sorted((ARENA / "web").glob("*.py"))]
+TRANSPORTS = [*sorted((ARENA / "api").glob("*.py")), *sorted((ARENA / "web").glob("*.py"))]
 # Where the Redis keys are: a transport imports none of it.
 BELOW = {"arena.store.keys", "arena.play.queue", "arena.bots.registry", "arena.play.scheduler", "arena.rating.stats"}
 
