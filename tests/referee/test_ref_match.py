@@ -14,7 +14,7 @@ import pytest
 from testbot import BOTS_DIR
 
 from referee.match import DealEvent, DecisionEvent, MatchSettings, run_match
-from referee.match.bots import free_port, load_manifest
+from referee.match.bots import load_manifest
 from referee.record import verify_record, without_timing
 
 StartBot = Callable[..., tuple[str, Any]]
@@ -115,9 +115,9 @@ def test_crash_mid_match_forfeits(tmp_path: Path, start_bot: StartBot, protocol:
 
 
 @pytest.mark.timeout(60)
-def test_unreachable_endpoint_forfeits(start_bot: StartBot) -> None:
+def test_unreachable_endpoint_forfeits(start_bot: StartBot, refused_port: int) -> None:
     good, _ = start_bot("random", seed=6)
-    out = run_match([f"127.0.0.1:{free_port()}", good], settings(handshake_deadline_ms=1000), "gone")
+    out = run_match([f"127.0.0.1:{refused_port}", good], settings(handshake_deadline_ms=1000), "gone")
     assert out.bots[0].counts["unreachable"] == 1
     assert out.forfeit is not None and out.forfeit.team == 0 and out.winner == 1
     assert "unreachable" in out.forfeit_reason and out.legs == []

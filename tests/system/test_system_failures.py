@@ -17,7 +17,6 @@ from arena.play.scheduler import LadderConfig
 from arena.rating.ratings import Ratings
 from arena.service import Arena, BotSource
 from arena.store import keys
-from referee.match.bots import free_port
 
 BROKEN = {
     "name": "broken",
@@ -62,10 +61,10 @@ def test_three_failed_starts_in_a_row_suspend_a_version_until_it_is_updated(r, t
 
 
 @pytest.mark.timeout(90)
-def test_a_match_between_two_broken_bots_is_void_and_never_rated(r, tmp_path):
+def test_a_match_between_two_broken_bots_is_void_and_never_rated(r, tmp_path, refused_port):
     reg = Registry(r)
     broken = reg.register("broken", "t", manifest=BROKEN, manifest_dir=str(tmp_path))[0]
-    gone = reg.register("gone", "t", endpoint=f"127.0.0.1:{free_port()}", games=["pilotta"])[0]
+    gone = reg.register("gone", "t", endpoint=f"127.0.0.1:{refused_port}", games=["pilotta"])[0]
     runner = ArenaRunner(reg, log_dir=tmp_path / "logs", warm_bots=False)
     try:
         result = runner(MatchSpec("m-void", "lad", "pilotta", 1, (broken.bot_id, gone.bot_id), deals=1))

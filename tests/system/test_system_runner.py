@@ -15,7 +15,6 @@ from arena.model import MatchResult, MatchSpec
 from arena.play.queue import MatchQueue
 from arena.play.runner import ArenaRunner
 from arena.web import serve_web
-from referee.match.bots import free_port
 from referee.record import verify_record
 
 
@@ -82,10 +81,10 @@ def test_real_match_stats_and_metrics(r, tmp_path):
 
 
 @pytest.mark.timeout(60)
-def test_unreachable_and_unstartable_bots_forfeit_with_a_reason(r, tmp_path):
+def test_unreachable_and_unstartable_bots_forfeit_with_a_reason(r, tmp_path, refused_port):
     reg = Registry(r)
     h = _register(reg, "heuristic", "heuristic")
-    gone, _ = reg.register("gone", "tests", endpoint=f"127.0.0.1:{free_port()}")
+    gone, _ = reg.register("gone", "tests", endpoint=f"127.0.0.1:{refused_port}")
     broken_manifest = {
         "name": "broken",
         "version": "0",

@@ -87,7 +87,7 @@ def endpoint_bot(tmp_path):
 
 
 @pytest.mark.timeout(60)
-def test_an_endpoint_bot_is_checked_at_registration(r, stub, endpoint_bot, tmp_path):
+def test_an_endpoint_bot_is_checked_at_registration(r, stub, endpoint_bot, tmp_path, refused_port):
     before = keyspace(r)
 
     def register(name, endpoint, rulesets):
@@ -99,9 +99,7 @@ def test_an_endpoint_bot_is_checked_at_registration(r, stub, endpoint_bot, tmp_p
         )
 
     # Nothing listens: refused at once, naming why.
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed = f"127.0.0.1:{s.getsockname()[1]}"
+    closed = f"127.0.0.1:{refused_port}"
     e = rpc_error(register("nobody", closed, ["pilotta"]))
     assert e.code() == Code.FAILED_PRECONDITION and "unreachable (no Handshake answer" in e.details()
     # Something listens but never speaks gRPC: refused once the Handshake deadline passes.

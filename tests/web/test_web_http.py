@@ -17,7 +17,7 @@ import pytest
 
 from arena.rating import stats
 from arena.rating.ratings import Ratings
-from arena.store.redis_server import connect, free_port
+from arena.store.redis_server import connect
 from arena.web import serve_web
 from arena.web import server as server_mod
 from referee.record import verify_record
@@ -258,8 +258,8 @@ def test_static_files_and_health(arena: Arena) -> None:
     assert arena.get("/healthz")[:2] == (200, "ok\n")
 
 
-def test_redis_down_gives_503_quickly_not_a_hang() -> None:
-    port = free_port()  # nothing listens there
+def test_redis_down_gives_503_quickly_not_a_hang(refused_port: int) -> None:
+    port = refused_port  # nothing listens there
     client = connect(f"redis://127.0.0.1:{port}/0", timeout_s=1.0)
     server, thread = serve_web(client, "127.0.0.1", 0)
     base = f"http://127.0.0.1:{server.server_address[1]}"

@@ -1,0 +1,18 @@
+"""Fixtures every test folder may use (each folder's own conftest adds its own)."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+
+@pytest.fixture
+def refused_port() -> Iterator[int]:
+    """A loopback port where nothing listens for the whole test: bound by this socket, which never listens,
+    so a connection to it is refused. (A port found free and let go could be taken meanwhile by a server of
+    another test process, under pytest-xdist, and then something would answer there.)"""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        yield int(s.getsockname()[1])
