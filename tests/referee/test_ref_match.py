@@ -63,11 +63,12 @@ def test_whole_match_between_good_bots(start_bot: StartBot) -> None:
 
 @pytest.mark.timeout(60)
 def test_timeouts_spend_the_bank_then_strike_then_forfeit(start_bot: StartBot) -> None:
-    slow, _ = start_bot("sleep", sleep_ms=300)
+    slow, _ = start_bot("sleep", sleep_ms=600)
     good, _ = start_bot("random", seed=3)
-    out = run_match([slow, good], settings(deadline_ms=100, time_bank_ms=250, max_strikes=2), "slow")
+    out = run_match([slow, good], settings(deadline_ms=200, time_bank_ms=600, max_strikes=2), "slow")
     s = out.bots[0]
-    # First answer: 300 ms = deadline 100 + 200 from the bank (ok); then 50 ms of bank is not enough.
+    # First answer: 600 ms = deadline 200 + 400 from the bank (ok); then 200 ms of bank is not enough. (200 ms
+    # of margin either way: with 50, a loaded machine could make the first answer a timeout.)
     assert s.counts["ok"] == 1 and s.counts["timeout"] == 3 and s.strikes == 3
     assert s.time_bank_ms == 0
     assert out.forfeit is not None and out.forfeit.team == 0 and out.winner == 1
