@@ -37,10 +37,10 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from arena.bots.inputs import manifest_dict  # noqa: E402
 from arena.bots.registry import Registry  # noqa: E402
 from arena.model import MatchSpec  # noqa: E402
 from arena.play.queue import MatchQueue  # noqa: E402
-from arena.play.runner import registry_manifest  # noqa: E402
 from arena.store import keys  # noqa: E402
 from arena.store.redis_server import EmbeddedRedis, connect  # noqa: E402
 from referee.match.bots import load_manifest  # noqa: E402
@@ -54,7 +54,7 @@ def setup(r: Any, matches: int, deals: int) -> None:
     ids = []
     for name in ("random", "heuristic"):
         m = load_manifest(REPO / "sample_bots" / name)
-        ids.append(reg.register(name, "bench", manifest=registry_manifest(m), manifest_dir=str(m.directory))[0].bot_id)
+        ids.append(reg.register(name, "bench", manifest=manifest_dict(m), manifest_dir=str(m.directory))[0].bot_id)
     queue = MatchQueue(r)
     for i in range(matches):
         a, b = (ids[0], ids[1]) if i % 2 == 0 else (ids[1], ids[0])

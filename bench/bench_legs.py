@@ -29,7 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from arena.play.runner import with_parent_death  # noqa: E402
+from arena.sandbox.lifetime import with_parent_death  # noqa: E402
 from arena.sandbox.pool import launch  # noqa: E402
 from referee.match import MatchOutcome, MatchSettings, run_match  # noqa: E402
 from referee.match.bots import BotProcess, load_manifest, wait_serving  # noqa: E402

@@ -44,11 +44,13 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from bench_referee import bench_decision  # noqa: E402
 
+from arena.bots.inputs import manifest_dict  # noqa: E402
 from arena.bots.packages import parse_package_manifest  # noqa: E402
 from arena.bots.registry import Registry  # noqa: E402
 from arena.model import MatchSpec  # noqa: E402
-from arena.play.runner import ArenaRunner, registry_manifest, with_parent_death  # noqa: E402
+from arena.play.runner import ArenaRunner  # noqa: E402
 from arena.sandbox import Sandbox, probe  # noqa: E402
+from arena.sandbox.lifetime import with_parent_death  # noqa: E402
 from arena.sandbox.pool import launch  # noqa: E402
 from arena.store.redis_server import EmbeddedRedis, connect  # noqa: E402
 from referee.match import MatchSettings, run_match  # noqa: E402
@@ -182,7 +184,7 @@ def main() -> int:
     r = connect(redis_srv.url)
     reg = Registry(r)
     ids = tuple(
-        reg.register(n, "bench", manifest=registry_manifest(load_manifest(SAMPLES / n)), manifest_dir=str(SAMPLES / n))[
+        reg.register(n, "bench", manifest=manifest_dict(load_manifest(SAMPLES / n)), manifest_dir=str(SAMPLES / n))[
             0
         ].bot_id
         for n in ("heuristic", "random")

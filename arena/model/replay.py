@@ -171,7 +171,7 @@ def _inferred_winners(deal: object) -> list[int | None]:
 
 
 # The generic part of a forfeit reason, as the referee and the arena word it (referee.match,
-# arena.play.runner.public_forfeit_reason): which bot, what kind of failure, and strike counts. Whatever follows
+# arena.play.publish.public_forfeit_reason): which bot, what kind of failure, and strike counts. Whatever follows
 # (a bot's last words, an address, a log's path, a transport's message) is not for public pages.
 _GENERIC_REASON = re.compile(
     r"bot (?P<bot>\S+)(?: \(seat \d\))? (?P<what>crashed|unreachable|is unreachable|could not be started"

@@ -9,15 +9,15 @@
    same time on two threads since no instance plays at both tables; an endpoint bot's legs in turn), reporting each
    decision's latency and each bot error to ``arena.metrics`` as the events arrive (labels: registered
    bot names, phases, the ruleset: bounded sets, never a match id);
-3. turns the outcome into a ``MatchResult``: winner and points per side, per-bot ``BotStats`` (contracts
-   bid and made, points, capots, declarations, timeouts, illegal actions, transport errors, latency
-   histogram) and the match record JSON.
+3. turns the outcome into a ``MatchResult`` (``arena.play.results``): winner and points per side, per-bot
+   ``BotStats`` (contracts bid and made, points, capots, declarations, timeouts, illegal actions, transport
+   errors, latency histogram) and the match record JSON.
 
 A bot that misbehaves (times out, crashes, cannot even be started) makes its side forfeit: that is a
 *result*, and the record says why.  Anything else that goes wrong (Redis unreachable while resolving the
 bots, a bug) raises, so the queue retries the match elsewhere and dead-letters it after a few tries.
 
-After the match the forfeit reason is rewritten in the arena's own words (``public_forfeit_reason``: never
+After the match the forfeit reason is rewritten in the arena's own words (``arena.play.publish``: never
 a bot's output, an address or a path), bots known only by address take their registered names, each
 bot's stderr of the match goes to its owner's logs (``arena.bots.botlogs``), failed starts are counted
 (3 in a row suspend a version) and a match neither side could play is void.
@@ -34,34 +34,31 @@ thread; a bot whose thread ended is found dead and restarted.)
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 import tempfile
-import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from arena import metrics
 from arena.bots.botlogs import BotLogs, match_log, read_from, size_of
-from arena.bots.inputs import launch_manifest, manifest_dict
+from arena.bots.inputs import launch_manifest
 from arena.bots.limits import load_policy
 from arena.bots.packages import PackageCache, parse_package_manifest
 from arena.bots.registry import Registry
 from arena.bots.trust import check_endpoint_policy
 from arena.model import (
-    BoardEntry,
     Bot,
-    BotStats,
     BotVersion,
     EndpointRefused,
-    LatencySummary,
     MatchResult,
     MatchSpec,
     seat_bot,
 )
 from arena.model.replay import strip_private_notes
+from arena.play.publish import public_forfeit_reason, publish_forfeit, registered_names
+from arena.play.results import leg_seats, to_result
 from arena.sandbox import CgroupCpu, Sandbox, SandboxedBot
 from arena.sandbox.lifetime import with_parent_death
 from arena.sandbox.pool import Instance, InstancePool, launch
@@ -71,20 +68,6 @@ from referee.match.cputime import CpuMeter, ProcessTreeCpu
 from referee.match.transport import BotLinks
 
 log = logging.getLogger(__name__)
-
-# Outcomes of a decision that count as transport errors in BotStats.errors (timeouts and illegal actions
-# have their own counters).
-_TRANSPORT_ERRORS = ("malformed_reply", "unreachable", "crashed")
-
-
-# ------------------------------------------------------------------------- manifests
-#
-# Bots ship a manifest in the referee's format (docs/protocol.md); the Registry stores it as given,
-# validated by the referee's parser (arena.bots.inputs).  The old names stay for their callers.
-
-registry_manifest = manifest_dict  # a parsed Manifest -> the JSON object Registry.register takes
-referee_manifest = launch_manifest  # a registered manifest bot version -> the launchable Manifest
-
 
 # ---------------------------------------------------------------------- warm bot pool
 
@@ -165,7 +148,7 @@ class ArenaRunner:
     def _launch(self, version: BotVersion, log_dir: Path) -> BotProcess:
         """One process of a version: an uploaded package in its sandbox, an operator manifest as is."""
         if version.package is None:
-            return launch(referee_manifest(version), log_dir, with_parent_death)
+            return launch(launch_manifest(version), log_dir, with_parent_death)
         if self.sandbox is None or self.packages is None:
             raise SandboxUnavailable(f"cannot run uploaded bot packages: {self.sandbox_refused}")
         directory = self.packages.path(version.package)
@@ -179,7 +162,7 @@ class ArenaRunner:
         names = _seat_names(bots)
         if self.sandbox is None and any(bot.current.package is not None for bot in bots.values()):
             raise SandboxUnavailable(f"cannot run uploaded bot packages: {self.sandbox_refused}")
-        legs = [_seat_bots(spec, leg) for leg in range(2 if spec.duplicate else 1)]
+        legs = [leg_seats(spec, leg) for leg in range(2 if spec.duplicate else 1)]
         # One instance per seat of every leg for each bot the workers start (arena.sandbox.pool).
         slots = {b: sum(seats.count(b) for seats in legs) for b in bots}
         wants = [(b, bot.current, slots[b]) for b, bot in bots.items() if bot.current.endpoint is None]
@@ -263,13 +246,13 @@ class ArenaRunner:
             for b, ep in zip(seats, eps, strict=True)
         }
         full_reason = outcome.forfeit_reason  # for the owners' logs, never shown in public
-        _registered_names(outcome, by_endpoint)
+        registered_names(outcome, by_endpoint)
         strip_private_notes(outcome.record)
         if outcome.forfeit is not None:
             failed = [names[b] for b in start_errors]
             limits = {names[b]: why for b, why in failures.items()}
             reason = public_forfeit_reason(outcome, failed, int(self.limits["max_strikes"]), limits)
-            _publish_forfeit(outcome, reason)
+            publish_forfeit(outcome, reason)
         if full_reason:
             log.info("match %s: forfeit: %s", spec.match_id, full_reason)
         for bot_id, why in start_errors.items():
@@ -385,94 +368,14 @@ def _never_started(outcome: MatchOutcome, ids: Mapping[str, str], start_errors: 
     return failed
 
 
-_STRIKE_WORDS = {
-    "timeout": ("timeout", "timeouts"),
-    "illegal_action": ("illegal action", "illegal actions"),
-    "malformed_reply": ("malformed reply", "malformed replies"),
-}
-
-
-def public_forfeit_reason(
-    outcome: MatchOutcome, start_failed: Sequence[str], max_strikes: int, limits: Mapping[str, str] | None = None
-) -> str:
-    """Why a side forfeited, in the arena's own words: which bot, what kind of failure, how many strikes of
-    which kind.  Never what the bot wrote (an illegal action's text, its last words, a message of its
-    server), an endpoint, a port or a path: replays and match lists are public, and a bot's own output
-    there would be a way out for anything it read.  Its owner sees the full story in the bot's logs.
-    (Bot names are the registered ones: ``_registered_names`` ran first.)"""
-    parts = []
-    for b in outcome.bots:
-        base = b.name.split("#")[0]
-        if base in start_failed:
-            parts.append(f"bot {base} could not be started")
-        elif b.counts.get("unreachable", 0):
-            parts.append(f"bot {base} is unreachable (no Handshake answer)")
-        elif base in (limits or {}):
-            parts.append(f"bot {base} crashed: {(limits or {})[base]}")  # out of memory, process limit
-        elif b.counts.get("crashed", 0):
-            parts.append(f"bot {base} crashed")
-        elif b.strikes > max_strikes:
-            counted = ", ".join(
-                f"{b.counts[k]} {one if b.counts[k] == 1 else many}"
-                for k, (one, many) in _STRIKE_WORDS.items()
-                if b.counts.get(k, 0)
-            )
-            parts.append(f"bot {base} exceeded {max_strikes} strikes ({counted})")
-    return "; ".join(dict.fromkeys(parts)) or "a bot failed"
-
-
-def _registered_names(outcome: MatchOutcome, by_endpoint: Mapping[str, str]) -> None:
-    """Every bot takes its registered name, in the outcome and its record: not the address a bot that never
-    answered its handshake is known by (no address in public), nor the name a bot gives itself in it."""
-    renamed = {}
-    for b in outcome.bots:
-        _base, sep, n = b.name.partition("#")
-        if b.endpoint in by_endpoint:
-            renamed[b.name] = by_endpoint[b.endpoint] + sep + n
-            b.name = renamed[b.name]
-    if not renamed:
-        return
-    for entry in outcome.record.get("bots", []):
-        entry["name"] = renamed.get(entry.get("name"), entry.get("name"))
-    for leg in outcome.record.get("legs", []):
-        if "players" in leg:
-            leg["players"] = [renamed.get(p, p) for p in leg["players"]]
-    if outcome.forfeit is not None:
-        outcome.forfeit = dataclasses.replace(
-            outcome.forfeit, bot=renamed.get(outcome.forfeit.bot, outcome.forfeit.bot)
-        )
-
-
-def _publish_forfeit(outcome: MatchOutcome, reason: str) -> None:
-    """Put the public forfeit reason everywhere the outcome and its record state one."""
-    if outcome.forfeit is None:
-        return
-    outcome.forfeit = dataclasses.replace(outcome.forfeit, reason=reason)
-    outcome.reason = f"forfeit: {reason}"
-    result = outcome.record.get("result", {})
-    result["forfeit"] = outcome.forfeit.to_json()
-    result["reason"] = outcome.reason
-    for leg in outcome.record.get("legs", []):
-        leg_result = leg.get("result", {})
-        if isinstance(leg_result.get("forfeit"), dict):
-            leg_result["forfeit"]["reason"] = reason
-            leg_result["reason"] = f"forfeit: {reason}"
-
-
 def _outcome_label(result: MatchResult) -> metrics.Outcome:
     if result.forfeit:
         return "forfeit"
     return "draw" if result.winner is None else "win"
 
 
-def _seat_bots(spec: MatchSpec, leg: int) -> tuple[str, ...]:
-    """Bot id in each seat of a leg: leg 1 moves every bot one seat on (referee.match._leg_seats)."""
-    s = spec.seats()
-    return s if leg == 0 else (s[3], s[0], s[1], s[2])
-
-
 def _metrics_reporter(spec: MatchSpec, names: Mapping[str, str]) -> Any:
-    legs = [_seat_bots(spec, 0), _seat_bots(spec, 1)]
+    legs = [leg_seats(spec, 0), leg_seats(spec, 1)]
     observers: dict[tuple[str, int, int], Callable[[float], None]] = {}  # (phase, leg, seat) -> its histogram's
 
     def on_event(event: Event) -> None:
@@ -492,85 +395,3 @@ def _metrics_reporter(spec: MatchSpec, names: Mapping[str, str]) -> Any:
             log.debug("metrics: %s", e)
 
     return on_event
-
-
-# ----------------------------------------------------------------------------- results
-
-
-def to_result(spec: MatchSpec, outcome: MatchOutcome) -> MatchResult:
-    """The arena's result of a played match (see ``MatchResult``): team 0 of the referee is side 0 of the
-    spec's first table, so winner and points carry over directly."""
-    seats = spec.seats()
-    # The referee keeps one BotStats per (endpoint, side) in seat order of the first leg; map each of
-    # them back to the bot ids sitting there (legs may be empty when a handshake failed).
-    index_of: dict[tuple[str, int], int] = {}
-    bots_of: dict[int, list[str]] = {}
-    for seat, bot_id in enumerate(seats):
-        key = (bot_id, seat & 1)
-        if key not in index_of:
-            index_of[key] = len(index_of)
-        bots_of.setdefault(index_of[key], [])
-        if bot_id not in bots_of[index_of[key]]:
-            bots_of[index_of[key]].append(bot_id)
-    counters: dict[str, dict[str, int]] = {
-        b: {"contracts_bid": 0, "contracts_made": 0, "capots": 0, "declarations": 0} for b in set(seats)
-    }
-    for leg, rec in enumerate(outcome.record.get("legs", [])):
-        _count_record(rec, _seat_bots(spec, leg), counters)
-    stats: dict[str, BotStats] = {}
-    for i, rb in enumerate(outcome.bots):
-        for bot_id in bots_of.get(i, []):
-            side = 0 if bot_id in seats[0::2] else 1
-            c = counters[bot_id]
-            stats[bot_id] = BotStats(
-                deals=outcome.deals_played,
-                points=outcome.scores[side],
-                contracts_bid=c["contracts_bid"],
-                contracts_made=min(c["contracts_made"], c["contracts_bid"]),
-                capots=c["capots"],
-                declarations=c["declarations"],
-                timeouts=rb.counts.get("timeout", 0),
-                illegal_actions=rb.counts.get("illegal_action", 0),
-                errors=sum(rb.counts.get(k, 0) for k in _TRANSPORT_ERRORS),
-                latency=LatencySummary.from_samples(rb.latencies_ms),
-            )
-    label = dict(zip(seats, spec.result_seats(), strict=True))  # a pinned version's seat -> its bot id
-    return MatchResult(
-        match_id=spec.match_id,
-        ladder=spec.ladder,
-        seats=spec.result_seats(),
-        winner=outcome.winner,
-        points=(int(outcome.scores[0]), int(outcome.scores[1])),
-        deals_played=outcome.deals_played,
-        stats={label[b]: st for b, st in stats.items()},
-        forfeit=outcome.forfeit_reason or None,
-        record=json.dumps(outcome.record, separators=(",", ":")),
-        duplicate=spec.duplicate,
-        finished=time.time(),
-        ruleset=spec.ruleset,
-        rated=spec.rated,
-        scale=outcome.record.get("scale"),
-        boards=tuple(BoardEntry((*b.points[0], *b.points[1]), b.score) for b in outcome.boards),
-        gating=spec.gating,
-    )
-
-
-def _count_record(rec: Mapping[str, Any], seat_bots: Sequence[str], counters: dict[str, dict[str, int]]) -> None:
-    """Contracts, capots and declarations of one leg's game record, credited to the bots by seat."""
-    for deal in rec.get("deals", []):
-        contract = deal.get("contract")
-        score = deal.get("score") or {}
-        if contract is not None:
-            bidder = seat_bots[int(contract["bidder"])]
-            counters[bidder]["contracts_bid"] += 1
-            if score.get("contract_made"):
-                counters[bidder]["contracts_made"] += 1
-        capot = score.get("capot")
-        if capot is not None:
-            # A capot is the side's achievement: credited to each distinct bot of that side.
-            for bot in dict.fromkeys(seat_bots[int(capot) :: 2]):
-                counters[bot]["capots"] += 1
-        for decl in deal.get("declarations", []):
-            counters[seat_bots[int(decl["seat"])]]["declarations"] += len(decl.get("announced", []))
-        for belote in deal.get("belotes", []):
-            counters[seat_bots[int(belote["seat"])]]["declarations"] += 1
