@@ -19,8 +19,8 @@ from typing import Any
 import redis
 
 from arena.model import MatchSpec
-from arena.play.queue import entry_age_s, server_ms
 from arena.store import keys
+from arena.store.streams import entry_age_s, server_ms
 
 SCAN_MAX = 2000  # queue entries looked at (the feeder keeps the queue at about two matches per worker)
 IN_FLIGHT_MAX = 50  # matches listed

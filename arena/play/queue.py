@@ -34,11 +34,7 @@ from arena import metrics
 from arena.model import MatchResult, MatchSpec, NotRequeueable
 from arena.store import keys
 from arena.store.archive import Archive, load_result, pack_record, summary_json
-
-# Re-exported: they lived here before arena.store.streams, and callers import them from here.
-from arena.store.streams import ensure_consumer_group
-from arena.store.streams import entry_age_s as entry_age_s
-from arena.store.streams import server_ms as server_ms
+from arena.store.streams import ensure_consumer_group, entry_age_s, server_ms
 
 # Where queue counts put an entry whose spec names no ladder (not a valid ladder id, so it never clashes).
 UNKNOWN_LADDER = "?"

@@ -16,12 +16,13 @@ from arena_testkit import make_spec, play
 from prometheus_client import REGISTRY
 
 from arena.model import AuthError, MatchResult, MatchSpec, NotFoundError, NotRequeueable, Unauthenticated
-from arena.play.queue import UNKNOWN_LADDER, LadderQueue, entry_age_s
+from arena.play.queue import UNKNOWN_LADDER, LadderQueue
 from arena.play.scheduler import LadderConfig
 from arena.play.worker import WORKER_LIVE_S, live_workers
 from arena.service import Arena
 from arena.store import keys
 from arena.store.retry import Backoff, patiently
+from arena.store.streams import entry_age_s
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -16,11 +16,12 @@ from system_helpers import SAMPLES, TIMEOUT, alive, children, last_json_line, re
 from arena.bots.inputs import manifest_dict
 from arena.bots.registry import Registry
 from arena.model import MatchSpec
-from arena.play.queue import MatchQueue, server_ms
+from arena.play.queue import MatchQueue
 from arena.play.worker import RECLAIM_SCAN_S
 from arena.rating.ratings import Ratings
 from arena.store import keys
 from arena.store.keys import WORKER_LIVE_S
+from arena.store.streams import server_ms
 from referee.match.bots import load_manifest
 
 STALE_MS = 2000
