@@ -45,6 +45,7 @@ from referee.cards import (
 )
 from referee.declarations import Declaration
 from referee.errors import IllegalActionError
+from referee.notes import Note, note
 
 if TYPE_CHECKING:
     from referee.rules.base import Ruleset
@@ -117,7 +118,7 @@ class DealScore:
     multiplier: int
     written: list[int]  # points written to the game score for this deal
     hanging: int = 0  # points left hanging for the winner of the next deal
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)  # why it scored so: codes with values (referee.notes)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -129,7 +130,7 @@ class DealScore:
             "multiplier": self.multiplier,
             "written": list(self.written),
             "hanging": self.hanging,
-            "notes": list(self.notes),
+            "notes": [n.to_json() for n in self.notes],
         }
 
 
@@ -513,7 +514,7 @@ class Deal:
         """Everyone passed: the deal ends without play and without score."""
         self.thrown_in = True
         self.phase = _SCORED
-        self.score = DealScore([0, 0], [0, 0], [0, 0], None, None, 1, [0, 0], notes=["thrown in: all passed"])
+        self.score = DealScore([0, 0], [0, 0], [0, 0], None, None, 1, [0, 0], notes=[note("thrown-in")])
 
     def give(self, seat: int, cards: list[Card] | tuple[Card, ...]) -> None:
         mask = 0

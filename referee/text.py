@@ -56,7 +56,7 @@ def score_lines(deal: Deal) -> list[str]:
         f"{'made' if s.contract_made else 'failed'}; multiplier x{s.multiplier}; written "
         f"{s.written[0]} / {s.written[1]}" + (f"; hanging {s.hanging}" if s.hanging else ""),
     ]
-    lines.extend(s.notes)
+    lines.extend(n.text for n in s.notes)
     return lines
 
 

@@ -24,6 +24,7 @@ from referee.cards import Card, card_name, cards_in, parse_card
 from referee.deal import Deal
 from referee.errors import IllegalActionError, RecordError, RulesetError
 from referee.game import Chance, Game
+from referee.notes import RESERVED_KEYS, Note, read_note
 from referee.record_format import FORMAT, FORMAT_VERSIONS, OUTCOMES
 from referee.rules import get_ruleset
 from referee.rules.base import Ruleset
@@ -88,7 +89,7 @@ class Verification:
         return ", ".join(f"{name} ({n})" if n > 1 else name for name, n in self.checked.items())
 
 
-_SEAT = re.compile(r"\[seat \d\]")
+_SEAT = re.compile(r"\[(?:seat )?\d+\]")  # counted without the seat or the index: hands, score.notes.bid
 
 
 def _show(value: Any) -> str:
@@ -303,7 +304,7 @@ def verify_record(record: Mapping[str, Any]) -> Verification:
                 verified.append(VerifiedDeal(number, deal))
                 break
             raise RecordError(f"{where}: the record stops before the deal is over (seat {deal.to_act} is to act)")
-        _check_finished(dj, deal, where, check)
+        _check_finished(dj, deal, where, version, check)
         check.same(where, "totals", _require(dj, "totals", list, where), game.totals_history[number])
         if version >= 2:
             check.same(where, "hanging_after", _require(dj, "hanging_after", int, where), game.hanging_history[number])
@@ -457,7 +458,7 @@ def _same_declarations(stated: Any, replayed: Sequence[str]) -> Any:
     return stated
 
 
-def _check_finished(dj: Mapping[str, Any], deal: Deal, where: str, check: _Checker) -> None:
+def _check_finished(dj: Mapping[str, Any], deal: Deal, where: str, version: int, check: _Checker) -> None:
     _check_contract(dj, deal, where, check)
     check.same(where, "thrown_in", _require(dj, "thrown_in", bool, where), deal.thrown_in)
     declarations = _require(dj, "declarations", list, where)
@@ -483,8 +484,53 @@ def _check_finished(dj: Mapping[str, Any], deal: Deal, where: str, check: _Check
             raise RecordError(f"{where}: score: missing field {key!r}")
         check.same(where, f"score.{key}", score[key], actual[key])
     if "notes" in score:
-        check.same(where, "score.notes", score["notes"], actual["notes"])
+        _check_notes(score["notes"], deal.score.notes, where, version, check)
     check.known(f"{where}: score", score, frozenset({*SCORE_FIELDS, "notes"}))
+
+
+def _check_notes(stated: Any, replayed: Sequence[Note], where: str, version: int, check: _Checker) -> None:
+    """``score.notes``, note by note: each note's code and each of its values (never its words, which are a
+    rendering: rewording a note leaves every record valid). Format 3 states notes as objects; versions 1 and
+    2 as words, read back into code and values with every wording the note has had (``referee.notes``).
+    Words no note has had (another writer's) are not compared: listed as not checked."""
+    if not isinstance(stated, list):
+        raise RecordError(f"{where}: score.notes must be a list of notes, not {_show(stated)}")
+    notes: list[Mapping[str, Any]] = []
+    for i, entry in enumerate(stated):  # the shape of every note first, whatever the verifier can read
+        nw = f"score.notes[{i}]"
+        if version < 3:
+            if not isinstance(entry, str):
+                raise RecordError(
+                    f"{where}: {nw}: a note is text in format_version {version} (notes as objects came with "
+                    f"format_version 3), not {_show(entry)}"
+                )
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("code"), str):
+            raise RecordError(f'{where}: {nw}: a note is an object with its "code" (text), not {_show(entry)}')
+        if not isinstance(entry.get("text", ""), str):
+            raise RecordError(f"{where}: {nw}.text must be text, not {_show(entry['text'])}")
+        notes.append(entry)
+    if version < 3:
+        for entry in stated:
+            read = read_note(entry)
+            if read is None:
+                check.unchecked.append(f"{where}: score.notes (wording this referee does not read: {entry!r})")
+                return
+            notes.append({"code": read.code, **dict(read.values)})
+    for i in range(max(len(notes), len(replayed))):
+        nw = f"score.notes[{i}]"
+        if i >= len(replayed):
+            raise RecordError(f"{where}: {nw}: {_show(stated[i])} stated, the replay gives no note {i + 1}")
+        note = replayed[i]
+        if i >= len(notes):
+            raise RecordError(f"{where}: {nw}: missing, the replay gives {_show(note.to_json())}")
+        check.same(where, f"{nw}.code", notes[i]["code"], note.code)
+        for name, value in note.values:
+            if name not in notes[i]:
+                raise RecordError(f"{where}: {nw}: missing field {name!r} (the replay gives {value})")
+            check.same(where, f"{nw}.{name}", notes[i][name], value)
+        if version >= 3:
+            check.known(f"{where}: {nw}", notes[i], frozenset({*RESERVED_KEYS, *(n for n, _ in note.values)}))
 
 
 def _forfeit_of(result: Mapping[str, Any]) -> dict[str, Any] | None:

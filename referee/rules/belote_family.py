@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from referee.cards import PLAIN_POINTS, TRUMP_POINTS, Rank
 from referee.deal import Deal, DealScore
 from referee.declarations import NATURAL_RUN_ORDER, Declaration, DeclarationKind, DeclarationScale
+from referee.notes import Note, note
 
 if TYPE_CHECKING:
     from referee.game import Game
@@ -141,16 +142,14 @@ def score_taker_game(
     decl = [sum(d.points for d in deal.credited[s]) for s in (0, 1)]
     belote = deal.ruleset.belote_points(deal)
     bonus = [capot_bonus if capot == s else 0 for s in (0, 1)]
-    notes: list[str] = []
+    notes: list[Note] = []
     if capot is not None and capot_takes_all and (decl[1 - capot] or belote[1 - capot]):
         other = 1 - capot
-        notes.append(
-            f"capot: side {capot} also takes side {other}'s {decl[other]} declaration and {belote[other]} belote points"
-        )
+        notes.append(note("capot-takes-all", side=capot, other=other, declarations=decl[other], belote=belote[other]))
         decl[capot], decl[other] = decl[capot] + decl[other], 0
         belote[capot], belote[other] = belote[capot] + belote[other], 0
     totals = [cards[s] + decl[s] + belote[s] + bonus[s] for s in (0, 1)]
-    notes.insert(0, f"taker's side {totals[taker]} against the defenders' {totals[defenders]}")
+    notes.insert(0, note("taker-total", taker=totals[taker], defenders=totals[defenders]))
     written = [0, 0]
     hanging = 0
     made: bool
@@ -161,7 +160,7 @@ def score_taker_game(
         made = False
         written[defenders] = totals[defenders]
         hanging = totals[taker]
-        notes.append(f"tied: the defenders write their own; the taker's {hanging} hang for the next deal")
+        notes.append(note("taker-tied", hanging=hanging))
     else:
         made = False
         written[defenders] = sum(cards) + decl[0] + decl[1] + bonus[defenders] + belote[defenders]
@@ -169,7 +168,7 @@ def score_taker_game(
             written[defenders] += belote[taker]
         else:
             written[taker] = belote[taker]
-        notes.append("failed: the defenders take the deal's card points and every declaration")
+        notes.append(note("taker-failed"))
     return DealScore(cards, decl, belote, capot, made, 1, written, hanging=hanging, notes=notes)
 
 
@@ -187,7 +186,7 @@ def write_with_hanging(game: Game, deal: Deal) -> None:
         # always sum to the game's totals.
         winner = contract.side if score.contract_made else 1 - contract.side
         score.written[winner] += game.hanging
-        score.notes.append(f"the {game.hanging} hanging points go to side {winner}, the winner of this deal")
+        score.notes.append(note("hanging-to-winner", hanging=game.hanging, side=winner))
         game.hanging = 0
     for side in (0, 1):
         game.scores[side] += score.written[side]

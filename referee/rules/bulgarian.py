@@ -16,6 +16,7 @@ from referee.cards import PLAIN_POINTS
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import Declaration, DeclarationKind, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
+from referee.notes import note
 from referee.rules.base import RulesetOf, RulesetOptions
 from referee.rules.belote_family import ALL_TRUMP_TABLE, STANDARD_SCALE, capot_side, suit_points_table
 
@@ -221,9 +222,9 @@ class Bulgarian(RulesetOf[BulgarianOptions]):
         whole = total[0] + total[1]
         written = [0, 0]
         hanging = 0
-        notes = [f"totals: side 0 {total[0]}, side 1 {total[1]} (bidders: side {bidders})"]
+        notes = [note("totals", side_0=total[0], side_1=total[1], bidders=bidders)]
         if valat is not None:
-            notes.append(f"valat: side {valat} took every trick (+{VALAT_BONUS})")
+            notes.append(note("valat", side=valat, bonus=VALAT_BONUS))
         if mult > 1:
             # 002: "In einer kontrierten Runde bekommt die Seite mit mehr Punkten die ganze Runde, Meldungen
             # und Valat eingeschlossen, mal zwei, nach Rekontra mal vier. Endet eine kontrierte Runde
@@ -232,19 +233,19 @@ class Bulgarian(RulesetOf[BulgarianOptions]):
             points = round_total(whole, strain) * mult
             if total[0] == total[1]:
                 hanging = points
-                notes.append(f"doubled deal tied: all {points} points hang")
+                notes.append(note("doubled-tie", points=points))
             else:
                 winner = 0 if total[0] > total[1] else 1
                 written[winner] = points
-                notes.append(f"x{mult}: side {winner} has more points and takes the whole deal")
+                notes.append(note("doubled-won", multiplier=mult, side=winner))
         elif total[bidders] > total[defenders]:
             written[0], written[1] = round_pair(total[0], total[1], strain)
-            notes.append("bidders have more points: each side writes its own")
+            notes.append(note("bidders-more"))
         elif total[bidders] < total[defenders]:
             # 002: the bidders "sind drin: Die Gegner bekommen alle Punkte der Runde, die Meldungen der
             # Bieter eingeschlossen, und die Bieter bekommen nichts".
             written[defenders] = round_total(whole, strain)
-            notes.append("bidders are inside: the defenders take every point of the deal")
+            notes.append(note("bidders-inside"))
         else:
             # 002: "Sind beide Seiten gleich, schreiben die Gegner ihre eigenen Punkte, und die Punkte der
             # Bieter bleiben hängen."
@@ -253,7 +254,7 @@ class Bulgarian(RulesetOf[BulgarianOptions]):
             rounded = round_pair(total[0], total[1], strain, usual_if_equal=defenders)
             written[defenders] = rounded[defenders]
             hanging = rounded[bidders]
-            notes.append(f"tie: the defenders write their own, the bidders' {hanging} points hang")
+            notes.append(note("tie-hang", hanging=hanging))
         return DealScore(
             cards, decl, belote, valat, total[bidders] > total[defenders], mult, written, hanging=hanging, notes=notes
         )
@@ -268,11 +269,11 @@ class Bulgarian(RulesetOf[BulgarianOptions]):
         winner = deal_winner(score)
         if game.hanging and winner is not None:
             score.written[winner] += game.hanging
-            score.notes.append(f"side {winner} wins the deal and takes {game.hanging} hanging points")
+            score.notes.append(note("hanging-taken", side=winner, hanging=game.hanging))
             game.hanging = 0
         game.hanging += score.hanging
         if game.hanging:
-            score.notes.append(f"{game.hanging} points hang for the winner of the next deal")
+            score.notes.append(note("hanging-after", hanging=game.hanging))
         for side in (0, 1):
             game.scores[side] += score.written[side]
 

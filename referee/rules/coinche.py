@@ -22,6 +22,7 @@ from referee.actions import (
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import Declaration, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
+from referee.notes import note
 from referee.rules.base import CardPlayRules, RulesetOf, RulesetOptions
 from referee.rules.belote_family import (
     NO_TRUMP_TABLE,
@@ -186,13 +187,11 @@ class Coinche(RulesetOf[CoincheOptions]):
         total = cards[bidders] + decl[bidders] + belote[bidders]
         if capot_bid:
             made = capot == bidders
-            notes = [f"capot bid: the bidders took {deal.tricks_won[bidders]} of 8 tricks"]
+            notes = [note("capot-bid", tricks=deal.tricks_won[bidders])]
         else:
             # 002: at least 82 card points AND card points + declarations + belote reach the bid.
             made = cards[bidders] >= 82 and total >= contract.value
-            notes = [
-                f"bidders: {cards[bidders]} card points (82 needed), total {total} against the bid {contract.value}"
-            ]
+            notes = [note("bid-total-cards", card_points=cards[bidders], total=total, bid=contract.value)]
         mult = contract.multiplier
         winner = bidders if made else defenders
         written = [0, 0]
@@ -216,7 +215,7 @@ class Coinche(RulesetOf[CoincheOptions]):
             # Bieter behalten nur ihre Belote").
             written[0] += belote[0]
             written[1] += belote[1]
-            notes.append("contract made" if made else "contract failed: the defenders score the deal")
+            notes.append(note("made" if made else "failed"))
             if mult > 1:
-                notes.append(f"{'coinche' if mult == 2 else 'surcoinche'}: the winning side's score x{mult}")
+                notes.append(note("coinche" if mult == 2 else "surcoinche", multiplier=mult))
         return DealScore(cards, decl, belote, capot, made, mult, written, notes=notes)

@@ -25,6 +25,7 @@ from referee.cards import Card
 from referee.deal import Contract, Deal, DealScore
 from referee.declarations import NATURAL_RUN_ORDER, PLAIN_RUN_ORDER, Declaration, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
+from referee.notes import note
 from referee.rules.base import CardPlayRules, RulesetOf, RulesetOptions
 from referee.rules.belote_family import (
     ALL_TRUMP_TABLE,
@@ -239,7 +240,7 @@ class Pilotta(RulesetOf[PilottaOptions]):
         bid_total = cards[bidders] + decl[bidders] + belote[bidders]
         made = bid_total >= contract.value
         written = [0, 0]
-        notes = [f"bidders' total {bid_total} against the bid {contract.value}"]
+        notes = [note("bid-total", bidders=bid_total, bid=contract.value)]
         if made:
             for s in (0, 1):
                 written[s] = (cards[s] + decl[s]) * mult + belote[s]
@@ -256,5 +257,5 @@ class Pilotta(RulesetOf[PilottaOptions]):
                 positive_belote = sum(max(b, 0) for b in belote)
                 written[defenders] = (full + decl[defenders]) * mult + positive_belote + min(belote[defenders], 0)
                 written[bidders] = min(belote[bidders], 0)
-            notes.append("contract failed: the defenders score the whole deal and every belote")
+            notes.append(note("failed-whole-deal"))
         return DealScore(cards, decl, belote, capot, made, mult, written, notes=notes)

@@ -228,6 +228,16 @@
     replace($("table-info"), ...info);
   }
 
+  // A score note: words in records of format_version 1 and 2; from version 3 an object, its code and values
+  // with the words ("text") rendered by the referee (docs/game-record.md). Without words, the code and values.
+  function noteText(n) {
+    if (typeof n === "string") return n;
+    if (n && typeof n.text === "string") return n.text;
+    if (!n || typeof n !== "object") return String(n);
+    const values = Object.keys(n).filter((k) => k !== "code" && k !== "text").map((k) => k + " " + n[k]);
+    return n.code + (values.length ? ": " + values.join(", ") : "");
+  }
+
   function legResultText(res) {
     const f = res.forfeit;
     if (f) {
@@ -280,7 +290,7 @@
       notes.push(el("div", "strong", (s.contract_made === null ? "thrown in" :
         s.contract_made ? "contract made" : "contract failed") + (s.capot !== null ? " · capot by " + SIDES[s.capot] : "") +
         (s.multiplier > 1 ? " · ×" + s.multiplier : "") + (s.hanging ? " · hanging " + s.hanging : "")));
-      (s.notes || []).forEach((n) => notes.push(el("div", "muted", n)));
+      (s.notes || []).forEach((n) => notes.push(el("div", "muted", noteText(n))));
     }
     const res = lg.result;
     if (st.finished && dealNo === lg.deals.length - 1 && res) {
