@@ -27,8 +27,8 @@ from pathlib import Path
 import grpc
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
-from arena.cli.client import format_leaderboard
-from arena.cli.ladder_cli import Progress
+from arena.cli.ladder_display import Progress
+from arena.cli.results import format_leaderboard
 from arena.cli.up import Stack, UpConfig, _stop_event
 from referee.cli import add_ruleset_option
 from referee.match.bots import REPO_ROOT

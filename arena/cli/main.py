@@ -14,10 +14,13 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import cast
 
+from arena.cli.bot import add_bot_parser
 from arena.cli.check_bot import add_check_bot_parser
-from arena.cli.client import add_bot_parser, add_deadletters_parser, add_ladder_parser, add_view_parsers
+from arena.cli.deadletters import add_deadletters_parser
 from arena.cli.demo import add_demo_parser
+from arena.cli.ladder import add_ladder_parser
 from arena.cli.match import add_match_parser
+from arena.cli.results import add_results_parsers
 from arena.cli.series import add_series_parser
 from arena.cli.up import add_server_parsers
 from arena.cli.view import add_view_parser
@@ -32,7 +35,7 @@ PARSERS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], No
     add_server_parsers,  # up, api, worker, web
     add_bot_parser,
     add_ladder_parser,
-    add_view_parsers,  # leaderboard, matches, replay
+    add_results_parsers,  # leaderboard, ratings, matches, replay
     add_view_parser,  # view FILE
     add_deadletters_parser,
     add_archive_parser,

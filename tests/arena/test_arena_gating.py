@@ -497,7 +497,7 @@ def test_retiring_a_bot_ends_its_gate(r) -> None:
 def test_ladder_status_and_bot_status_lines() -> None:
     from pilotta.arena.v1 import arena_pb2
 
-    from arena.cli.ladder_cli import gate_line, status_text
+    from arena.cli.ladder_display import gate_line, status_text
 
     g = arena_pb2.GateStatus(
         ladder="L",
@@ -553,7 +553,7 @@ def test_any_order_of_deliveries_counts_each_result_once(r, matches, repeats, or
 def test_the_cli_leaderboard_marks_a_version_gating() -> None:
     from pilotta.arena.v1 import arena_pb2
 
-    from arena.cli.client import format_leaderboard
+    from arena.cli.results import format_leaderboard
 
     entry = arena_pb2.LeaderboardEntry(rank=1, bot="alpha", version=2, gating=3, mu=30.0, sigma=2.0, conservative=24.0)
     (line,) = [x for x in format_leaderboard(arena_pb2.LeaderboardReply(entries=[entry])).splitlines() if "alpha" in x]

@@ -62,10 +62,10 @@ def test_no_circle_of_imports(top: str) -> None:
 
 def test_a_planted_circle_is_found() -> None:
     modules = read_tree("arena")
-    source, is_package = modules["arena.cli.ladder_cli"]
-    planted = source + "\n\ndef _planted() -> None:\n    from arena.cli.client import call  # noqa\n"
-    found = cycles({**modules, "arena.cli.ladder_cli": (planted, is_package)})
-    assert found == [["arena.cli.client", "arena.cli.ladder_cli"]]
+    source, is_package = modules["arena.cli.client"]
+    planted = source + "\n\ndef _planted() -> None:\n    from arena.cli.ladder import cmd_ladder_list  # noqa\n"
+    found = cycles({**modules, "arena.cli.client": (planted, is_package)})
+    assert found == [["arena.cli.client", "arena.cli.ladder"]]
 
 
 @pytest.mark.parametrize(

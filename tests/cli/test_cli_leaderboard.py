@@ -6,7 +6,7 @@ import json
 
 from pilotta.arena.v1 import arena_pb2
 
-from arena.cli.client import format_leaderboard
+from arena.cli.results import format_leaderboard
 
 
 def test_the_table_shows_each_bots_version_interval_record_and_endpoint_mark() -> None:

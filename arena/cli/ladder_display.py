@@ -1,4 +1,6 @@
-"""``arena ladder status --watch`` and ``arena ladder start --follow``: a running ladder, refreshed.
+"""How ``arena ladder`` shows a ladder: its status, and a running ladder refreshed (``arena ladder status
+--watch``, ``arena ladder start --follow``); the progress bar ``arena demo`` shows too. No API call here:
+the commands hand in the one that fetches the status.
 
 Both poll ``LadderStatus`` (one call with a deadline per refresh, every ``--interval`` seconds, 0.5 to 60)
 and leave on Ctrl-C without a traceback (exit 0: the ladder goes on; only the watching stops). Ctrl-C is
@@ -194,7 +196,6 @@ def watch(fetch: Fetch, interval: float, out: TextIO = sys.stdout, refreshes: in
 def follow(fetch: Fetch, total: int, interval: float, out: TextIO = sys.stderr, stall_s: float = STALL_S) -> int:
     """A progress bar of the ``total`` matches just started, until they are played (0); 1 if the ladder
     was stopped before, or no match finished for ``stall_s``."""
-    # Imported here: arena.cli.demo imports arena.cli.client, which imports this module.
     bar = Progress(total, out)
     last_done, last_change = -1, time.monotonic()
     with contextlib.closing(polled(fetch, interval)) as replies:
