@@ -23,8 +23,9 @@ from typing import Any
 import grpc
 from pilotta.arena.v1 import arena_pb2_grpc
 
-from arena.cli.up import DEFAULT_API, DEFAULT_DATA_DIR, REGISTRATION_KEY_FILE, TOKEN_FILE, read_state
+from arena.cli.data_dir import DEFAULT_DATA_DIR, REGISTRATION_KEY_FILE, TOKEN_FILE, read_state
 
+DEFAULT_API = "127.0.0.1:50051"
 ADMIN_TOKEN_HELP = "the admin token (default: $ARENA_ADMIN_TOKEN, else the one `arena up` keeps in --data-dir)"
 
 

@@ -1,6 +1,6 @@
 """``arena demo`` (what ``make demo`` runs): a whole ladder, end to end, on this machine.
 
-1. starts the arena as ``arena up`` does (``up.Stack``): an embedded Redis persisting under the data dir
+1. starts the arena as ``arena up`` does (``stack.Stack``): an embedded Redis persisting under the data dir
    (``var/demo``, emptied first), the API with its ratings updater and ladder feeder, worker processes;
 2. registers the sample bots through the API (gRPC): random, heuristic, and the Node.js bot when
    ``node`` and its packages are present;
@@ -29,7 +29,8 @@ from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
 from arena.cli.ladder_display import Progress
 from arena.cli.results import format_leaderboard
-from arena.cli.up import Stack, UpConfig, _stop_event
+from arena.cli.servers import stop_event
+from arena.cli.stack import Stack, UpConfig
 from referee.cli import add_ruleset_option
 from referee.match.bots import REPO_ROOT
 
@@ -74,7 +75,7 @@ def separation(a: arena_pb2.LeaderboardEntry, b: arena_pb2.LeaderboardEntry) -> 
 
 def run_demo(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    stop = _stop_event()
+    stop = stop_event()
     data_dir = Path(args.data_dir)
     try:
         _fresh_dir(data_dir)

@@ -22,8 +22,9 @@ from arena.cli.ladder import add_ladder_parser
 from arena.cli.match import add_match_parser
 from arena.cli.results import add_results_parsers
 from arena.cli.series import add_series_parser
-from arena.cli.up import add_server_parsers
+from arena.cli.up import add_api_parser, add_up_parser, add_web_parser
 from arena.cli.view import add_view_parser
+from arena.cli.worker import add_worker_parser
 from arena.store.archive import add_archive_parser
 from referee.command import CommandParser, run
 
@@ -32,7 +33,10 @@ PARSERS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], No
     add_match_parser,
     add_series_parser,
     add_check_bot_parser,
-    add_server_parsers,  # up, api, worker, web
+    add_up_parser,
+    add_api_parser,
+    add_worker_parser,
+    add_web_parser,
     add_bot_parser,
     add_ladder_parser,
     add_results_parsers,  # leaderboard, ratings, matches, replay

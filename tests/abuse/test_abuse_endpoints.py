@@ -19,7 +19,7 @@ from arena.bots.botlogs import BotLogs
 from arena.bots.limits import Policy, store_policy
 from arena.bots.registry import Registry
 from arena.bots.trust import check_endpoint_policy
-from arena.cli.up import health_server
+from arena.cli.worker import health_server
 from arena.model import EndpointRefused, MatchSpec
 from arena.play.runner import ArenaRunner
 

@@ -22,7 +22,7 @@ import redis
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
 from arena.api import ApiServer
-from arena.cli.up import Stack, UpConfig
+from arena.cli.stack import Stack, UpConfig
 from arena.model import MatchResult
 from arena.play.queue import MatchQueue
 from arena.rating.ratings import Ratings

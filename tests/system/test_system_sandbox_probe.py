@@ -15,7 +15,7 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from system_helpers import REPO, TIMEOUT, arena_cmd, wait_until
 
-from arena.cli.up import SANDBOX_HEALTH_SERVICE
+from arena.cli.worker import SANDBOX_HEALTH_SERVICE
 from arena.sandbox import probe
 from referee.match.bots import free_port
 
