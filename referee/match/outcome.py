@@ -33,7 +33,7 @@ class MatchSettings:
     boards: tuple[Board, ...] | None = None  # given boards, one per deal (thrown-in ones too), instead of the seed
     scale: str = DEFAULT_SCALE  # the board scale of a duplicate match's board scores (referee.scales)
     deadline_ms: int = 1000  # per decision
-    time_bank_ms: int = 10_000  # per bot per match, spent beyond each decision's deadline
+    time_bank_ms: int = 10_000  # per process per table (one per instance), spent past each deadline
     max_strikes: int = 3  # strikes a bot may commit; one more and its team forfeits
     notice_deadline_ms: int = 1000
     handshake_deadline_ms: int = 5000

@@ -22,20 +22,26 @@ process sees a board twice), the two legs are played **at once**, leg 2 on a thr
 duplicate match then takes about as long as one leg. The record is the one the legs played in turn give
 (the same seed and answers give the same record: each table keeps its own notes, and the record lists
 them leg by leg); ``on_event`` gets the two legs' events interleaved as they happen, each with its leg,
-never from two threads at once. A bot's statistics, strikes and time bank are one for the match, added
-over its instances at both tables. The first forfeit ends the match as when the legs are played in turn:
-its team loses, it is stated in its leg, and the other table stops before its next decision (its game
-record says ``stopped``). Where one process plays seats at both tables (two bots given as endpoints, the
-CLI's matches), the legs are played in turn: playing them at once would have it play two tables at once.
+never from two threads at once. A bot's statistics and strikes are one for the match, added over its
+instances at both tables; its time bank is one per process and table (each starts with ``time_bank_ms``).
+The first forfeit ends the match as when the legs are played in turn: its team loses, it is stated in
+its leg, and the other table stops before its next decision (its game record says ``stopped``).
+Where one process plays seats at both tables (two bots given as endpoints, the CLI's matches), the legs
+are played in turn: playing them at once would have it play two tables at once.
 
-Every decision carries a deadline: the per-decision limit plus what is left of the bot's time bank for
-the match (time beyond the limit spends the bank). Both tables of a bot draw on its one bank, and a
-decision may take what was left when it was asked: two slow decisions at once can overdraw it once (then
-it is empty). A bot speaks protocol version 1 (a unary call per decision and notice) or 2 (one stream per
-seat per leg), as its handshake says; ``referee.match.transport`` carries both and classifies their failures
-alike. Every answer is classified (``OUTCOMES``). A timeout, an illegal action or a malformed reply plays
-the first legal action instead and counts a strike; past ``max_strikes`` the bot's team forfeits, and so
-it does at once when a bot is unreachable or crashes.
+Every decision carries a deadline: the per-decision limit plus what is left of the bot's time bank at
+that seat's process (time beyond the limit spends the bank). Each process at each table keeps its own
+bank (one per seat where each seat has its own process, as in the arena), whether the legs are played
+at once or in turn: the deadline a seat is told carries nothing of its partner's or the other table's
+spending (with one bank per bot and match it would: partners must not see each other's hands, the bot's
+instances at the two tables hold the same boards, and one's slow answers would be read by the other as
+bits; issue 23). One process given both seats of a side keeps one bank for them. The record's
+``time_bank_left_ms`` is the least left in any of the bot's banks. A bot speaks protocol version 1 (a
+unary call per decision and notice) or 2 (one stream per seat per leg), as its handshake says;
+``referee.match.transport`` carries both and classifies their failures alike.
+Every answer is classified (``OUTCOMES``). A timeout, an illegal action or a malformed reply plays the
+first legal action instead and counts a strike; past ``max_strikes`` the bot's team forfeits, and so it
+does at once when a bot is unreachable or crashes.
 Each seat only ever receives its own observation (``referee.observation.observe``'s, written by
 ``wire_bytes.DecisionWriter``).
 """

@@ -4,8 +4,10 @@ at a time (``step``: the seat's DecideRequest bytes -> its bot's answer over the
 or the two legs of a duplicate match, in turn or at once); the bench drives ``step`` directly.
 
 What a leg changes is its table's (its streams, game, notes and ``DecisionWriter``); what the two tables
-of a match share (each bot's statistics, strikes and time bank, the channels and handshakes) is the
-runner's, changed under ``stats_lock``.
+of a match share (each bot's statistics and strikes, the channels and handshakes) is the runner's,
+changed under ``stats_lock``. Each process at each table has its own time bank (``MatchRunner.banks``;
+the arena gives each seat its own process): a seat's deadlines tell it nothing of what its partner or the
+bot's instances at the other table spend.
 """
 
 from __future__ import annotations
@@ -149,6 +151,14 @@ class MatchRunner:
         # threads at once.
         self.stats_lock = threading.Lock()
         self.event_lock = threading.Lock()
+        # The time bank of each process at each table (leg, endpoint): one bank per instance (the arena
+        # gives each seat its own), never one per bot and match. A seat's deadlines carry what is left of
+        # its bank: shared with its partner (another instance of the same bot, whose hand it must not see)
+        # or with the bot's instances at the other table of a duplicate pair (which hold the same boards at
+        # the same time), what one spent would be read by the other, a few bits a decision. One process
+        # given both seats of a side keeps one bank for them (it sees both hands anyway).
+        # BotStats.time_bank_ms is the least left at any of the bot's banks.
+        self.banks: dict[tuple[int, str], float] = {}
         self.ruleset = get_ruleset(settings.ruleset, dict(settings.options))
         self.boards = settings.match_boards()
         self.cpu_given: Mapping[str, CpuMeter] = cpu_meters or {}  # the caller's, by endpoint (not closed here)
@@ -335,33 +345,42 @@ class MatchRunner:
     def ask(self, t: Table, seat: int, request: bytes) -> Answer:
         """The answer of the process at ``seat`` of table ``t`` to one decision, over its protocol version's
         transport."""
-        b = self.bots[t.seats[seat]]
-        timeout = (self.s.deadline_ms + b.time_bank_ms) / 1000
+        timeout = (self.s.deadline_ms + self.bank(t, seat)) / 1000
         stream = t.streams.get(seat)
         if stream is not None:
             return stream.decide(request, timeout, self.s.deadline_ms / 2, self.cancel)
         link = self.links[t.endpoints[seat]]
         return unary_decide(link, request, timeout, self.s.deadline_ms / 2, self.cancel)
 
+    def bank(self, t: Table, seat: int) -> float:
+        """What is left of the time bank of the process at ``seat`` of table ``t`` (its own at that table)."""
+        return self.banks.get((t.leg, t.endpoints[seat]), float(self.s.time_bank_ms))
+
+    def _spend(self, t: Table, seat: int, ms: float) -> None:
+        """Take ``ms`` from the bank of the process at ``seat`` of table ``t`` (only its table's thread does)."""
+        key = (t.leg, t.endpoints[seat])
+        with self.stats_lock:  # (BotStats is the two tables')
+            left = self.banks[key] = max(0.0, self.banks.get(key, float(self.s.time_bank_ms)) - ms)
+            b = self.bots[t.seats[seat]]
+            b.time_bank_ms = min(b.time_bank_ms, left)
+
     def decide(
         self, t: Table, seat: int, request: bytes, legal: Sequence[str], decl_codes: tuple[str, ...]
     ) -> Decision:
         """Ask the bot at ``seat`` of table ``t`` (``request``: a DecideRequest's bytes) and classify its
         answer; the CPU time of a bot this match started is read around the call."""
-        b = self.bots[t.seats[seat]]
         ep = t.endpoints[seat]
         meter = self.cpu.get(ep) or self.cpu_given.get(ep)
         cpu_start = meter.start() if meter is not None else None
-        bank = b.time_bank_ms
+        bank = self.bank(t, seat)
         reply, latency, outcome, detail = self.ask(t, seat, request)
         cpu_ms = meter.since(cpu_start) if meter is not None else None
         over = latency - self.s.deadline_ms
         if over > 0:
-            with self.stats_lock:  # the bot's instance at the other table may spend the bank meanwhile
-                b.time_bank_ms = max(0.0, b.time_bank_ms - over)
+            self._spend(t, seat, over)
         if reply is None:
             if outcome == "timeout":
-                b.time_bank_ms = 0.0
+                self._spend(t, seat, bank)
                 detail = timeout_detail(self.s.deadline_ms, bank)
             elif outcome in ("crashed", "unreachable"):
                 detail = self.death(ep, detail)
@@ -455,7 +474,7 @@ class MatchRunner:
         b = self.bots[bot_index]
         actions = deal.legal_actions()
         legal, request = t.writer.request(
-            deal, seat, game, actions, deadline_ms=s.deadline_ms, time_bank_ms=int(b.time_bank_ms)
+            deal, seat, game, actions, deadline_ms=s.deadline_ms, time_bank_ms=int(self.bank(t, seat))
         )
         decision = self.decide(t, seat, request, legal, deal.declaration_codes[seat])
         index, outcome, latency, detail, comment = decision[:5]
@@ -477,7 +496,15 @@ class MatchRunner:
             phase = _phase_of(deal.phase.value, actions[index])
             if outcome == "ok":
                 event = DecisionEvent(
-                    t.leg, deal_number, seat, b.name, phase, legal[index], outcome, latency, bank_left_ms=b.time_bank_ms
+                    t.leg,
+                    deal_number,
+                    seat,
+                    b.name,
+                    phase,
+                    legal[index],
+                    outcome,
+                    latency,
+                    bank_left_ms=self.bank(t, seat),
                 )
             else:  # the whole decision, for the bot's author
                 event = DecisionEvent(
@@ -494,7 +521,7 @@ class MatchRunner:
                     tuple(card_name(c) for c in cards_in(deal.hands[seat])),
                     tuple(legal),
                     decision.answer,
-                    b.time_bank_ms,
+                    self.bank(t, seat),
                 )
             self.emit(event)
         if outcome in ("crashed", "unreachable"):
