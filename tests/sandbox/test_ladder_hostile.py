@@ -55,6 +55,10 @@ def test_hostile_packages_on_a_ladder_end_with_clear_outcomes_and_every_match_co
         log_dir=tmp_path / "logs",
         deadline_ms=300,
         time_bank_ms=300,
+        # No mode here is about starting (they misbehave at their first decision): a generous start bound. With
+        # the default 15 s, a parallel run at load 13 on 2 cores once ended the fork bomb's match with "could not
+        # be started" instead of its process limit (most likely its sandbox's start outlasting the bound).
+        startup_timeout_s=60.0,
         sandbox=sandbox,
         packages=PackageCache(store),
     )
