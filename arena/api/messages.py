@@ -10,14 +10,14 @@ from collections.abc import Sequence
 
 from pilotta.arena.v1 import arena_pb2
 
-from arena.model import Bot, ValidationError
+from arena.model import Bot, BotState, ForfeitLimits, ValidationError
 from arena.rating.gating import GateConfig, GateSummary
 from arena.service import BotSource, LadderView, MatchSummary
 
 
-def bot_info(bot: Bot, full: bool = True) -> arena_pb2.BotInfo:
-    """A bot as a reply shows it; ``full``: with its endpoint or manifest (replies to its owner only, never
-    in a list)."""
+def bot_info(bot: Bot, state: BotState, full: bool = True) -> arena_pb2.BotInfo:
+    """A bot as a reply shows it, with where it stands (``state``: ``Arena.bot_states``); ``full``: with its
+    endpoint or manifest (replies to its owner only, never in a list)."""
     v = bot.current
     info = arena_pb2.BotInfo(
         name=bot.name, owner=bot.owner, version=v.version, retired=bot.retired, created_at=bot.created, kind=v.kind
@@ -29,6 +29,7 @@ def bot_info(bot: Bot, full: bool = True) -> arena_pb2.BotInfo:
     info.rulesets.extend(v.games)
     info.games.extend(v.games)  # deprecated field, still filled
     info.suspended = bot.suspended
+    info.state, info.state_reason = state.state, state.reason
     return info
 
 
@@ -73,6 +74,10 @@ def ladder_info(view: LadderView) -> arena_pb2.LadderInfo:
     )
     if cfg.gating is not None:
         info.gating.CopyFrom(gate_settings(cfg.gating))
+    limits = cfg.forfeit_limits
+    info.forfeit_limits.CopyFrom(
+        arena_pb2.ForfeitLimits(in_a_row=limits.in_a_row, window=limits.window, in_window=limits.in_window)
+    )
     if run is not None:
         info.started_at = run.started
         info.max_in_flight = run.max_in_flight
@@ -92,6 +97,17 @@ def gate_config(m: arena_pb2.GateSettings) -> GateConfig:
         beta=m.beta or d.beta,
         max_boards=m.max_boards or d.max_boards,
         min_boards=m.min_boards or d.min_boards,
+    )
+
+
+def forfeit_limits(m: arena_pb2.ForfeitLimits) -> ForfeitLimits:
+    """A ladder's forfeit limits from the request (a field absent: the default); ValidationError naming a
+    bad one."""
+    d = ForfeitLimits()
+    return ForfeitLimits(
+        in_a_row=m.in_a_row if m.HasField("in_a_row") else d.in_a_row,
+        window=m.window if m.HasField("window") else d.window,
+        in_window=m.in_window if m.HasField("in_window") else d.in_window,
     )
 
 

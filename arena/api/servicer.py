@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import grpc
 import redis
@@ -20,6 +20,7 @@ from arena.api.errors import Context, rpc, status_of
 from arena.api.messages import (
     bot_info,
     bot_source,
+    forfeit_limits,
     gate_config,
     gate_status,
     ladder_info,
@@ -27,13 +28,30 @@ from arena.api.messages import (
     one_of,
 )
 from arena.bots.packages import MAX_PACKAGE_BYTES, PackageError
-from arena.model import ValidationError
+from arena.model import Bot, ValidationError
 from arena.rating.batch import DEFAULT_ANCHOR
 from arena.rating.bradley_terry import PROVISIONAL_BOARDS, PROVISIONAL_WIDTH_ELO
 from arena.service import Arena, Page
 from arena.store.archive import Archive
 
 log = logging.getLogger(__name__)
+
+
+class PeerContext(Context, Protocol):
+    """What ``Challenge`` uses of its ``grpc.ServicerContext``: abort, and who is calling."""
+
+    def peer(self) -> str: ...
+
+
+def peer_host(peer: str) -> str:
+    """The caller's address without its port, from gRPC's peer (``ipv4:10.0.0.7:51234``, ``ipv6:[::1]:5``):
+    a client's connections come from many ports, and it is the client that challenges are counted for."""
+    kind, _, rest = peer.partition(":")
+    if kind == "ipv4":
+        return rest.rpartition(":")[0] or rest
+    if kind == "ipv6":
+        return rest.rpartition(":")[0].strip("[]") or rest
+    return peer
 
 
 class ArenaService(arena_pb2_grpc.ArenaServicer):
@@ -48,21 +66,28 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         bot, token = self.arena.register_bot(
             request.name, request.owner, source, token=request.token, registration_key=request.registration_key
         )
-        return arena_pb2.RegisterBotReply(bot=bot_info(bot), owner_token=token)
+        return arena_pb2.RegisterBotReply(bot=self._bot_info(bot), owner_token=token)
 
     @rpc
     def UpdateBot(self, request: arena_pb2.UpdateBotRequest) -> arena_pb2.BotInfo:
         source = bot_source(request.source, request.games, request.rulesets)
-        return bot_info(self.arena.update_bot(request.name, request.token, source))
+        return self._bot_info(self.arena.update_bot(request.name, request.token, source))
 
     @rpc
     def RetireBot(self, request: arena_pb2.RetireBotRequest) -> arena_pb2.BotInfo:
-        return bot_info(self.arena.retire_bot(request.name, request.token))
+        return self._bot_info(self.arena.retire_bot(request.name, request.token))
 
     @rpc
     def ListBots(self, request: arena_pb2.ListBotsRequest) -> arena_pb2.ListBotsReply:
         bots, token = self.arena.list_bots(request.include_retired, Page(request.page_token, request.limit))
-        return arena_pb2.ListBotsReply(bots=[bot_info(b, full=False) for b in bots], next_page_token=token)
+        states = self.arena.bot_states(bots)
+        return arena_pb2.ListBotsReply(
+            bots=[bot_info(b, states[b.bot_id], full=False) for b in bots], next_page_token=token
+        )
+
+    def _bot_info(self, bot: Bot) -> arena_pb2.BotInfo:
+        """A bot as a reply to its owner shows it, with where it stands (the lists' words)."""
+        return bot_info(bot, self.arena.bot_states([bot])[bot.bot_id])
 
     # ladders ---------------------------------------------------------------------------
 
@@ -87,6 +112,8 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                     version=s.version,
                     gating=s.gating,
                     endpoint=s.endpoint,
+                    state=s.state,
+                    state_reason=s.reason,
                 )
                 for s in standings
             ],
@@ -115,11 +142,24 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         match, record = self.arena.replay(request.match_id)
         return arena_pb2.GetReplayReply(match=match_summary(match), record_json=record)
 
-    @rpc
-    def Challenge(self, request: arena_pb2.ChallengeRequest) -> arena_pb2.ChallengeReply:
-        spec = self.arena.challenge(
-            list(request.bots), request.token, request.ladder, request.seed, request.rated, list(request.tokens)
-        )
+    def Challenge(self, request: arena_pb2.ChallengeRequest, context: PeerContext) -> arena_pb2.ChallengeReply:
+        # (Not @rpc: challenges are rate-limited per client too, so this handler reads who is calling.)
+        try:
+            spec = self.arena.challenge(
+                list(request.bots),
+                request.token,
+                request.ladder,
+                request.seed,
+                request.rated,
+                list(request.tokens),
+                client=peer_host(context.peer()),
+            )
+        except Exception as e:
+            code, text = status_of(e)
+            if code == grpc.StatusCode.INTERNAL:
+                log.exception("Challenge failed")
+            context.abort(code, text)
+            raise  # unreachable: abort raises
         return arena_pb2.ChallengeReply(match_id=spec.match_id, rated=spec.rated)
 
     @rpc
@@ -167,6 +207,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
             name=request.name,
             make_default=request.make_default,
             gating=gate_config(request.gating) if request.HasField("gating") else None,
+            forfeit_limits=forfeit_limits(request.forfeit_limits) if request.HasField("forfeit_limits") else None,
         )
         return ladder_info(view)
 
@@ -233,7 +274,9 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                 first.name, first.owner, b"".join(parts), first.token, first.registration_key
             )
             digest = next(v.package for v in self.arena.registry.versions(bot.bot_id) if v.version == version)
-            return arena_pb2.SubmitBotReply(bot=bot_info(bot), owner_token=token, version=version, digest=digest or "")
+            return arena_pb2.SubmitBotReply(
+                bot=self._bot_info(bot), owner_token=token, version=version, digest=digest or ""
+            )
         except Exception as e:
             code, text = status_of(e)
             if code == grpc.StatusCode.INTERNAL:
@@ -254,8 +297,11 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
     def BotStatus(self, request: arena_pb2.BotStatusRequest) -> arena_pb2.BotStatusReply:
         bot, versions = self.arena.bot_status(request.name, request.token)
         gates = self.arena.bot_gates(bot)
+        where = self.arena.bot_states([bot])[bot.bot_id]
         return arena_pb2.BotStatusReply(
             name=bot.name,
+            state=where.state,
+            state_reason=where.reason,
             versions=[
                 arena_pb2.VersionStatus(
                     version=v.version,

@@ -31,12 +31,15 @@ from arena.bots.limits import QuotaExceeded, clip
 from arena.bots.tokens import Tokens, new_token, sha256_hex
 from arena.model import (
     Bot,
+    BotState,
     BotVersion,
+    ForfeitLimits,
     NameTakenError,
     NotPlayable,
     RetiredBotError,
     UnknownBotError,
     VersionState,
+    bot_state,
     parse_seat,
 )
 from arena.store import keys
@@ -307,6 +310,28 @@ class Registry(Tokens):
             return True
         return False
 
+    def note_forfeit(self, bot_id: str, version: int, forfeited: bool, why: str, limits: ForfeitLimits) -> bool:
+        """Count a match the version played: forfeited by it (``forfeited``, ``why`` the public forfeit
+        reason) or not (which ends a run of forfeits).  Past ``limits`` (the ladder's) the version is
+        suspended, with the reason; a match of another version than the current one (a pinned seat)
+        judges nothing.  True when this call suspended it.  One script: two workers counting at once
+        cannot both miss the limit."""
+        last = f" (the last: {why[:200]})" if why else ""  # the public reason: the arena's words
+        done = self.r.eval(
+            _FORFEIT_LUA,
+            2,
+            keys.bot(bot_id),
+            keys.bot_forfeits(bot_id),
+            str(version),
+            "1" if forfeited else "0",
+            limits.in_a_row,
+            limits.window,
+            limits.in_window,
+            f"version {version} forfeited {{n}} matches in a row{last}",
+            f"version {version} forfeited {{n}} of its last {{m}} matches{last}",
+        )
+        return bool(done)
+
     def note_handshake_name(self, bot_id: str, name: str) -> None:
         """The name the bot gave itself in its last Handshake: shown on its page beside the registered one
         (which is the only name replays and results use: a bot may call itself anything). It is public, so
@@ -323,8 +348,10 @@ class Registry(Tokens):
         return public_suspension(str(self.r.hget(keys.bot(bot_id), "suspended") or ""))
 
     def _lift(self, pipe: Any, bot_id: str) -> None:
+        """A new current version starts with a clean slate: no suspension, no failures or forfeits counted."""
         pipe.hdel(keys.bot(bot_id), "suspended")
-        pipe.hset(keys.bot(bot_id), "start_failures", 0)
+        pipe.hset(keys.bot(bot_id), mapping={"start_failures": 0, "forfeits_in_a_row": 0})
+        pipe.delete(keys.bot_forfeits(bot_id))
 
     def set_state(self, bot_id: str, version: int, state: VersionState) -> None:
         self.r.hset(keys.bot_states(bot_id), str(version), state.to_json())
@@ -353,15 +380,28 @@ class Registry(Tokens):
         st = self.state(bot_id, version)
         return st is not None and st.state == "validated"
 
+    def bot_state(self, bot: Bot) -> BotState:
+        """Where the bot stands (``model.bot_state``: active, pending, rejected, suspended or retired, and
+        why): what every list, page and reply shows of it."""
+        current = self.state(bot.bot_id, bot.version) if bot.current.package is not None else None
+        return bot_state(bot, current)
+
+    def bot_states(self, bots: Sequence[Bot]) -> dict[str, BotState]:
+        """``bot_state`` of each of ``bots`` (by bot id), in one round trip."""
+        uploads = [b for b in bots if b.current.package is not None]
+        with self.r.pipeline(transaction=False) as p:
+            for b in uploads:
+                p.hget(keys.bot_states(b.bot_id), str(b.version))
+            raw = dict(zip([b.bot_id for b in uploads], p.execute(), strict=True))
+        return {
+            b.bot_id: bot_state(b, None if raw.get(b.bot_id) is None else VersionState.from_json(raw[b.bot_id]))
+            for b in bots
+        }
+
     def playable(self, bot: Bot) -> bool:
-        """Whether the bot's current version may be scheduled: not suspended, and not an uploaded package
-        that is not (yet) validated."""
-        if bot.suspended:
-            return False
-        if bot.current.package is None:
-            return True
-        st = self.state(bot.bot_id, bot.current.version)
-        return st is not None and st.state == "validated"
+        """Whether the bot's current version may be scheduled: active (``bot_state``; not suspended, and not an
+        uploaded package that is not (yet) validated; not retired)."""
+        return self.bot_state(bot).active
 
     def retire(self, bot_id: str, token: str) -> Bot:
         """Mark the bot retired: kept for history, never scheduled again."""
@@ -422,5 +462,37 @@ redis.call('HSET', KEYS[2], 'name', ARGV[1], 'owner', ARGV[3], 'created', ARGV[4
            'retired', '0', 'version', '1', 'token_sha256', ARGV[5], 'kind', ARGV[7])
 redis.call('RPUSH', KEYS[3], ARGV[6])
 redis.call('SADD', KEYS[4], ARGV[2])
+return 1
+"""
+
+
+# KEYS: the bot's hash, its forfeit window (list of '1' forfeited / '0' not, newest first)
+# ARGV: the version that played, '1' forfeited | '0' not, in_a_row limit (0: off), window, in_window limit (0: off),
+#       the reason if in a row ({n}: the count), the reason if in the window ({n}: forfeits, {m}: matches)
+# Returns 1 if this call suspended the bot, else 0.
+_FORFEIT_LUA = """
+if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
+local row = 0
+if ARGV[2] == '1' then
+  row = redis.call('HINCRBY', KEYS[1], 'forfeits_in_a_row', 1)
+else
+  redis.call('HSET', KEYS[1], 'forfeits_in_a_row', 0)
+end
+redis.call('LPUSH', KEYS[2], ARGV[2])
+redis.call('LTRIM', KEYS[2], 0, tonumber(ARGV[4]) - 1)
+if ARGV[2] ~= '1' or redis.call('HEXISTS', KEYS[1], 'suspended') == 1 then return 0 end
+local reason = nil
+if tonumber(ARGV[3]) > 0 and row >= tonumber(ARGV[3]) then
+  reason = (string.gsub(ARGV[6], '{n}', tostring(row)))
+elseif tonumber(ARGV[5]) > 0 then
+  local seen = redis.call('LRANGE', KEYS[2], 0, -1)
+  local n = 0
+  for _, x in ipairs(seen) do n = n + tonumber(x) end
+  if n >= tonumber(ARGV[5]) then
+    reason = (string.gsub((string.gsub(ARGV[7], '{n}', tostring(n))), '{m}', tostring(#seen)))
+  end
+end
+if reason == nil then return 0 end
+redis.call('HSET', KEYS[1], 'suspended', reason)
 return 1
 """

@@ -99,14 +99,15 @@ def cmd_bot_list(args: argparse.Namespace) -> int:
     if not bots:
         print("no bots registered yet: arena bot register NAME --manifest DIR | --endpoint HOST:PORT")
         return 0
-    print(f"{'name':<20} {'ver':>3}  {'owner':<14} {'status':<8} {'rulesets':<34} kind")
+    print(f"{'name':<20} {'ver':>3}  {'owner':<14} {'status':<9} {'rulesets':<34} kind")
     for b in bots:
         source = b.kind
         games = ",".join(b.rulesets or b.games) or "(not declared)"
-        print(
-            f"{b.name:<20} {b.version:>3}  {b.owner[:14]:<14} {'retired' if b.retired else 'active':<8} "
-            f"{games:<34} {source}"
-        )
+        # The API's state (an older API has none: retired or active, as it used to be shown).
+        state = b.state or ("retired" if b.retired else "active")
+        print(f"{b.name:<20} {b.version:>3}  {b.owner[:14]:<14} {state:<9} {games:<34} {source}")
+        if b.state_reason and state != "retired":
+            print(f"{'':<20}      why: {b.state_reason}")
     return 0
 
 
@@ -162,9 +163,13 @@ def cmd_bot_logs(args: argparse.Namespace) -> int:
 
 def cmd_bot_status(args: argparse.Namespace) -> int:
     reply = call(args, "BotStatus", arena_pb2.BotStatusRequest(name=args.name, token=args.token))
+    if reply.state:  # where the bot stands, as `arena bot list` and the leaderboard say it
+        print(f"{reply.name}: {reply.state}" + (f": {reply.state_reason}" if reply.state_reason else ""))
     for v in reply.versions:
         mark = " (current)" if v.current else ""
-        print(f"version {v.version}{mark}: {v.kind} {v.state or '-'}" + (f": {v.reason}" if v.reason else ""))
+        # An upload's validation state; a version that is no upload has none to show.
+        state = f" {v.state}" if v.state else ""
+        print(f"version {v.version}{mark}: {v.kind}{state}" + (f": {v.reason}" if v.reason else ""))
         if args.output and v.output:
             print("  " + v.output.rstrip().replace("\n", "\n  "))
         for g in v.gates:

@@ -31,7 +31,8 @@ def format_leaderboard(reply: arena_pb2.LeaderboardReply) -> str:
         f"{'#':>2}  {'bot':<16} {'ver':>3} {'mu':>6} {'sigma':>6} {'mu-3s':>7}  {'~95% skill':<15} {'games':>5}  "
         f"{'W-L-D':<10} {'made/bid':<9} {'p50 ms':>7}",
     ]
-    for e in reply.entries:
+    apart = [e for e in reply.entries if e.state not in ("", "active")]
+    for e in [e for e in reply.entries if e.state in ("", "active")]:
         st = json.loads(e.stats_json or "{}")
         wld = f"{e.wins}-{e.losses}-{e.draws}"
         interval = f"[{e.mu - 2 * e.sigma:5.1f}, {e.mu + 2 * e.sigma:5.1f}]"
@@ -44,6 +45,10 @@ def format_leaderboard(reply: arena_pb2.LeaderboardReply) -> str:
         )
     if not reply.entries:
         lines.append("  (no rated games yet)")
+    if apart:  # rated, but not playing now: not ranked, with why
+        lines += ["", "Not ranked (not playing now):"]
+        for e in apart:
+            lines.append(f"  {e.bot:<16} {e.mu:6.2f} {e.sigma:6.2f} {e.conservative:7.2f}  {e.state}: {e.state_reason}")
     return "\n".join(lines)
 
 

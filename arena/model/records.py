@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from arena.model.errors import ValidationError
 from arena.model.latency import LatencySummary
 from arena.model.serial import Record, check_bool, check_float, check_int, check_json_value, check_str, fail
 from referee.scales import SCALES
@@ -172,6 +173,91 @@ class Bot(Record):
         check_bool(c, "retired", self.retired)
         if not isinstance(self.current, BotVersion) or self.current.bot_id != self.bot_id:
             raise fail(c, "current", "must be a BotVersion of this bot")
+
+
+@dataclass(frozen=True)
+class ForfeitLimits:
+    """When a version forfeits too often to stay on a ladder (a ladder's setting, ``LadderConfig.forfeit_limits``):
+    it is suspended, as after failed starts, once it has forfeited ``in_a_row`` matches in a row, or at least
+    ``in_window`` of its last ``window`` matches (0: that limit is off).
+
+    The defaults: 5 in a row, or 10 of the last 20.  A working bot does not forfeit at all (a forfeit is 4
+    strikes in one match, or a crash), so 5 in a row is a broken version, caught after 5 matches instead of
+    the 147 of the issue; a version that forfeits every other match plays at random against its
+    opponents' ratings and is caught by the rate within 20 matches, while one bad match in a while (a
+    worker's hiccup) never suspends anyone."""
+
+    in_a_row: int = 5
+    window: int = 20
+    in_window: int = 10
+
+    def __post_init__(self) -> None:
+        for name, lo, hi in (("in_a_row", 0, 1000), ("window", 1, 1000), ("in_window", 0, self.window)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+                raise ValidationError(f"ladder: forfeit_limits.{name} must be an integer {lo}..{hi}, not {value!r}")
+
+    def to_dict(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: object) -> ForfeitLimits:
+        if not isinstance(d, Mapping):
+            raise ValidationError(f"ladder: forfeit_limits must be an object, not {d!r}")
+        unknown = set(d) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise ValidationError(f"ladder: forfeit_limits has unknown fields {sorted(unknown)}")
+        return cls(**d)
+
+
+# Where a bot stands, one word for every front end (``bot_state``): only an active bot is scheduled and ranked.
+BOT_STATES = ("active", "pending", "rejected", "suspended", "retired")
+
+
+@dataclass(frozen=True)
+class BotState:
+    """Where a bot stands (``BOT_STATES``) and, unless it is active, why it does not play: the one
+    definition that ``arena bot list``, ``arena bot status``, the bot page, the leaderboard and the API all
+    show (``bot_state``)."""
+
+    state: str
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.state not in BOT_STATES:
+            raise fail("BotState", "state", f"must be one of {', '.join(BOT_STATES)}, not {self.state!r}")
+
+    @property
+    def active(self) -> bool:
+        """Scheduled, and ranked on the leaderboards."""
+        return self.state == "active"
+
+
+def bot_state(bot: Bot, current_state: VersionState | None) -> BotState:
+    """Where ``bot`` stands, given its current version's upload state (``current_state``: None for a version
+    that is no upload): ``bot_state_of`` of its fields."""
+    upload = bot.current.package is not None
+    return bot_state_of(bot.retired, bot.suspended, bot.version, upload, current_state)
+
+
+def bot_state_of(
+    retired: bool, suspended: str, version: int, upload: bool, current_state: VersionState | None
+) -> BotState:
+    """Where a bot stands, from what the registry keeps of it (readers that pipeline the fields call this;
+    others ``bot_state``).  In this order: retired (for good), suspended (until a new version; the reason is
+    the registry's, public words), its current version an upload not validated yet (it has never played)
+    or rejected (none of its uploads passed), else active.  Every reason is public (lists, leaderboards)."""
+    if retired:
+        return BotState("retired", "retired: it keeps its history and is never scheduled again")
+    if suspended:
+        return BotState("suspended", suspended)
+    if upload:
+        if current_state is None or current_state.state == "pending":
+            return BotState("pending", f"no validated version yet: version {version} is waiting for validation")
+        if current_state.state == "rejected":
+            # (Not the validation's words: they may quote the bot, and this is public. Its owner reads them.)
+            return BotState("rejected", f"no validated version: version {version} was rejected by validation")
+    return BotState("active")
 
 
 # ----------------------------------------------------------------------- matches
@@ -438,16 +524,21 @@ class MatchResult(Record):
 
 
 __all__ = [
+    "BOT_STATES",
     "ID_RE",
     "SEAT_RE",
     "STAT_COUNTERS",
     "BoardEntry",
     "Bot",
+    "BotState",
     "BotStats",
     "BotVersion",
+    "ForfeitLimits",
     "MatchResult",
     "MatchSpec",
     "VersionState",
+    "bot_state",
+    "bot_state_of",
     "parse_seat",
     "seat_bot",
     "seat_of",

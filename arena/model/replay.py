@@ -180,11 +180,19 @@ _GENERIC_REASON = re.compile(
 )
 
 
+# A match not played (arena.play.runner.not_played): which bots had left the ladder since it was queued.
+_NOT_PLAYED = "not played: "
+_LEFT = re.compile(r"bot [A-Za-z0-9][A-Za-z0-9_.\-]{0,63} is (?:suspended|retired)")
+
+
 def public_reason(reason: object) -> str:
     """A forfeit reason without what no public page shows: only its generic part (see ``_GENERIC_REASON``)."""
     if not isinstance(reason, str):
         return "a bot failed"
     prefix = next((p for p in ("void: ", "forfeit: ") if reason.startswith(p)), "")
+    if reason[len(prefix) :].startswith(_NOT_PLAYED):  # a match whose bot left the ladder after it was queued
+        left = [m[0] for m in (_LEFT.fullmatch(p) for p in reason[len(prefix) + len(_NOT_PLAYED) :].split("; ")) if m]
+        return prefix + _NOT_PLAYED + ("; ".join(left) or "a bot left the ladder")
     parts = []
     for part in reason[len(prefix) :].split("; "):
         m = _GENERIC_REASON.match(part.strip())

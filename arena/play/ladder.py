@@ -36,7 +36,7 @@ from typing import Any
 
 import redis
 
-from arena.model import Bot, UnknownLadderError, ValidationError
+from arena.model import Bot, ForfeitLimits, UnknownLadderError, ValidationError
 from arena.play.queue import ladder_of as spec_ladder
 from arena.play.scheduler import DEFAULT_ENDPOINT_POLICY, LadderConfig, Scheduler
 from arena.play.worker import live_workers
@@ -74,6 +74,7 @@ def ladder_config(
     duplicate: bool = True,
     endpoint_bots: str = DEFAULT_ENDPOINT_POLICY,
     gating: GateConfig | None = None,
+    forfeit_limits: ForfeitLimits | None = None,
 ) -> LadderConfig:
     """A ladder's settings, checked against the ruleset (ValidationError naming what is wrong).
 
@@ -81,7 +82,8 @@ def ladder_config(
     sense there). A single-table ladder gives ``deals`` (played deals; the game also ends at the ruleset's
     target) or ``target`` (play to it); with neither, a whole game to the ruleset's usual target.
     ``gating``: gate new versions (``arena.rating.gating``), which only a duplicate ladder can (boards are what
-    its SPRT counts)."""
+    its SPRT counts).  ``forfeit_limits``: when a version that forfeits is suspended (``ForfeitLimits``;
+    None: the defaults)."""
     options = dict(options or {})
     if deals is not None and target is not None:
         raise ValidationError("give deals or target, not both")
@@ -102,7 +104,14 @@ def ladder_config(
     if gating is not None and not duplicate:
         raise ValidationError("gating needs a duplicate ladder: its SPRT counts boards played at both tables")
     return LadderConfig(
-        ruleset, options, deals=deals, target=target, duplicate=duplicate, endpoint_bots=endpoint_bots, gating=gating
+        ruleset,
+        options,
+        deals=deals,
+        target=target,
+        duplicate=duplicate,
+        endpoint_bots=endpoint_bots,
+        gating=gating,
+        forfeit_limits=forfeit_limits or ForfeitLimits(),
     )
 
 

@@ -20,7 +20,11 @@ bots, a bug) raises, so the queue retries the match elsewhere and dead-letters i
 After the match the forfeit reason is rewritten in the arena's own words (``arena.play.publish``: never
 a bot's output, an address or a path), bots known only by address take their registered names, each
 bot's stderr of the match goes to its owner's logs (``arena.bots.botlogs``), failed starts are counted
-(3 in a row suspend a version) and a match neither side could play is void.
+(3 in a row suspend a version), so are forfeits (past the ladder's ``ForfeitLimits`` the version is suspended:
+``Registry.note_forfeit``), and a match neither side could play is void.
+
+A match whose bot was suspended or retired after it was queued is not played: it ends at once, void (never
+rated, shown with the reason ``void: not played: bot x is suspended``), and releases its bots' slots.
 
 Warm instances: starting a Python bot costs about a second of CPU, several times the cost of a short
 match, so the pool keeps instances between matches with their channel and handshake
@@ -34,9 +38,11 @@ thread; a bot whose thread ended is found dead and restarted.)
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import os
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +58,7 @@ from arena.model import (
     Bot,
     BotVersion,
     EndpointRefused,
+    ForfeitLimits,
     MatchResult,
     MatchSpec,
     seat_bot,
@@ -59,9 +66,11 @@ from arena.model import (
 from arena.model.replay import strip_private_notes
 from arena.play.publish import public_forfeit_reason, publish_forfeit, registered_names
 from arena.play.results import leg_seats, to_result
+from arena.play.scheduler import LadderConfig
 from arena.sandbox import CgroupCpu, Sandbox, SandboxedBot
 from arena.sandbox.lifetime import with_parent_death
 from arena.sandbox.pool import Instance, InstancePool, launch
+from arena.store import keys
 from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
 from referee.match.bots import BotProcess, Manifest, free_port
 from referee.match.cputime import CpuMeter, ProcessTreeCpu
@@ -157,6 +166,10 @@ class ArenaRunner:
 
     def __call__(self, spec: MatchSpec) -> MatchResult:
         # Registry reads may raise redis errors: a runner failure, retried by the queue.
+        unplayable = self._unplayable(spec)
+        if unplayable:
+            log.info("match %s not played: %s", spec.match_id, unplayable)
+            return not_played(spec, unplayable)
         # Seat -> the bot with the version that plays there as its current (a pinned one: Registry.seat).
         bots = {b: self.registry.seat(b) for b in spec.distinct_bots()}
         names = _seat_names(bots)
@@ -239,6 +252,7 @@ class ArenaRunner:
         }
         never_started = _never_started(outcome, ids_by_endpoint, start_errors)
         self._note_starts(bots, never_started)
+        forfeited_by = _forfeited_by(outcome, legs)
         self._note_handshake_names(outcome, ids_by_endpoint)
         by_endpoint = {
             ep: names[b]
@@ -253,6 +267,8 @@ class ArenaRunner:
             limits = {names[b]: why for b, why in failures.items()}
             reason = public_forfeit_reason(outcome, failed, int(self.limits["max_strikes"]), limits)
             publish_forfeit(outcome, reason)
+        if outcome.forfeit is None or outcome.forfeit.team is not None:  # (a void match: failed starts count it)
+            self._note_forfeits(spec, bots, forfeited_by, outcome.forfeit.reason if outcome.forfeit else "")
         if full_reason:
             log.info("match %s: forfeit: %s", spec.match_id, full_reason)
         for bot_id, why in start_errors.items():
@@ -261,8 +277,9 @@ class ArenaRunner:
         result = dataclasses.replace(
             to_result(spec, outcome), versions={label[b]: bot.version for b, bot in bots.items()}
         )
-        if outcome.forfeit is not None and set(never_started) & set(spec.requested_by):
-            # A bot that never started, in a challenge its own owner asked for: no points for anyone.
+        if outcome.forfeit is not None and forfeited_by in spec.requested_by:
+            # A forfeit by a bot of a challenge its own owner asked for (it never started, crashed, stalled):
+            # no points for anyone, so an owner cannot feed its own bot to another for points.
             result = dataclasses.replace(result, rated=False)
         if outcome.forfeit is not None and outcome.forfeit.team is None:
             # Neither side could play: void, recorded and shown, never rated.
@@ -345,6 +362,26 @@ class ArenaRunner:
             if bot_id is not None and b.handshake is not None:
                 self.registry.note_handshake_name(seat_bot(bot_id), str(b.handshake.get("name", "")))
 
+    def _unplayable(self, spec: MatchSpec) -> str:
+        """Why the match must not be played now (a bot suspended or retired since it was queued), or empty."""
+        why = []
+        for seat in spec.distinct_bots():
+            bot = self.registry.get(seat_bot(seat))
+            if bot.retired:
+                why.append(f"bot {bot.name} is retired")
+            elif bot.suspended:
+                why.append(f"bot {bot.name} is suspended")
+        return "; ".join(dict.fromkeys(why))
+
+    def _note_forfeits(self, spec: MatchSpec, bots: Mapping[str, Bot], culprit: str | None, reason: str) -> None:
+        """Count the match for each bot's forfeit limits (the ladder's): a forfeit for the seat whose failure
+        ended it, a match without one for the others."""
+        raw = self.registry.r.hget(keys.LADDERS, spec.ladder)
+        limits = LadderConfig.from_json(raw).forfeit_limits if raw else ForfeitLimits()
+        for seat, bot in bots.items():
+            if self.registry.note_forfeit(bot.bot_id, bot.version, seat == culprit, reason, limits):
+                log.warning("bot %s suspended: %s", bot.name, self.registry.suspended(bot.bot_id))
+
     def _note_starts(self, bots: Mapping[str, Bot], failed: Mapping[str, str]) -> None:
         """Count, per bot, a match it failed to start or answer its Handshake in (3 in a row: suspended)."""
         for bot_id, bot in bots.items():
@@ -366,6 +403,39 @@ def _never_started(outcome: MatchOutcome, ids: Mapping[str, str], start_errors: 
         if bot_id is not None and b.counts.get("unreachable", 0):
             failed.setdefault(bot_id, "no Handshake answer")
     return failed
+
+
+def _forfeited_by(outcome: MatchOutcome, legs: Sequence[Sequence[str]]) -> str | None:
+    """The seat (bot id, or pinned version) whose failure made its side forfeit, or None: the referee names
+    its chair at its table (the first leg's, before any leg started)."""
+    f = outcome.forfeit
+    if f is None or f.team is None:
+        return None
+    seats = legs[f.leg or 0] if (f.leg or 0) < len(legs) else legs[0]
+    return seats[f.seat] if 0 <= f.seat < len(seats) else None
+
+
+def not_played(spec: MatchSpec, why: str) -> MatchResult:
+    """The result of a match that is not played (``why``: its bot was suspended or retired since it was
+    queued): void, so never rated, and shown with the reason; its record says the same."""
+    reason = f"void: not played: {why}"
+    record = {"result": {"winner": None, "reason": reason, "not_played": True}}
+    return MatchResult(
+        match_id=spec.match_id,
+        ladder=spec.ladder,
+        seats=spec.result_seats(),
+        winner=None,
+        points=(0, 0),
+        deals_played=0,
+        forfeit=reason,
+        record=json.dumps(record, separators=(",", ":")),
+        duplicate=spec.duplicate,
+        finished=time.time(),
+        ruleset=spec.ruleset,
+        rated=False,
+        void=True,
+        gating=spec.gating,
+    )
 
 
 def _outcome_label(result: MatchResult) -> metrics.Outcome:

@@ -25,6 +25,14 @@ separated from Redis I/O (``Scheduler``) so it can be tested exhaustively:
    is within the slack (the others ran ahead while it played), it plays the
    least-played free bot: that raises the floor, so the bound still holds.
 4. Both are marked as just scheduled and in flight; repeat.
+5. Opponents are kept even too (``met``: matches scheduled between each pair of bots).  An opponent is
+   eligible only if the pair has met at most ``PAIR_SLACK`` more times than either bot has met its
+   least-met other opponent (over every member, busy or not): so a bot's matches against each of its
+   opponents never spread more than ``PAIR_SLACK + 1`` apart, whoever finishes matches fastest (a
+   forfeiter's matches end at once: without this the leader, free again first, met it in half its
+   matches).  When no pair is eligible the picks wait for matches in flight, as for the games' slack; with
+   nothing in flight they take the old choice rather than stop the ladder.  A bot joining late is counted
+   as having met each member as often as that member met its least-met opponent (``level_pairs``).
 
 On a ladder that gates new versions (``LadderConfig.gating``, ``arena.rating.gating``), ``Scheduler.schedule``
 first brings the gates up to date (``sync_gates``), then picks gating matches (``pick_gating``, pure: a
@@ -45,7 +53,7 @@ import math
 import random
 import secrets
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -56,6 +64,7 @@ from arena.bots.trust import Seeds
 from arena.model import (
     ID_RE,
     Bot,
+    ForfeitLimits,
     MatchSpec,
     RetiredBotError,
     UnknownLadderError,
@@ -76,6 +85,8 @@ ENDPOINT_POLICIES = ("rated", "unrated", "refused")
 DEFAULT_ENDPOINT_POLICY = "unrated"
 # How many more matches than the least-played bot a bot may be scheduled for (module docstring, 1.).
 FAIRNESS_SLACK = 2
+# How many more matches a bot may be scheduled against one opponent than against its least-met one (5.).
+PAIR_SLACK = 2
 
 
 @dataclass(frozen=True)
@@ -90,8 +101,12 @@ class LadderConfig:
     # Version gating (``arena.rating.gating``): a new version is ranked only once an SPRT against the ranked one
     # passes; None: every new version plays and is rated at once.
     gating: GateConfig | None = None
+    # When a version forfeits too often to stay (``Registry.note_forfeit``): suspended like after failed starts.
+    forfeit_limits: ForfeitLimits = field(default_factory=ForfeitLimits)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.forfeit_limits, ForfeitLimits):
+            raise ValidationError(f"ladder: forfeit_limits must be ForfeitLimits, not {self.forfeit_limits!r}")
         if self.endpoint_bots not in ENDPOINT_POLICIES:
             raise ValidationError(
                 f"ladder: endpoint_bots must be one of {', '.join(ENDPOINT_POLICIES)}, not {self.endpoint_bots!r}"
@@ -110,7 +125,8 @@ class LadderConfig:
         (Any: options are JSON values of any kind.)"""
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         gating = None if self.gating is None else self.gating.to_dict()
-        return {**d, "options": dict(self.options), "variant": self.ruleset, "gating": gating}
+        limits = self.forfeit_limits.to_dict()
+        return {**d, "options": dict(self.options), "variant": self.ruleset, "gating": gating, "forfeit_limits": limits}
 
     def canonical(self) -> str:
         # The id is a hash of this text, so it keeps the key "variant" it had when ladders were first made:
@@ -121,6 +137,8 @@ class LadderConfig:
             del d["endpoint_bots"]
         if d["gating"] is None:  # nor is gating, which came later still
             del d["gating"]
+        if self.forfeit_limits == ForfeitLimits():  # nor the forfeit limits, later again
+            del d["forfeit_limits"]
         return json.dumps(d, sort_keys=True, separators=(",", ":"))
 
     def to_json(self) -> str:
@@ -135,6 +153,8 @@ class LadderConfig:
         d = {"ruleset": None, "endpoint_bots": DEFAULT_ENDPOINT_POLICY, "gating": None, **json.loads(text)}
         d["ruleset"] = d["ruleset"] or d["variant"]  # stored before the rename: "variant" only
         d["gating"] = None if d["gating"] is None else GateConfig.from_dict(d["gating"])
+        # A ladder stored before the forfeit limits were settings has the defaults.
+        d["forfeit_limits"] = ForfeitLimits.from_dict(d.get("forfeit_limits") or {})
         return cls(**{f.name: d[f.name] for f in dataclasses.fields(cls)})
 
 
@@ -178,10 +198,14 @@ def pick_pairs(
     wait_weight: float = 0.5,
     jitter: float = 0.05,
     slack: int = FAIRNESS_SLACK,
+    met: Mapping[frozenset[str], int] | None = None,
+    pair_slack: int = PAIR_SLACK,
 ) -> list[tuple[str, str]]:
     """Choose up to ``n`` (anchor, opponent) pairs; see the module docstring.  With every candidate's
-    ``scheduled`` within ``slack + 1`` of the least one, so are they after the picks are played."""
+    ``scheduled`` within ``slack + 1`` of the least one, so are they after the picks are played.  ``met``:
+    the matches scheduled between each pair (None: opponents are not kept even, 5.)."""
     pool = {c.bot_id: c for c in candidates}
+    counts = dict(met or {})
     pairs: list[tuple[str, str]] = []
     for _ in range(n):
         if not pool:
@@ -191,26 +215,80 @@ def pick_pairs(
         level = [c for c in free if c.scheduled <= floor + slack]
         if not level:
             break
-        anchor = min(level, key=lambda c: (c.scheduled, -priority(c, now, fairness_s), c.bot_id))
+        if met is None:
+            found = _pick(pool, free, level, level, now, rng, fairness_s, wait_weight, jitter)
+        else:
+            least = {b: min((counts.get(frozenset((b, o)), 0) for o in pool if o != b), default=0) for b in pool}
+
+            def even(a: str, o: str, least: Mapping[str, int] = least) -> bool:
+                return counts.get(frozenset((a, o)), 0) <= min(least[a], least[o]) + pair_slack
+
+            found = _pick(pool, free, level, level, now, rng, fairness_s, wait_weight, jitter, even)
+            if found is None and not any(c.in_flight for c in pool.values()):
+                found = _pick(pool, free, level, level, now, rng, fairness_s, wait_weight, jitter)
+        if found is None:
+            break
+        anchor, opponent = found
+        pairs.append((anchor.bot_id, opponent.bot_id))
+        pair = frozenset((anchor.bot_id, opponent.bot_id))
+        counts[pair] = counts.get(pair, 0) + 1
+        for c in (anchor, opponent):
+            pool[c.bot_id] = replace(c, last_scheduled=now, in_flight=c.in_flight + 1, scheduled=c.scheduled + 1)
+    return pairs
+
+
+def _pick(
+    pool: Mapping[str, Candidate],
+    free: Sequence[Candidate],
+    level: Sequence[Candidate],
+    anchors: Sequence[Candidate],
+    now: float,
+    rng: random.Random,
+    fairness_s: float,
+    wait_weight: float,
+    jitter: float,
+    even: Callable[[str, str], bool] | None = None,
+) -> tuple[Candidate, Candidate] | None:
+    """One (anchor, opponent) of ``pick_pairs``: the first anchor, least played first, that has an opponent
+    (within the games' slack, and ``even`` with it when given), and its cheapest one; None if there is none
+    yet (the matches in flight must end first)."""
+    floor = min(c.scheduled for c in pool.values())
+    for anchor in sorted(anchors, key=lambda c: (c.scheduled, -priority(c, now, fairness_s), c.bot_id)):
         others = [c for c in level if c.bot_id != anchor.bot_id]
         if not others:
             at_floor = [c for c in pool.values() if c.scheduled == floor]
             if anchor.scheduled != floor or len(at_floor) != 1:
-                break  # wait for the other least-played bots' matches to finish
+                return None  # wait for the other least-played bots' matches to finish
             rest = [c for c in free if c.bot_id != anchor.bot_id]
             if not rest:
-                break
+                return None
             least = min(c.scheduled for c in rest)
             others = [c for c in rest if c.scheduled == least]
+        if even is not None:
+            others = [c for c in others if even(anchor.bot_id, c.bot_id)]
+        if not others:
+            continue  # this anchor's fair opponents are busy: the next least-played may play now
 
         def cost(o: Candidate, anchor: Candidate = anchor) -> float:
             return rating_distance(anchor, o) - wait_weight * priority(o, now, fairness_s) + jitter * rng.random()
 
-        opponent = min(others, key=cost)
-        pairs.append((anchor.bot_id, opponent.bot_id))
-        for c in (anchor, opponent):
-            pool[c.bot_id] = replace(c, last_scheduled=now, in_flight=c.in_flight + 1, scheduled=c.scheduled + 1)
-    return pairs
+        return anchor, min(others, key=cost)
+    return None
+
+
+def level_pairs(
+    members: Sequence[str], met: Mapping[frozenset[str], int], new: Sequence[str]
+) -> dict[frozenset[str], int]:
+    """The pair counts to set for bots joining a ladder (``new``): each joins as if it had met every member
+    as often as that member met its least-met other opponent, so the members do not queue to meet it (5.)."""
+    old = [m for m in members if m not in new]
+    out: dict[frozenset[str], int] = {}
+    for m in old:
+        least = min((met.get(frozenset((m, o)), 0) for o in old if o != m), default=0)
+        for b in new:
+            if frozenset((m, b)) not in met:
+                out[frozenset((m, b))] = least
+    return out
 
 
 def pick_gating(
@@ -246,6 +324,24 @@ def holding(candidates: Sequence[Candidate], max_in_flight: int, slack: int = FA
         return []
     floor = min(c.scheduled for c in candidates)
     return sorted(c.bot_id for c in candidates if c.scheduled == floor and c.in_flight >= max_in_flight)
+
+
+def _one_owner(bots: tuple[str, ...], owner_of: Mapping[str, str | None], kinds: Sequence[str | None]) -> bool:
+    """Whether the two sides of a match have an owner in common: then it is never rated (an owner could feed
+    its own bots, made to lose, to another: rating farming).  Unless every bot is an operator manifest
+    (registered with the admin token: the operator's own, the sample bots among them), which the arena
+    trusts as it runs them."""
+    if all(kind == "manifest" for kind in kinds):
+        return False
+    seats = (*bots, *bots) if len(bots) == 2 else bots
+    side0 = {owner_of[b] for b in seats[0::2]}
+    side1 = {owner_of[b] for b in seats[1::2]}
+    return bool(side0 & side1)
+
+
+def _pair_field(pair: frozenset[str]) -> str:
+    """A pair's field in ``keys.ladder_pairs``: its two bot ids in order, ``a|b``."""
+    return "|".join(sorted(pair))
 
 
 def new_match_id(now: float) -> str:
@@ -300,11 +396,24 @@ class Scheduler:
         new = [b for b, n in zip(bot_ids, counted, strict=True) if n is None]
         if not new:
             return
-        floor = min((c.scheduled for c in self.candidates(ladder_id) if c.bot_id not in new), default=0)
+        others = [c for c in self.candidates(ladder_id) if c.bot_id not in new]
+        floor = min((c.scheduled for c in others), default=0)
+        pairs = level_pairs([c.bot_id for c in others] + list(new), self.met(ladder_id), new)
         with self.r.pipeline(transaction=False) as p:
             for b in new:
                 p.hsetnx(keys.ladder_games(ladder_id), b, floor)
+            for pair, n in pairs.items():
+                p.hsetnx(keys.ladder_pairs(ladder_id), _pair_field(pair), n)
             p.execute()
+
+    def met(self, ladder_id: str) -> dict[frozenset[str], int]:
+        """Pair of bots -> the ladder's matches scheduled between them (``keys.ladder_pairs``): what
+        ``pick_pairs`` keeps even."""
+        out: dict[frozenset[str], int] = {}
+        for field_name, n in self.r.hgetall(keys.ladder_pairs(ladder_id)).items():
+            a, _, b = field_name.partition("|")
+            out[frozenset((a, b))] = int(n)
+        return out
 
     def leave(self, ladder_id: str, bot_id: str) -> None:
         self.r.srem(keys.ladder_members(ladder_id), bot_id)
@@ -360,8 +469,9 @@ class Scheduler:
         now = time.time() if now is None else now
         rng = rng or random.Random()
         candidates = self.candidates(ladder_id)
+        met = self.met(ladder_id)
         if cfg.gating is None:
-            pairs = pick_pairs(candidates, n, now, rng, max_in_flight=max_in_flight)
+            pairs = pick_pairs(candidates, n, now, rng, max_in_flight=max_in_flight, met=met)
             return [self.create_match(ladder_id, (a, b), None, now, cfg) for a, b in pairs]
         ranked, gates = self.sync_gates(ladder_id, cfg.gating, candidates, now)
         specs = [
@@ -381,7 +491,7 @@ class Scheduler:
         # Their ranked version plays, pinned: a match queued before an update is played after it with the
         # version it was scheduled for, never with one that has not passed its gate.
         seat = {c.bot_id: seat_of(c.bot_id, ranked.get(c.bot_id, c.version)) for c in ordinary}
-        pairs = pick_pairs(ordinary, n - len(specs), now, rng, max_in_flight=max_in_flight)
+        pairs = pick_pairs(ordinary, n - len(specs), now, rng, max_in_flight=max_in_flight, met=met)
         return specs + [self.create_match(ladder_id, (seat[a], seat[b]), None, now, cfg) for a, b in pairs]
 
     def sync_gates(
@@ -455,11 +565,12 @@ class Scheduler:
         distinct = list(dict.fromkeys(bots))
         with self.r.pipeline(transaction=False) as p:
             for b in distinct:
-                p.hget(keys.bot(seat_bot(b)), "kind")
-            kinds = p.execute()
+                p.hmget(keys.bot(seat_bot(b)), ["kind", "owner"])
+            kinds, owners = zip(*p.execute(), strict=True) if distinct else ((), ())
         endpoint_bots = [b for b, kind in zip(distinct, kinds, strict=True) if kind == "endpoint"]
         if endpoint_bots and cfg.endpoint_bots == "refused":
             raise ValidationError(f"ladder {ladder_id} does not take endpoint bots ({', '.join(endpoint_bots)})")
+        owner_of = dict(zip(distinct, owners, strict=True))
         spec = MatchSpec(
             match_id=match_id,
             ladder=ladder_id,
@@ -471,7 +582,9 @@ class Scheduler:
             deals=cfg.deals,
             target=cfg.target,
             created=now,
-            rated=rated and (not endpoint_bots or cfg.endpoint_bots == "rated"),
+            rated=rated
+            and (not endpoint_bots or cfg.endpoint_bots == "rated")
+            and not _one_owner(bots, owner_of, kinds),
             challenge=challenge,
             requested_by=requested_by,
             gating=gating,
@@ -485,6 +598,9 @@ class Scheduler:
                 if not gating:
                     p.hincrby(keys.ladder_games(ladder_id), bot, 1)
                     p.hset(keys.ladder_last_scheduled(ladder_id), bot, repr(now))
+            met = spec.in_flight_bots()
+            if not gating and len(met) == 2:  # the scheduler's pick of two bots: the pairs it keeps even
+                p.hincrby(keys.ladder_pairs(ladder_id), _pair_field(frozenset(met)), 1)
             p.execute()
         self.queue.enqueue(spec)
         return spec

@@ -57,7 +57,7 @@ from openskill.models import PlackettLuce
 
 from arena.model import MatchResult
 from arena.rating import stats
-from arena.rating.gating import Gates
+from arena.rating.gating import Gates, counted_scores, ladder_gating
 from arena.store import keys
 from arena.store.retry import REDIS_DOWN, Backoff
 from arena.store.streams import ensure_consumer_group
@@ -152,6 +152,21 @@ def head_to_head_rows(bot_id: str, h: Mapping[str, str]) -> list[HeadToHead]:
     return sorted(rows, key=lambda x: (-x.matches, x.opponent))
 
 
+def rated_games(result: MatchResult, boards_a_match: int) -> tuple[list[int | None], int]:
+    """The games of the rating a result is, in order (each won by side 0, side 1, or tied: None), and how
+    many of them are boards.  A duplicate match is one game per board, won by the side its board score
+    favours; one lost by forfeit also loses every board it did not play (``gating.counted_scores``, as a
+    version's gate counts them; ``boards_a_match`` is the ladder's), so that forfeiting a match costs what
+    losing all its boards would: a bot that forfeits early would otherwise be rated on the one game of the
+    match, or the few boards it played, and a loss to a much stronger bot costs little, which kept the
+    forfeiter of issue 24 above working bots by mu.  A result without boards (single table, or a duplicate
+    match forfeited on a ladder whose boards a match are not known) is one game, the match's winner."""
+    scores = counted_scores(result, boards_a_match) if result.duplicate else [b.score for b in result.boards]
+    if not scores:
+        return [result.winner], 0
+    return [None if x == 0 else int(x < 0) for x in scores], len(scores)
+
+
 class Ratings:
     def __init__(
         self,
@@ -230,6 +245,8 @@ class Ratings:
             return bool(first)
         rkeys = [keys.rating(result.ladder, b) for b in bots]
         skeys = [k for ks in stats.stat_keys(result).values() for k in ks]
+        # A forfeit loses the boards it did not play too (``rated_games``): the ladder says how many a match has.
+        boards_a_match = ladder_gating(self.r, result.ladder)[1] if result.forfeit is not None else 0
         for _ in range(_WATCH_RETRIES):
             pipe: Any  # Any: redis-py's Pipeline replies are untyped (Awaitable | Any)
             with self.r.pipeline(transaction=True) as pipe:
@@ -243,9 +260,10 @@ class Ratings:
                     rows = {b: self.row(b, pipe.hgetall(k)) for b, k in zip(bots, rkeys, strict=True)}
                     # Stored max latency per bot: "max" is not an increment (stats.accumulate).
                     maxes = {sk: float(pipe.hget(sk, stats.LAT_MAX) or 0) for sk in skeys}
-                    new = self._rate(side0, side1, rows, result)
+                    games, boards_rated = rated_games(result, boards_a_match)
+                    new = self._rate(side0, side1, rows, games)
                     pipe.multi()
-                    self._write(pipe, result, rows, new, side0)
+                    self._write(pipe, result, rows, new, side0, boards_rated)
                     stats.accumulate(pipe, result, maxes)
                     pipe.set(marker, "1")
                     if entry_id:
@@ -257,12 +275,15 @@ class Ratings:
         raise redis.WatchError(f"rating {result.match_id}: still contended after {_WATCH_RETRIES} tries")
 
     def _rate(
-        self, side0: tuple[str, ...], side1: tuple[str, ...], rows: dict[str, RatingRow], result: MatchResult
+        self,
+        side0: tuple[str, ...],
+        side1: tuple[str, ...],
+        rows: dict[str, RatingRow],
+        games: list[int | None],
     ) -> dict[str, tuple[float, float]]:
-        """One game per board (won by the side its score favours), or one for a match without boards."""
-        games: list[int | None] = [None if b.score == 0 else int(b.score < 0) for b in result.boards]
+        """The games of ``rated_games`` in order, each won by side 0, side 1 or tied (None)."""
         current = {b: (rows[b].mu, rows[b].sigma) for b in side0 + side1}
-        for winner in games or [result.winner]:
+        for winner in games:
             teams = [
                 [self.model.create_rating(list(current[b]), name=b) for b in side0],
                 [self.model.create_rating(list(current[b]), name=b) for b in side1],
@@ -282,6 +303,7 @@ class Ratings:
         rows: dict[str, RatingRow],
         new: dict[str, tuple[float, float]],
         side0: tuple[str, ...],
+        boards_rated: int,
     ) -> None:
         ts = result.finished or time.time()
         for b, (mu, sigma) in new.items():
@@ -295,7 +317,7 @@ class Ratings:
                     "sigma": repr(sigma),
                     "games": old.games + 1,
                     outcome: getattr(old, outcome) + 1,
-                    "boards": old.boards + len(result.boards),
+                    "boards": old.boards + boards_rated,
                     "last_played": repr(max(ts, old.last_played)),
                 },
             )

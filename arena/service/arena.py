@@ -56,6 +56,7 @@ class Arena:
         self.bot_gates = self.bots.bot_gates
         self.retire_bot = self.bots.retire_bot
         self.list_bots = self.bots.list_bots
+        self.bot_states = self.registry.bot_states  # where each stands (model.bot_state): every reply shows it
 
         self.resolve_ladder = self.ladders.resolve_ladder
         self.start_ladder = self.ladders.start_ladder

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from arena.bots.limits import parse_json_object
-from arena.model import UnknownLadderError, ValidationError, seat_bot
+from arena.model import ForfeitLimits, UnknownLadderError, ValidationError, seat_bot
 from arena.play import ladder_status
 from arena.play.ladder import (
     LadderCounts,
@@ -132,12 +132,14 @@ class Ladders(Concern):
         name: str = "",
         make_default: bool = False,
         gating: GateConfig | None = None,
+        forfeit_limits: ForfeitLimits | None = None,
     ) -> LadderView:
         """Create (or find) the ladder of these settings and start feeding it (admin token).
         ``endpoint_bots``: rated, unrated or refused (empty: unrated).  ``name``: name it (empty: keep its
         name, if any); the first ladder started, or one started with ``make_default``, is the default.
         ``gating``: gate new versions by an SPRT against the ranked one (``arena.rating.gating``; part of the
-        ladder's settings)."""
+        ladder's settings).  ``forfeit_limits``: when a version that forfeits is suspended (None: the defaults;
+        other limits are part of the settings too)."""
         self.registry.require_admin(token)
         if name:
             validate_ladder_name(name, self.scheduler.ladders())
@@ -155,6 +157,7 @@ class Ladders(Concern):
             duplicate=duplicate,
             endpoint_bots=endpoint_bots or DEFAULT_ENDPOINT_POLICY,
             gating=gating,
+            forfeit_limits=forfeit_limits,
         )
         if name:  # before anything is started: a name in use is refused with nothing changed
             holder = ladder_by_name(self.scheduler, name)

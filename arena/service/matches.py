@@ -62,15 +62,20 @@ class Matches(Concern):
         seed: int = 0,
         rated: bool = False,
         tokens: Sequence[str] = (),
+        client: str = "",
     ) -> MatchSpec:
         """Queue a match now between these bots (2, or 4 by seat) on a ladder's settings: an owner token of
         one of them (``token`` or ``tokens``), or the admin token; at most ``challenges_per_minute`` per
-        owner (the policy's).
+        owner (the policy's), and as many per ``client`` (the caller's address, when the API knows it): one
+        user who invents owner names is still one client.
 
-        Unrated unless ``rated``: then every bot must be on the ladder, every bot's owner must consent (its
-        owner token among ``tokens``, or the admin token), and the arena deals (no ``seed``: a challenger
-        who chose the seed would know every hidden card).  A challenge holds none of the ladder's in-flight
-        slots, and a forfeit by one of the requesters' own bots that never started is never rated."""
+        Unrated unless ``rated``, which only the admin token may ask (an owner's challenges are never rated:
+        owners are names anyone can invent, so one person's consent given under three names would be
+        consent; the ratings come from the scheduler's pairings, which no owner chooses); then every bot must
+        be on the ladder and the arena deals (no ``seed``: a challenger who chose the seed would know every
+        hidden card).  A challenge holds none of the ladder's in-flight slots, a match between bots of one
+        owner is never rated (``Scheduler.create_match``), and a forfeit by one of the requesters' own bots
+        rates nobody."""
         if len(bot_names) not in (2, 4):
             raise ValidationError(f"a challenge names 2 bots or 4 (one per seat), not {len(bot_names)}")
         if not 0 <= seed < 2**63:
@@ -97,17 +102,16 @@ class Matches(Concern):
         for bot in bots:
             if bot.retired:
                 raise RetiredBotError(f"bot {bot.name!r} is retired")
-            if not self.registry.playable(bot):
-                raise NotPlayable(f"bot {bot.name!r} has no validated version yet (see `arena bot status`)")
+            state = self.registry.bot_state(bot)
+            if not state.active:  # pending, rejected or suspended: the reason the lists show
+                raise NotPlayable(f"bot {bot.name!r} does not play now ({state.state}): {state.reason}")
         lid = self.resolve_ladder(ladder)
         if rated:
             if not is_admin:
-                missing = [b.name for b in distinct.values() if b.bot_id not in owned]
-                if missing:
-                    raise AuthError(
-                        "a rated challenge needs every owner's consent: give the owner tokens of "
-                        f"{', '.join(missing)} too (tokens), or the admin token"
-                    )
+                raise AuthError(
+                    "a rated challenge takes the admin token: owners' challenges are never rated (ratings come "
+                    "from the ladder's own pairings); ask without rated for a friendly match"
+                )
             members = self.r.smembers(keys.ladder_members(lid))
             off = [b.name for b in distinct.values() if b.bot_id not in members]
             if off:
@@ -123,6 +127,8 @@ class Matches(Concern):
                     )
             for owner in sorted(owners):
                 RateLimit(self.r, "challenges").take(owner, policy.challenges_per_minute)
+            if client:
+                RateLimit(self.r, "challenges from one client").take(client, policy.challenges_per_minute)
         return self.scheduler.create_match(
             lid,
             tuple(b.bot_id for b in bots),

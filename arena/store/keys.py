@@ -42,7 +42,8 @@ BOT_NAMES = PREFIX + "bots:names"
 
 
 def bot(bot_id: str) -> str:
-    """Hash: name, owner, created, retired, version (current), token_sha256."""
+    """Hash: name, owner, created, retired, version (current), token_sha256, kind; suspended (the reason),
+    start_failures and forfeits_in_a_row (the current version's, counted towards a suspension)."""
     return f"{PREFIX}bot:{bot_id}"
 
 
@@ -50,6 +51,13 @@ def bot_states(bot_id: str) -> str:
     """Hash: version number -> VersionState JSON {state: pending | validated | rejected, reason, output} of
     each uploaded package version."""
     return f"{PREFIX}bot:{bot_id}:states"
+
+
+def bot_forfeits(bot_id: str) -> str:
+    """List of '1' (forfeited) / '0' (not), newest first, of the current version's last matches, as many as
+    the ladder's ``ForfeitLimits.window`` (``Registry.note_forfeit``); emptied when a new version becomes
+    current."""
+    return f"{PREFIX}bot:{bot_id}:forfeits"
 
 
 def bot_logs(bot_id: str) -> str:
@@ -169,6 +177,12 @@ def ladder_members(ladder: str) -> str:
 def ladder_inflight(ladder: str) -> str:
     """Hash bot id -> matches queued or being played (released on result/dead letter)."""
     return f"{PREFIX}ladder:{ladder}:inflight"
+
+
+def ladder_pairs(ladder_id: str) -> str:
+    """Hash ``<bot>|<bot>`` (ids in order) -> matches the scheduler picked between the two on the ladder:
+    the opponents it keeps even (``scheduler.pick_pairs``)."""
+    return f"{PREFIX}ladder:{ladder_id}:pairs"
 
 
 def ladder_games(ladder: str) -> str:

@@ -23,7 +23,9 @@ Summary = dict[str, Any]
 
 @dataclass(frozen=True)
 class Standing:
-    """A row of a leaderboard: rank among the active bots, rating, statistics."""
+    """A row of a leaderboard: rank among the active bots, rating, statistics.  A bot that does not play now
+    (suspended, or an upload not or no more validated: ``state``, ``reason``) is shown apart, unranked
+    (``rank`` 0), whatever its rating."""
 
     rank: int
     name: str
@@ -34,6 +36,12 @@ class Standing:
     kind: str = ""
     version: int = 0  # its current version (0: not known); on a gated ladder its ranked version
     gating: int = 0  # a gated ladder: its version gating now, held out of the ranking until decided (0: none)
+    state: str = "active"  # model.BOT_STATES (never "retired": retired bots are not shown)
+    reason: str = ""  # why it does not play, unless active
+
+    @property
+    def ranked(self) -> bool:
+        return self.rank > 0
 
     @property
     def bot_id(self) -> str:
@@ -60,6 +68,8 @@ class Standing:
             **self.rating.to_dict(),
             "version": self.version,
             "gating": self.gating,
+            "state": self.state,
+            "reason": self.reason,
             "low": self.low,
             "high": self.high,
             "stats": self.stats.to_dict(),
@@ -125,6 +135,8 @@ class PublicBot:
     retired: bool
     version: int
     handshake_name: str = ""  # what the bot calls itself in its Handshake (shown, never used as its name)
+    state: str = "active"  # where it stands (model.bot_state): active, pending, rejected, suspended, retired
+    reason: str = ""  # why it does not play, unless active
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -34,6 +34,8 @@ from arena.model import (
     UnknownBotError,
     UnknownLadderError,
     ValidationError,
+    VersionState,
+    bot_state_of,
     parse_seat,
 )
 from arena.model.replay import replay_payload
@@ -140,12 +142,20 @@ class Views:
         rows = self.ratings.leaderboard(ladder, limit=limit)
         with self.r.pipeline(transaction=False) as p:
             for row in rows:
-                p.hmget(keys.bot(row.bot_id), ["name", "retired", "kind", "version"])
+                p.hmget(keys.bot(row.bot_id), ["name", "retired", "kind", "version", "suspended"])
             p.hgetall(keys.ladder_ranked(ladder))  # a gated ladder ranks these versions (arena.rating.gating)
             p.hgetall(keys.ladder_gates(ladder))
             *bots, ranked, gated = p.execute()
+        # Its current version's upload state: what tells an upload that never passed validation (bot_state).
+        with self.r.pipeline(transaction=False) as p:
+            for row, (_n, _r, kind, version, _s) in zip(rows, bots, strict=True):
+                if kind == "package":
+                    p.hget(keys.bot_states(row.bot_id), str(version or 1))
+                else:
+                    p.echo("")  # (a reply per row keeps the rows and replies aligned)
+            uploads = [VersionState.from_json(raw) if raw else None for raw in p.execute()]
         # The version each bot is ranked with: on a gated ladder its ranked one, else its current one.
-        shown = [int(ranked.get(row.bot_id) or version or 1) for row, (*_, version) in zip(rows, bots, strict=True)]
+        shown = [int(ranked.get(row.bot_id) or b[3] or 1) for row, b in zip(rows, bots, strict=True)]
         with self.r.pipeline(transaction=False) as p:
             for row, v in zip(rows, shown, strict=True):
                 p.hgetall(keys.bot_version_stats(ladder, row.bot_id, v))
@@ -153,15 +163,20 @@ class Views:
                 p.hget(keys.gate(ladder, row.bot_id, int(gated.get(row.bot_id) or 0)), "verdict")
             replies = p.execute()
         out: list[Standing] = []
-        for row, (name, retired, kind, _version), v, h, verdict in zip(
-            rows, bots, shown, replies[: len(rows)], replies[len(rows) :], strict=True
+        apart: list[Standing] = []  # rated, but not playing now: shown after the ranking, unranked
+        for row, (name, retired, kind, version, suspended), upload, v, h, verdict in zip(
+            rows, bots, uploads, shown, replies[: len(rows)], replies[len(rows) :], strict=True
         ):
             if retired == "1":
                 continue
             summary = stats.summarize(ladder, row.bot_id, h, v)
             gating = int(gated[row.bot_id]) if verdict == "" else 0  # (None: no gate)
-            out.append(Standing(len(out) + 1, name or row.bot_id, row, summary, kind or "", v, gating))
-        return out
+            st = bot_state_of(False, suspended or "", int(version or 1), kind == "package", upload)
+            if st.active:
+                out.append(Standing(len(out) + 1, name or row.bot_id, row, summary, kind or "", v, gating))
+            else:
+                apart.append(Standing(0, name or row.bot_id, row, summary, kind or "", v, gating, st.state, st.reason))
+        return out + apart
 
     def history(self, ladder: str, bot_id: str, limit: int = HISTORY_POINTS) -> list[dict[str, Any]]:
         return [
@@ -346,8 +361,17 @@ class Views:
         ladders = tuple(self.bot_ladders(b.bot_id, b.version))
         hist = {lad.ladder: self.plot_history(lad.ladder, b.bot_id) for lad in ladders}
         matches, _ = self.matches(bot_id=b.bot_id, limit=20)
+        st = self.registry.bot_state(b)
         public = PublicBot(
-            b.bot_id, b.name, b.owner, b.created, b.retired, b.version, self.registry.handshake_name(b.bot_id)
+            b.bot_id,
+            b.name,
+            b.owner,
+            b.created,
+            b.retired,
+            b.version,
+            self.registry.handshake_name(b.bot_id),
+            st.state,
+            st.reason,
         )
         opponents = [h.opponent for lad in ladders for h in lad.head_to_head]
         names = {**self.names(opponents), **self.with_names(matches)}

@@ -211,6 +211,22 @@ def test_alert_rules_use_only_defined_metrics(series_labels: dict[str, frozenset
 
 
 @pytest.mark.timeout(60)
+def test_the_bot_error_alert_says_what_the_arena_does_about_a_failing_bot() -> None:
+    """The alert's text states the limits the arena suspends a version at (its defaults: ForfeitLimits and
+    SUSPEND_AFTER), so that an operator paged by it knows that the rate itself suspends nobody."""
+    from arena.bots.registry import SUSPEND_AFTER
+    from arena.model import ForfeitLimits
+
+    rules = _load_yaml_docs(PROMETHEUS_DIR / "alerts.yml")[0]
+    (rule,) = [r for g in rules["groups"] for r in g["rules"] if r.get("alert") == "PilottaBotErrorRateHigh"]
+    text = " ".join(rule["annotations"]["description"].split())
+    d = ForfeitLimits()
+    assert "does not act on this rate" in text and "may be suspended" not in text
+    assert f"forfeited {d.in_a_row} matches in a row or {d.in_window} of its last {d.window}" in text
+    assert f"failed to start in {SUSPEND_AFTER} matches in a row" in text
+
+
+@pytest.mark.timeout(60)
 def test_alert_unit_test_series_are_defined_metrics(series_labels: dict[str, frozenset[str]]) -> None:
     tests = _load_yaml_docs(PROMETHEUS_DIR / "alerts_test.yml")[0]
     for case in tests["tests"]:

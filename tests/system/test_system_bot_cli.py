@@ -77,13 +77,15 @@ def test_an_author_submits_checks_status_and_reads_logs_through_the_cli(r, api, 
     assert digest.startswith(m[2]) and len(PackageStore(r).get(digest)) == int(m[1])
 
     status = bot_cli(api.address, "status", "pyup", "--token", token)
-    assert status.returncode == 0 and status.stdout == "version 1 (current): package pending\n", status
+    # First where the bot stands, in the words `arena bot list` and the leaderboard use (issue 24).
+    pending = "pyup: pending: no validated version yet: version 1 is waiting for validation\n"
+    assert status.returncode == 0 and status.stdout == pending + "version 1 (current): package pending\n", status
     wrong = bot_cli(api.address, "status", "pyup", "--token", other_token)
     assert wrong.returncode == 1 and "PERMISSION_DENIED" in wrong.stderr
     sandbox, cache = Sandbox(), PackageCache(PackageStore(r))
     assert Validator(r, cache, sandbox, "tests", tmp_path / "validation").run_once() == 1
     status = bot_cli(api.address, "status", "pyup", "--token", token, "--output")
-    assert status.returncode == 0 and status.stdout.startswith("version 1 (current): package validated\n"), status
+    assert status.returncode == 0 and status.stdout.startswith("pyup: active\nversion 1 (current): package validated\n"), status
     assert "passed, 0 failed" in status.stdout
 
     runner = ArenaRunner(reg, log_dir=tmp_path / "logs", sandbox=sandbox, packages=cache)

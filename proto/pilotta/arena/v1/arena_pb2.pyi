@@ -303,6 +303,47 @@ class GateSettings(_message.Message):
 Global___GateSettings: _TypeAlias = GateSettings  # noqa: Y015
 
 @_typing.final
+class ForfeitLimits(_message.Message):
+    """When a version that forfeits too often is suspended (docs/arena.md, "Suspension"): after in_a_row forfeits
+    in a row, or at least in_window of its last window matches; 0 turns in_a_row or in_window off. Absent:
+    the default (5 in a row, 10 of the last 20).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    IN_A_ROW_FIELD_NUMBER: _builtins.int
+    WINDOW_FIELD_NUMBER: _builtins.int
+    IN_WINDOW_FIELD_NUMBER: _builtins.int
+    in_a_row: _builtins.int
+    window: _builtins.int
+    in_window: _builtins.int
+    def __init__(
+        self,
+        *,
+        in_a_row: _builtins.int | None = ...,
+        window: _builtins.int | None = ...,
+        in_window: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_in_a_row", b"_in_a_row", "_in_window", b"_in_window", "_window", b"_window", "in_a_row", b"in_a_row", "in_window", b"in_window", "window", b"window"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_in_a_row", b"_in_a_row", "_in_window", b"_in_window", "_window", b"_window", "in_a_row", b"in_a_row", "in_window", b"in_window", "window", b"window"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__in_a_row: _TypeAlias = _typing.Literal["in_a_row"]  # noqa: Y015
+    _WhichOneofArgType__in_a_row: _TypeAlias = _typing.Literal["_in_a_row", b"_in_a_row"]  # noqa: Y015
+    _WhichOneofReturnType__in_window: _TypeAlias = _typing.Literal["in_window"]  # noqa: Y015
+    _WhichOneofArgType__in_window: _TypeAlias = _typing.Literal["_in_window", b"_in_window"]  # noqa: Y015
+    _WhichOneofReturnType__window: _TypeAlias = _typing.Literal["window"]  # noqa: Y015
+    _WhichOneofArgType__window: _TypeAlias = _typing.Literal["_window", b"_window"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__in_a_row) -> _WhichOneofReturnType__in_a_row | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__in_window) -> _WhichOneofReturnType__in_window | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__window) -> _WhichOneofReturnType__window | None: ...
+
+Global___ForfeitLimits: _TypeAlias = ForfeitLimits  # noqa: Y015
+
+@_typing.final
 class GateStatus(_message.Message):
     """One version's gate on a ladder."""
 
@@ -388,7 +429,12 @@ class BotStatusReply(_message.Message):
 
     NAME_FIELD_NUMBER: _builtins.int
     VERSIONS_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    STATE_REASON_FIELD_NUMBER: _builtins.int
     name: _builtins.str
+    state: _builtins.str
+    """Where the bot stands: BotInfo.state and state_reason, the same words as ListBots and the leaderboard."""
+    state_reason: _builtins.str
     @_builtins.property
     def versions(self) -> _containers.RepeatedCompositeFieldContainer[Global___VersionStatus]: ...
     def __init__(
@@ -396,10 +442,12 @@ class BotStatusReply(_message.Message):
         *,
         name: _builtins.str = ...,
         versions: _abc.Iterable[Global___VersionStatus] | None = ...,
+        state: _builtins.str = ...,
+        state_reason: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "versions", b"versions"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "state", b"state", "state_reason", b"state_reason", "versions", b"versions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -583,6 +631,8 @@ class BotInfo(_message.Message):
     GAMES_FIELD_NUMBER: _builtins.int
     RULESETS_FIELD_NUMBER: _builtins.int
     SUSPENDED_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    STATE_REASON_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     owner: _builtins.str
@@ -595,9 +645,16 @@ class BotInfo(_message.Message):
     created_at: _builtins.float
     """unix seconds"""
     suspended: _builtins.str
-    """Why it is suspended (not scheduled) after failing to start or answer its Handshake in 3 matches in a
-    row; empty when it is not. An update or a new upload lifts it.
+    """Why it is suspended (not scheduled): it failed to start or answer its Handshake in 3 matches in a row,
+    or forfeited past its ladder's forfeit limits; empty when it is not. An update or a new validated
+    upload lifts it.
     """
+    state: _builtins.str
+    """Where it stands: active (scheduled, ranked), pending (no validated version yet), rejected (its uploads
+    failed validation), suspended or retired; state_reason says why when it is not active. The same words
+    as the leaderboard's and the bot page's (docs/arena.md, "Suspension").
+    """
+    state_reason: _builtins.str
     kind: _builtins.str
     """endpoint, manifest or package. Lists (ListBots) give this and never the endpoint or the manifest;
     replies to the bot's owner (RegisterBot, UpdateBot, RetireBot, SubmitBot) give them too.
@@ -623,11 +680,13 @@ class BotInfo(_message.Message):
         games: _abc.Iterable[_builtins.str] | None = ...,
         rulesets: _abc.Iterable[_builtins.str] | None = ...,
         suspended: _builtins.str = ...,
+        state: _builtins.str = ...,
+        state_reason: _builtins.str = ...,
         kind: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "endpoint", b"endpoint", "games", b"games", "kind", b"kind", "manifest_json", b"manifest_json", "name", b"name", "owner", b"owner", "retired", b"retired", "rulesets", b"rulesets", "suspended", b"suspended", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "endpoint", b"endpoint", "games", b"games", "kind", b"kind", "manifest_json", b"manifest_json", "name", b"name", "owner", b"owner", "retired", b"retired", "rulesets", b"rulesets", "state", b"state", "state_reason", b"state_reason", "suspended", b"suspended", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -729,6 +788,8 @@ class LeaderboardEntry(_message.Message):
     ENDPOINT_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     GATING_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    STATE_REASON_FIELD_NUMBER: _builtins.int
     rank: _builtins.int
     bot: _builtins.str
     mu: _builtins.float
@@ -749,6 +810,11 @@ class LeaderboardEntry(_message.Message):
     """(a gated ladder: its ranked version)
     a gated ladder: its version gating now, held out of the ranking (0: none)
     """
+    state: _builtins.str
+    """A bot that does not play now (suspended, pending, rejected: BotInfo.state) is listed after the ranked
+    ones, with rank 0 and its reason.
+    """
+    state_reason: _builtins.str
     def __init__(
         self,
         *,
@@ -765,10 +831,12 @@ class LeaderboardEntry(_message.Message):
         endpoint: _builtins.bool = ...,
         version: _builtins.int = ...,
         gating: _builtins.int = ...,
+        state: _builtins.str = ...,
+        state_reason: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "conservative", b"conservative", "draws", b"draws", "endpoint", b"endpoint", "games", b"games", "gating", b"gating", "losses", b"losses", "mu", b"mu", "rank", b"rank", "sigma", b"sigma", "stats_json", b"stats_json", "version", b"version", "wins", b"wins"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bot", b"bot", "conservative", b"conservative", "draws", b"draws", "endpoint", b"endpoint", "games", b"games", "gating", b"gating", "losses", b"losses", "mu", b"mu", "rank", b"rank", "sigma", b"sigma", "state", b"state", "state_reason", b"state_reason", "stats_json", b"stats_json", "version", b"version", "wins", b"wins"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1127,8 +1195,8 @@ class ChallengeRequest(_message.Message):
     token: _builtins.str
     """an owner token of one of the bots, or the admin token"""
     rated: _builtins.bool
-    """Rated: every bot on the ladder, every bot's owner consenting (each one's owner token in token or
-    tokens, or the admin token), dealt by the arena (no seed).
+    """Rated: the admin token only (owners' challenges are never rated: docs/security.md), every bot on the
+    ladder, dealt by the arena (no seed). A match between bots of one owner is never rated.
     """
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -1136,7 +1204,7 @@ class ChallengeRequest(_message.Message):
 
     @_builtins.property
     def tokens(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
-        """more owner tokens: the other owners' consent"""
+        """more owner tokens (of other bots of the challenge)"""
 
     def __init__(
         self,
@@ -1350,6 +1418,7 @@ class StartLadderRequest(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     MAKE_DEFAULT_FIELD_NUMBER: _builtins.int
     GATING_FIELD_NUMBER: _builtins.int
+    FORFEIT_LIMITS_FIELD_NUMBER: _builtins.int
     token: _builtins.str
     """the admin token"""
     variant: _builtins.str
@@ -1383,6 +1452,10 @@ class StartLadderRequest(_message.Message):
         Part of the ladder's settings (and so of its id).
         """
 
+    @_builtins.property
+    def forfeit_limits(self) -> Global___ForfeitLimits:
+        """When a version that forfeits too often is suspended; absent: the defaults (left out of the ladder's id)."""
+
     def __init__(
         self,
         *,
@@ -1399,10 +1472,11 @@ class StartLadderRequest(_message.Message):
         name: _builtins.str = ...,
         make_default: _builtins.bool = ...,
         gating: Global___GateSettings | None = ...,
+        forfeit_limits: Global___ForfeitLimits | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "gating", b"gating", "matches", b"matches"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "forfeit_limits", b"forfeit_limits", "gating", b"gating", "matches", b"matches"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "deals", b"deals", "endpoint_bots", b"endpoint_bots", "gating", b"gating", "make_default", b"make_default", "matches", b"matches", "max_in_flight", b"max_in_flight", "name", b"name", "options_json", b"options_json", "ruleset", b"ruleset", "single", b"single", "target", b"target", "token", b"token", "variant", b"variant"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_matches", b"_matches", "deals", b"deals", "endpoint_bots", b"endpoint_bots", "forfeit_limits", b"forfeit_limits", "gating", b"gating", "make_default", b"make_default", "matches", b"matches", "max_in_flight", b"max_in_flight", "name", b"name", "options_json", b"options_json", "ruleset", b"ruleset", "single", b"single", "target", b"target", "token", b"token", "variant", b"variant"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__matches: _TypeAlias = _typing.Literal["matches"]  # noqa: Y015
     _WhichOneofArgType__matches: _TypeAlias = _typing.Literal["_matches", b"_matches"]  # noqa: Y015
@@ -1473,6 +1547,7 @@ class LadderInfo(_message.Message):
     PLAYING_FIELD_NUMBER: _builtins.int
     OLDEST_AGE_SECONDS_FIELD_NUMBER: _builtins.int
     GATING_FIELD_NUMBER: _builtins.int
+    FORFEIT_LIMITS_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     """id: <ruleset>-<hash of the settings>"""
     game: _builtins.str
@@ -1512,6 +1587,10 @@ class LadderInfo(_message.Message):
     def gating(self) -> Global___GateSettings:
         """absent: the ladder does not gate new versions"""
 
+    @_builtins.property
+    def forfeit_limits(self) -> Global___ForfeitLimits:
+        """always set: the ladder's (the defaults unless it was started with others)"""
+
     def __init__(
         self,
         *,
@@ -1535,10 +1614,11 @@ class LadderInfo(_message.Message):
         playing: _builtins.int = ...,
         oldest_age_seconds: _builtins.float = ...,
         gating: Global___GateSettings | None = ...,
+        forfeit_limits: Global___ForfeitLimits | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget", "gating", b"gating"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget", "forfeit_limits", b"forfeit_limits", "gating", b"gating"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget", "deals", b"deals", "duplicate", b"duplicate", "endpoint_bots", b"endpoint_bots", "game", b"game", "gating", b"gating", "is_default", b"is_default", "ladder", b"ladder", "max_in_flight", b"max_in_flight", "members", b"members", "name", b"name", "oldest_age_seconds", b"oldest_age_seconds", "options_json", b"options_json", "playing", b"playing", "ruleset", b"ruleset", "scheduled", b"scheduled", "started", b"started", "started_at", b"started_at", "target", b"target", "waiting", b"waiting"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_budget", b"_budget", "budget", b"budget", "deals", b"deals", "duplicate", b"duplicate", "endpoint_bots", b"endpoint_bots", "forfeit_limits", b"forfeit_limits", "game", b"game", "gating", b"gating", "is_default", b"is_default", "ladder", b"ladder", "max_in_flight", b"max_in_flight", "members", b"members", "name", b"name", "oldest_age_seconds", b"oldest_age_seconds", "options_json", b"options_json", "playing", b"playing", "ruleset", b"ruleset", "scheduled", b"scheduled", "started", b"started", "started_at", b"started_at", "target", b"target", "waiting", b"waiting"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__budget: _TypeAlias = _typing.Literal["budget"]  # noqa: Y015
     _WhichOneofArgType__budget: _TypeAlias = _typing.Literal["_budget", b"_budget"]  # noqa: Y015
