@@ -345,7 +345,10 @@ class ArenaRunner:
         ids = {ep: b for seats, eps in zip(legs, seat_endpoints, strict=True) for b, ep in zip(seats, eps, strict=True)}
         logs = BotLogs(self.registry.r)
         for bot_id, bot in bots.items():
-            header = [f"match {spec.match_id}, {spec.ruleset}, version {bot.version}"]
+            header = [
+                f"match {spec.match_id}, {spec.ruleset}, version {bot.version}",
+                _how_it_ended(outcome, legs, bot_id),
+            ]
             if bot_id in problems:
                 header.append(problems[bot_id])
             for b in outcome.bots:
@@ -403,6 +406,26 @@ def _never_started(outcome: MatchOutcome, ids: Mapping[str, str], start_errors: 
         if bot_id is not None and b.counts.get("unreachable", 0):
             failed.setdefault(bot_id, "no Handshake answer")
     return failed
+
+
+def _how_it_ended(outcome: MatchOutcome, legs: Sequence[Sequence[str]], seat: str) -> str:
+    """How the match ended for the bot of ``seat``, first in its owner's log of it: won, lost or drawn on
+    points, or by whose forfeit and why (the referee's full account: the owner's log is private)."""
+    side = legs[0].index(seat) & 1
+    f = outcome.forfeit
+    if f is not None and f.team is None:
+        return f"ended: void, neither side could play ({outcome.forfeit_reason})"
+    if f is not None:
+        by = _forfeited_by(outcome, legs)
+        if by == seat:
+            return f"ended: forfeited by this bot: {outcome.forfeit_reason}"
+        if f.team == side:
+            return "ended: lost: its partner forfeited"
+        return "ended: won: the other side forfeited"
+    if outcome.winner is None:
+        return f"ended: drawn, {outcome.scores[0]} to {outcome.scores[1]}"
+    word = "won" if outcome.winner == side else "lost"
+    return f"ended: {word}, {outcome.scores[side]} to {outcome.scores[1 - side]}"
 
 
 def _forfeited_by(outcome: MatchOutcome, legs: Sequence[Sequence[str]]) -> str | None:

@@ -69,6 +69,7 @@ from arena.model import (
     RetiredBotError,
     UnknownLadderError,
     ValidationError,
+    bot_state_of,
     seat_bot,
     seat_of,
 )
@@ -437,9 +438,11 @@ class Scheduler:
             last, counts, *replies = p.execute()
         out = []
         for b, (retired, suspended, kind, version), rating in zip(members, replies[0::2], replies[1::2], strict=True):
-            if retired != "0" or suspended:  # retired, no such bot (None), or suspended
+            if retired is None:  # no such bot
                 continue
-            if kind == "package" and not self.registry.validated(b, int(version)):  # an upload not validated
+            upload = self.registry.state(b, int(version)) if kind == "package" and not suspended else None
+            # Only an active bot is scheduled (model.bot_state_of: the state every list and page shows).
+            if not bot_state_of(retired != "0", suspended or "", int(version), kind == "package", upload).active:
                 continue
             row = self.ratings.row(b, rating)
             out.append(

@@ -11,6 +11,7 @@ import pytest
 from pilotta.arena.v1 import arena_pb2
 from system_helpers import SAMPLES, TIMEOUT, wait_until
 
+from arena.bots.botlogs import BotLogs
 from arena.model import ForfeitLimits
 from arena.play.ladder import ladder_config
 from arena.play.runner import ArenaRunner
@@ -65,6 +66,11 @@ def test_a_version_that_keeps_forfeiting_leaves_the_ladder_until_it_is_updated(r
     assert arena.ratings.get(lid, good.bot_id).games == 2 and arena.ratings.get(lid, leaky.bot_id).games == 2
     (shown,) = [b for b in stub.ListBots(arena_pb2.ListBotsRequest(), timeout=TIMEOUT).bots if b.name == "leaky"]
     assert shown.suspended == why
+    # Each owner's log of a match says first how it ended (issue 24: the owner's view).
+    logs = {b.name: BotLogs(r).recent(b.bot_id) for b in (leaky, good)}
+    assert [x.match_id for x in logs["leaky"]] == [specs[1].match_id, specs[0].match_id]  # newest first
+    assert all("[referee] ended: forfeited by this bot: " in x.text for x in logs["leaky"])
+    assert all("[referee] ended: won: the other side forfeited\n" in x.text for x in logs["heuristic"])
     # An update lifts it, and its counts start again.
     fixed = BotSource(manifest_json=json.dumps(heuristic), manifest_dir=str(SAMPLES / "heuristic"))
     arena.update_bot("leaky", admin, fixed)
