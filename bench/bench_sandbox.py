@@ -21,15 +21,22 @@ this part):
   the referee's four streams and four raw ones);
 * **v2 matches/s**: duplicate pairs between two sandboxed bots on warm channels, version 2 over version 1.
 
-Usage: ``python bench/bench_sandbox.py [--rounds 3] [--matches 8] [--deals 2] [--versions-only]``; ends with
-one JSON object.
+and for issue 23 (``--isolation-only``: just this part): what copying the package and the Python runtime
+costs each instance start (each instance gets copies of its own, no inode shared with another), and what
+the seccomp filter adds to a system call (``getppid`` from Python in a bare sandbox, with and without it).
+
+Usage: ``python bench/bench_sandbox.py [--rounds 3] [--matches 8] [--deals 2] [--versions-only |
+--isolation-only]``; ends with one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -49,9 +56,12 @@ from arena.bots.packages import parse_package_manifest  # noqa: E402
 from arena.bots.registry import Registry  # noqa: E402
 from arena.model import MatchSpec  # noqa: E402
 from arena.play.runner import ArenaRunner  # noqa: E402
-from arena.sandbox import Sandbox, probe  # noqa: E402
+from arena.sandbox import Sandbox, SandboxedBot, probe  # noqa: E402
+from arena.sandbox.bwrap import _bwrap_argv, _namespaces, _system_binds, instance_copy  # noqa: E402
+from arena.sandbox.cgroups import Limits, make_tree  # noqa: E402
 from arena.sandbox.lifetime import with_parent_death  # noqa: E402
 from arena.sandbox.pool import launch  # noqa: E402
+from arena.sandbox.seccomp import program, program_fd  # noqa: E402
 from arena.store.redis_server import EmbeddedRedis, connect  # noqa: E402
 from referee.match import MatchSettings, run_match  # noqa: E402
 from referee.match.bots import load_manifest, parse_manifest, wait_serving  # noqa: E402
@@ -76,7 +86,8 @@ def start_sandboxed(sandbox: Sandbox, logs: Path) -> Any:
 def timed_start(start: Any) -> tuple[float, Any]:
     t = time.perf_counter()
     bot = start()
-    why = wait_serving(bot.endpoint, 30, bot.process)
+    why = bot.wait_socket(30) if isinstance(bot, SandboxedBot) else None
+    why = why or wait_serving(bot.endpoint, 30, bot.process)
     if why is not None:
         raise SystemExit(f"bench: the bot did not start: {why}")
     return time.perf_counter() - t, bot
@@ -156,12 +167,89 @@ def print_versions(v: dict[str, Any]) -> None:
     )
 
 
+_SYSCALLS = (
+    "import os, time\n"
+    "n = 300000\n"
+    "t = time.perf_counter()\n"
+    "for _ in range(n):\n"
+    "    os.getppid()\n"
+    "print((time.perf_counter() - t) / n * 1e9)\n"
+)
+
+
+def syscall_ns(filtered: bool) -> float:
+    """ns per ``getppid`` from Python in a bare sandbox (namespaces, system directories, the sandbox uid),
+    with or without the seccomp filter: what the filter adds to every system call."""
+    cg = make_tree(f"bench-seccomp-{time.monotonic_ns()}", Limits(), "auto")
+    fds: list[int] = []
+    try:
+        options = [*_namespaces(), *_system_binds()]
+        if filtered:
+            fds.append(program_fd())
+            options += ["--seccomp", str(fds[-1])]
+        bwrap = shutil.which("bwrap") or "/usr/bin/bwrap"
+        argv, args_fd = _bwrap_argv(cg, Limits(), bwrap, options, ["/usr/bin/python3", "-S", "-c", _SYSCALLS])
+        fds.append(args_fd)
+        done = subprocess.run(argv, capture_output=True, timeout=120, env={}, check=True, pass_fds=tuple(fds))
+        return float(done.stdout.decode().split()[-1])
+    finally:
+        for fd in fds:
+            os.close(fd)
+        cg.remove()
+
+
+def isolation_costs(sandbox: Sandbox, rounds: int) -> dict[str, Any]:
+    """Issue 23's costs: copying a package and the Python runtime for each instance start (the copies
+    every instance now gets of its own, instead of hard links), and the seccomp filter's per-call cost
+    (filtered and bare alternating round by round)."""
+    work = Path(tempfile.mkdtemp(prefix="bench-copies-", dir=sandbox.work_dir))
+    files = sum(1 for f in sandbox.runtime.rglob("*") if f.is_file())
+    size = sum(f.stat().st_size for f in sandbox.runtime.rglob("*") if f.is_file())
+    copy_ms, package_ms = [], []
+    for i in range(max(5, rounds * 3)):
+        t = time.perf_counter()
+        instance_copy(PYBOT, work / f"p{i}")
+        t1 = time.perf_counter()
+        instance_copy(sandbox.runtime, work / f"r{i}")
+        t2 = time.perf_counter()
+        package_ms.append((t1 - t) * 1000)
+        copy_ms.append((t2 - t) * 1000)
+        shutil.rmtree(work / f"p{i}")
+        shutil.rmtree(work / f"r{i}")
+    shutil.rmtree(work)
+    filtered, bare = [], []
+    for rnd in range(rounds):
+        for f in (True, False) if rnd % 2 == 0 else (False, True):
+            (filtered if f else bare).append(syscall_ns(f))
+    return {
+        "runtime_files": files,
+        "runtime_bytes": size,
+        "filter_instructions": len(program()) // 8,
+        "copy_per_instance_ms": statistics.median(copy_ms),
+        "copy_package_ms": statistics.median(package_ms),
+        "getppid_ns_filtered": statistics.median(filtered),
+        "getppid_ns_bare": statistics.median(bare),
+    }
+
+
+def print_isolation(c: dict[str, Any]) -> None:
+    print(
+        f"copies per instance     {c['copy_per_instance_ms']:7.1f} ms   (package {c['copy_package_ms']:.1f} ms; "
+        f"runtime {c['runtime_files']} files, {c['runtime_bytes'] / 1e6:.1f} MB)"
+    )
+    print(
+        f"getppid under seccomp   {c['getppid_ns_filtered']:7.0f} ns   bare  {c['getppid_ns_bare']:7.0f} ns"
+        f"   ({c['filter_instructions']} instructions)"
+    )
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--matches", type=int, default=8)
     p.add_argument("--deals", type=int, default=2)
     p.add_argument("--versions-only", action="store_true", help="only protocol version 1 against version 2")
+    p.add_argument("--isolation-only", action="store_true", help="only the per-instance copies and the filter")
     a = p.parse_args()
     found = probe()
     if not found.ok:
@@ -169,6 +257,11 @@ def main() -> int:
         return 1
     logs = Path(tempfile.mkdtemp(prefix="bench-sandbox-"))
     sandbox = Sandbox()
+    if a.isolation_only:
+        c = isolation_costs(sandbox, a.rounds)
+        print_isolation(c)
+        print(json.dumps({"isolation": c}))
+        return 0
     if a.versions_only:
         v = versions_in_sandbox(sandbox, logs, a.rounds, a.matches, a.deals)
         print_versions(v)
@@ -224,6 +317,7 @@ def main() -> int:
         r.close()
         redis_srv.stop()
     versions = versions_in_sandbox(sandbox, logs, a.rounds, a.matches, a.deals)
+    isolation = isolation_costs(sandbox, a.rounds)
     med = {k: statistics.median(v) for k, v in figures.items()}
     print(
         f"sandbox start-up        {med['start_sandbox_s'] * 1000:7.0f} ms   plain {med['start_plain_s'] * 1000:7.0f} ms"
@@ -239,10 +333,12 @@ def main() -> int:
         f"{med['pairs_per_s_seat_instances'] / med['pairs_per_s_one_process']:.2f}"
     )
     print_versions(versions)
+    print_isolation(isolation)
     print(
         json.dumps(
             {
                 "medians": med,
+                "isolation": isolation,
                 "runs": figures,
                 "protocol_versions": versions,
                 "deals_per_leg": a.deals,

@@ -43,6 +43,7 @@ class Limits:
     cpus: float = 1.0  # cores' worth of CPU time (the cgroup's quota)
     cpu_seconds: int = 3600  # RLIMIT_CPU: CPU seconds over the instance's life (a floor under the quota)
     tmp_mb: int = 64
+    run_kb: int = 16  # the socket's directory, /run/bot: a tmpfs of its own (the socket takes no block)
     nofile: int = 1024
     stderr_kb: int = 1024  # kept of the instance's stderr in its log file; the rest is counted, not kept
 

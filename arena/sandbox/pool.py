@@ -12,7 +12,9 @@ How the pool guarantees the second rule: every instance carries the seeds of eve
 (``Instance.seen``; a match's boards all come from its seed). ``acquire`` hands out, for one match, only
 instances whose ``seen`` lacks that match's seed and never the same instance for two seats, so nothing
 that played a board of leg 1 is in leg 2 (they share the seed). ``release`` adds the seed. An instance
-retires after ``max_matches`` matches, which bounds ``seen``. Since the two legs of a pair share no
+retires after ``max_matches`` matches, which bounds ``seen``. A sandboxed instance kept warm keeps its
+own copies of its package and runtime and its own socket directory (``arena.sandbox.bwrap``): reused by
+its bot in a later match, it still shares no file with any other live instance. Since the two legs of a pair share no
 process, ``referee.match.run_match`` plays them at the same time, each on its own thread.
 
 Warm instances are kept (least recently used out past ``size``) with their channel and handshake
@@ -27,12 +29,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.model import BotVersion
+from arena.sandbox.bwrap import SandboxedBot
 from referee.match.bots import BotProcess, BotStartError, Manifest, spawn_bot, start_failure, wait_serving
 from referee.match.transport import BotLinks
 
@@ -136,7 +140,14 @@ class InstancePool:
         return got, errors
 
     def _wait(self, inst: Instance) -> str | None:
-        return wait_serving(inst.endpoint, self.startup_timeout_s, inst.bot.process)
+        end = time.monotonic() + self.startup_timeout_s
+        if isinstance(inst.bot, SandboxedBot):
+            # First its socket, found and linked by the worker (arena.sandbox.bwrap): dialled before, the
+            # endpoint would fail and gRPC would back off for a second or more.
+            why = inst.bot.wait_socket(self.startup_timeout_s)
+            if why is not None:
+                return why
+        return wait_serving(inst.endpoint, max(0.1, end - time.monotonic()), inst.bot.process)
 
     def _serving(self, inst: Instance) -> bool:
         # An instance that answered everything in its last match is known to serve: no health check needed.

@@ -77,12 +77,13 @@ def test_a_sandboxed_bot_sees_nothing_of_the_worker_and_reaches_nothing(tmp_path
     assert len(seen) <= 3 and all(c.startswith(ours) for c in commands), seen
     assert secret.read_text() == "the-admin-token"  # and the worker, which it tried to kill, is here to read it
     # /proc/self/mountinfo names each bind mount's source: the ones from the worker's side (the package, the
-    # socket's directory, the runtime) are the sandbox's own directory's, never the worker's checkout, its
-    # environment, the package's source or the worker's files.
+    # runtime) are the instance's own directory's, never the worker's checkout, its environment, the
+    # package's source or the worker's files; the socket's directory is a file system of its own (a tmpfs).
     mounts = dict((point, source) for source, point in json.loads(got["mounts"].removeprefix("ok ")))
     work_dir = str(bot.run_dir.parent)
-    ours = ["/bot", "/run/bot", "/opt/pilotta/bridge.py", "/opt/pilotta/site-packages", "/opt/pilotta/proto"]
+    ours = ["/bot", "/opt/pilotta/bridge.py", "/opt/pilotta/site-packages", "/opt/pilotta/proto"]
     assert all(mounts[point].startswith(work_dir + "/") for point in [*ours, "/opt/pilotta/sdk"]), mounts
+    assert mounts["/run/bot"] == "/", mounts
     for worker_path in (REPO_ROOT, Path(sys.prefix), PACKAGE, tmp_path, module_redis.data_dir):
         assert not [s for s in mounts.values() if str(worker_path) in s], (worker_path, mounts)
 
