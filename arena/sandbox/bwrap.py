@@ -601,7 +601,11 @@ class Sandbox:
             # The socket's directory: a tmpfs of the sandbox's own, of a few pages (the socket is all it holds).
             options += ["--size", str(self.limits.run_kb << 10), "--tmpfs", SOCKET_DIR]
             options += ["--ro-bind", str(package), "/bot"]
-            options += ["--ro-bind", str(tree / "bridge.py"), "/opt/pilotta/bridge.py", *binds, "--chdir", "/bot"]
+            options += ["--ro-bind", str(tree / "bridge.py"), "/opt/pilotta/bridge.py", *binds]
+            # Last of the mounts: the sandbox's root (bwrap's tmpfs: /, /run, /opt...) read-only, so that
+            # what the bot may write is /tmp, /run/bot and /dev/shm, each bounded, and it can move no
+            # directory of the socket's path (/run).
+            options += ["--remount-ro", "/", "--chdir", "/bot"]
             options += ["--clearenv", *[x for k, v in env.items() for x in ("--setenv", k, v)]]
             bwrap = shutil.which("bwrap") or "bwrap"
             argv, args_fd = _bwrap_argv(cg, self.limits, bwrap, options, command.inside(), uid.uid)

@@ -149,6 +149,17 @@ except OSError as e:
 os.unlink("/run/bot/fill")
 st = os.statvfs("/run/bot")
 print(f"RESULT size: {st.f_blocks * st.f_frsize}", file=sys.stderr, flush=True)
+for d in ("/", "/run", "/opt/pilotta"):  # the sandbox's root: read-only
+    try:
+        open(os.path.join(d, "x"), "w").close()
+        print(f"RESULT root{d.replace('/', '-')}: written", file=sys.stderr, flush=True)
+    except OSError as e:
+        print(f"RESULT root{d.replace('/', '-')}: {errno.errorcode[e.errno]}", file=sys.stderr, flush=True)
+try:
+    os.rename("/run", "/run2")
+    print("RESULT rename-run: done", file=sys.stderr, flush=True)
+except OSError as e:
+    print(f"RESULT rename-run: {errno.errorcode[e.errno]}", file=sys.stderr, flush=True)
 
 
 class Bot:
@@ -177,6 +188,8 @@ def test_run_bot_is_a_tmpfs_of_a_few_kilobytes_of_the_sandbox_s_own(top, tmp_pat
     written, why = got["fill"].split()
     assert why == "ENOSPC" and int(written) <= sandbox.limits.run_kb << 10, got["fill"]
     assert int(got["size"]) <= sandbox.limits.run_kb << 10
+    # Nothing else is writable but /tmp and /dev/shm: the sandbox's root is read-only, /run stays where it is.
+    assert [got[k] for k in ("root-", "root-run", "root-opt-pilotta", "rename-run")] == ["EROFS"] * 4, got
     # The worker's disk holds the instance's copies and nothing the bot wrote.
     assert run_dir_bytes == package_bytes + runtime_bytes
 
