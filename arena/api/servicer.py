@@ -298,10 +298,22 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         bot, versions = self.arena.bot_status(request.name, request.token)
         gates = self.arena.bot_gates(bot)
         where = self.arena.bot_states([bot])[bot.bot_id]
+        # The owner's view of each version: its statistics on each ladder; and the bot's rating there.
+        ladders = self.arena.bot_ladders(bot.bot_id, bot.version)
+        by_version: dict[int, dict[str, Any]] = {}
+        for lad in ladders:
+            for st in lad.versions:
+                by_version.setdefault(st.version or 0, {})[lad.ladder] = st.to_dict()
+        ratings = {
+            lad.ladder: {"rank": lad.rank, "mu": lad.rating.mu, "sigma": lad.rating.sigma, "games": lad.rating.games}
+            | {"conservative": lad.rating.conservative}
+            for lad in ladders
+        }
         return arena_pb2.BotStatusReply(
             name=bot.name,
             state=where.state,
             state_reason=where.reason,
+            ratings_json=json.dumps(ratings, sort_keys=True),
             versions=[
                 arena_pb2.VersionStatus(
                     version=v.version,
@@ -313,6 +325,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                     created_at=v.created,
                     current=v.version == bot.version,
                     gates=[gate_status(g) for g in gates.get(v.version, [])],
+                    stats_json=json.dumps(by_version.get(v.version, {}), sort_keys=True),
                 )
                 for v, st in versions
             ],

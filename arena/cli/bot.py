@@ -10,9 +10,11 @@ owner token, once.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from pilotta.arena.v1 import arena_pb2
 
@@ -165,16 +167,33 @@ def cmd_bot_status(args: argparse.Namespace) -> int:
     reply = call(args, "BotStatus", arena_pb2.BotStatusRequest(name=args.name, token=args.token))
     if reply.state:  # where the bot stands, as `arena bot list` and the leaderboard say it
         print(f"{reply.name}: {reply.state}" + (f": {reply.state_reason}" if reply.state_reason else ""))
+    for ladder, rt in sorted(json.loads(reply.ratings_json or "{}").items()):  # the bot's, whatever the version
+        print(
+            f"rating on {ladder}: rank {rt['rank']}, mu {rt['mu']:.2f} sigma {rt['sigma']:.2f} "
+            f"(mu-3s {rt['conservative']:.2f}), {rt['games']} matches"
+        )
     for v in reply.versions:
         mark = " (current)" if v.current else ""
         # An upload's validation state; a version that is no upload has none to show.
         state = f" {v.state}" if v.state else ""
         print(f"version {v.version}{mark}: {v.kind}{state}" + (f": {v.reason}" if v.reason else ""))
+        for ladder, st in sorted(json.loads(v.stats_json or "{}").items()):
+            print(f"  ladder {ladder}: {version_stats_line(st)}")
         if args.output and v.output:
             print("  " + v.output.rstrip().replace("\n", "\n  "))
         for g in v.gates:
             print(f"  ladder {g.ladder}: {gate_line(g)}")
     return 0
+
+
+def version_stats_line(st: dict[str, Any]) -> str:
+    """A version's statistics on one ladder, for its owner: matches and how they ended, failures by kind,
+    latency (``BotStatsSummary.to_dict``)."""
+    return (
+        f"{st['matches']} matches: {st['won']} won, {st['lost']} lost ({st['forfeits']} by forfeit), "
+        f"{st['drawn']} drawn; {st['timeouts']} timeouts, {st['illegal_actions']} illegal actions, "
+        f"{st['errors']} transport errors; p50 {st['latency_p50_ms']:.1f} ms, p99 {st['latency_p99_ms']:.1f} ms"
+    )
 
 
 def add_bot_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

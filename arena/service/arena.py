@@ -75,6 +75,7 @@ class Arena:
         self.boards = self.views.boards
         self.match_page = self.views.match_page
         self.bot_page = self.views.bot_page
+        self.bot_ladders = self.views.bot_ladders  # a bot's rating and statistics per ladder (BotStatus)
         self.rating_history = self.views.rating_history
         self.ping = self.views.ping
 

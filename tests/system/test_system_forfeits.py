@@ -12,6 +12,7 @@ from pilotta.arena.v1 import arena_pb2
 from system_helpers import SAMPLES, TIMEOUT, wait_until
 
 from arena.bots.botlogs import BotLogs
+from arena.cli.bot import version_stats_line
 from arena.model import ForfeitLimits
 from arena.play.ladder import ladder_config
 from arena.play.runner import ArenaRunner
@@ -31,7 +32,7 @@ def test_a_version_that_keeps_forfeiting_leaves_the_ladder_until_it_is_updated(r
     admin = reg.set_admin_token()
     leaky_dir = load_manifest(BOTS / "leaky").directory
     leaky_manifest = json.loads((BOTS / "leaky" / "manifest.json").read_text())
-    leaky = reg.register("leaky", "mallory", manifest=leaky_manifest, manifest_dir=str(leaky_dir))[0]
+    leaky, owner = reg.register("leaky", "mallory", manifest=leaky_manifest, manifest_dir=str(leaky_dir))
     heuristic = json.loads((SAMPLES / "heuristic" / "manifest.json").read_text())
     good = reg.register("heuristic", "t", manifest=heuristic, manifest_dir=str(SAMPLES / "heuristic"))[0]
     # Two forfeits in a row suspend on this ladder (the default, 5, would take 5 matches of the test's time).
@@ -66,6 +67,15 @@ def test_a_version_that_keeps_forfeiting_leaves_the_ladder_until_it_is_updated(r
     assert arena.ratings.get(lid, good.bot_id).games == 2 and arena.ratings.get(lid, leaky.bot_id).games == 2
     (shown,) = [b for b in stub.ListBots(arena_pb2.ListBotsRequest(), timeout=TIMEOUT).bots if b.name == "leaky"]
     assert shown.suspended == why
+    # The owner's view (BotStatus, `arena bot status`): where it stands, its rating, its version's record.
+    status = stub.BotStatus(arena_pb2.BotStatusRequest(name="leaky", token=owner), timeout=TIMEOUT)
+    assert (status.state, status.state_reason) == ("suspended", why)
+    assert json.loads(status.ratings_json)[lid]["games"] == 2
+    (v1,) = status.versions
+    # Two rated matches, both lost by forfeit; each forfeit was 4 malformed replies (transport errors): 8.
+    st = json.loads(v1.stats_json)[lid]
+    assert (st["matches"], st["won"], st["lost"], st["forfeits"], st["errors"]) == (2, 0, 2, 2, 8)
+    assert version_stats_line(st).startswith("2 matches: 0 won, 2 lost (2 by forfeit), 0 drawn; 0 timeouts, ")
     # Each owner's log of a match says first how it ended (issue 24: the owner's view).
     logs = {b.name: BotLogs(r).recent(b.bot_id) for b in (leaky, good)}
     assert [x.match_id for x in logs["leaky"]] == [specs[1].match_id, specs[0].match_id]  # newest first

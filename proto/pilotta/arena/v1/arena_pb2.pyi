@@ -215,6 +215,7 @@ class VersionStatus(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     CURRENT_FIELD_NUMBER: _builtins.int
     GATES_FIELD_NUMBER: _builtins.int
+    STATS_JSON_FIELD_NUMBER: _builtins.int
     version: _builtins.int
     kind: _builtins.str
     """endpoint, manifest or package"""
@@ -226,6 +227,10 @@ class VersionStatus(_message.Message):
     digest: _builtins.str
     created_at: _builtins.float
     current: _builtins.bool
+    stats_json: _builtins.str
+    """Its statistics on each ladder it played on (the latest versions), as a JSON object: ladder id -> the
+    statistics of the leaderboard's stats_json (matches, won, lost, forfeits, timeouts, latency...).
+    """
     @_builtins.property
     def gates(self) -> _containers.RepeatedCompositeFieldContainer[Global___GateStatus]:
         """Its version gates on the gated ladders it was gated on (docs/arena.md, "Version gating")."""
@@ -242,10 +247,11 @@ class VersionStatus(_message.Message):
         created_at: _builtins.float = ...,
         current: _builtins.bool = ...,
         gates: _abc.Iterable[Global___GateStatus] | None = ...,
+        stats_json: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "current", b"current", "digest", b"digest", "gates", b"gates", "kind", b"kind", "output", b"output", "reason", b"reason", "state", b"state", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "current", b"current", "digest", b"digest", "gates", b"gates", "kind", b"kind", "output", b"output", "reason", b"reason", "state", b"state", "stats_json", b"stats_json", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -431,10 +437,15 @@ class BotStatusReply(_message.Message):
     VERSIONS_FIELD_NUMBER: _builtins.int
     STATE_FIELD_NUMBER: _builtins.int
     STATE_REASON_FIELD_NUMBER: _builtins.int
+    RATINGS_JSON_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     state: _builtins.str
     """Where the bot stands: BotInfo.state and state_reason, the same words as ListBots and the leaderboard."""
     state_reason: _builtins.str
+    ratings_json: _builtins.str
+    """The bot's rating on each ladder it played on (a rating is the bot's, not a version's), as JSON:
+    ladder id -> {rank, mu, sigma, conservative, games}.
+    """
     @_builtins.property
     def versions(self) -> _containers.RepeatedCompositeFieldContainer[Global___VersionStatus]: ...
     def __init__(
@@ -444,10 +455,11 @@ class BotStatusReply(_message.Message):
         versions: _abc.Iterable[Global___VersionStatus] | None = ...,
         state: _builtins.str = ...,
         state_reason: _builtins.str = ...,
+        ratings_json: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "state", b"state", "state_reason", b"state_reason", "versions", b"versions"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "ratings_json", b"ratings_json", "state", b"state", "state_reason", b"state_reason", "versions", b"versions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
