@@ -60,6 +60,7 @@ def test_exit_codes(arena: Run, tmp_path: Path, bots: list[str], flags: list[str
         assert record["legs"] == [] or all(not leg["deals"][0]["actions"] for leg in record["legs"])
 
 
+@pytest.mark.smoke  # make check runs it: `arena match` of real bot processes, the README's first command
 @pytest.mark.timeout(120)
 def test_results_name_the_bots_and_their_logs(arena: Run, referee: Run, tmp_path: Path) -> None:
     out = tmp_path / "m.json"

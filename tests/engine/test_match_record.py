@@ -132,6 +132,7 @@ def test_bots_started_as_processes_have_their_cpu_time_measured(tmp_path: Path) 
 BURN_MS = 30
 
 
+@pytest.mark.slow  # make check leaves it to make test
 def test_a_decision_s_cpu_time_is_what_the_bot_spent_not_the_time_it_took(tmp_path: Path) -> None:
     burner, sleeper = load_manifest(REFEREE_BOTS / "burn"), load_manifest(REFEREE_BOTS / "sleep")
     settings = _settings(deals=2, deadline_ms=2000, duplicate=False, log_dir=str(tmp_path))
@@ -179,6 +180,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=90)
 
 
+@pytest.mark.slow  # make check leaves it to make test
 def test_board_files_on_the_command_lines(tmp_path: Path) -> None:
     boards = tmp_path / "boards.json"
     boards.write_text(json.dumps(boards_to_json(BOARDS)), encoding="utf-8")

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench" / "bench_pimc.py"
 
@@ -40,6 +42,7 @@ def lines(path: Path) -> list[str]:
     return path.read_text().splitlines()
 
 
+@pytest.mark.slow  # make check leaves it to make test
 def test_a_stopped_run_continues_where_it_stopped_and_a_torn_line_is_skipped(tmp_path: Path) -> None:
     results = tmp_path / "r.jsonl"
     boards(results, 2)
@@ -57,6 +60,7 @@ def test_a_stopped_run_continues_where_it_stopped_and_a_torn_line_is_skipped(tmp
     assert len(lines(results)) == 5
 
 
+@pytest.mark.slow  # make check leaves it to make test
 def test_figures_merge_files_and_count_a_board_once(tmp_path: Path) -> None:
     first, second, merged = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "all.jsonl"
     boards(first, 3)
@@ -75,6 +79,7 @@ def test_figures_merge_files_and_count_a_board_once(tmp_path: Path) -> None:
     assert any(line.startswith("bela") and "2 boards" in line for line in out.splitlines())
 
 
+@pytest.mark.slow  # make check leaves it to make test
 def test_a_lifted_deadline_is_a_figure_of_its_own_and_pairs_with_the_default(tmp_path: Path) -> None:
     """Boards played with another ``--deadline-ms`` (the requests' deadline, which caps any budget) never pool
     with the arena's default deadline; ``figures`` pairs the two on the boards both played."""

@@ -79,6 +79,7 @@ def test_no_time_at_all_still_gives_a_legal_answer() -> None:
     assert bot.last_worlds == 0
 
 
+@pytest.mark.slow  # make check leaves it to make test
 def test_the_documented_example_bot_plays_legally() -> None:
     from sample_bots.pimc.example import TinyPimc
 

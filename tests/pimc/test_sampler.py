@@ -80,6 +80,7 @@ def chi_square_critical(df: int, z: float = 3.09) -> float:
     return df * (1 - 2 / (9 * df) + z * math.sqrt(2 / (9 * df))) ** 3
 
 
+@pytest.mark.slow  # make check leaves it to make test
 @pytest.mark.parametrize(("name", "options"), RULESETS, ids=IDS)
 def test_every_consistent_world_is_drawn_uniformly(name: str, options: dict[str, object]) -> None:
     rng = random.Random(f"uniform-{name}-{sorted(options)}")

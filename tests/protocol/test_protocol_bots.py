@@ -93,6 +93,7 @@ class CardsAtRandom(HeuristicBot):
         return self.rng.choice(legal)
 
 
+@pytest.mark.slow  # make check leaves it to make test
 @pytest.mark.timeout(120)
 def test_heuristic_card_play_beats_random_card_play() -> None:
     result = duel(HeuristicBot(), CardsAtRandom(), decks=40, seed=7)
@@ -139,6 +140,7 @@ def test_node_bot_refuses_a_missing_port(node_bot_dir: Path) -> None:
     assert result.returncode == 2 and "--port" in result.stderr
 
 
+@pytest.mark.slow  # make check leaves it to make test
 @pytest.mark.timeout(900)  # the first run compiles the bot
 def test_cpp_bot_handshake_and_decisions_over_grpc_in_both_versions(cpp_bot_dir: Path) -> None:
     port = free_port()

@@ -16,6 +16,7 @@ from referee.rules import ruleset_names
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # make check leaves it to make test
 @pytest.mark.timeout(240)
 @pytest.mark.parametrize("bot", ["random", "heuristic"])
 def test_python_sample_bots_pass_check_bot(bot: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -25,6 +26,7 @@ def test_python_sample_bots_pass_check_bot(bot: str, tmp_path: Path, capsys: pyt
         assert f"PASS  [{game}] legal answers in play" in report, report
 
 
+@pytest.mark.slow  # make check leaves it to make test
 @pytest.mark.timeout(240)
 def test_node_sample_bot_passes_check_bot_for_every_game(
     node_bot_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -39,6 +41,7 @@ def test_node_sample_bot_passes_check_bot_for_every_game(
     assert "FAIL" not in report
 
 
+@pytest.mark.slow  # make check leaves it to make test
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("game", ["pilotta", "bulgarian"])
 def test_python_and_node_bots_play_a_duplicate_match_together(node_bot_dir: Path, tmp_path: Path, game: str) -> None:
@@ -56,6 +59,7 @@ def test_python_and_node_bots_play_a_duplicate_match_together(node_bot_dir: Path
         assert verify_record(leg).game.played_deals >= 1  # each leg replays from scratch
 
 
+@pytest.mark.slow  # make check leaves it to make test
 @pytest.mark.timeout(900)  # the first run compiles the bot
 def test_cpp_sample_bot_passes_check_bot_for_every_game(
     cpp_bot_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]

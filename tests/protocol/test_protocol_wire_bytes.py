@@ -214,6 +214,7 @@ def runtime_request(match_id: str, deal: Deal, seat: int, game: Game | None, dea
     seed=st.integers(0, 2**32),
     order_seed=st.integers(0, 2**16),
 )
+@pytest.mark.slow  # make check leaves it to make test
 def test_decision_writer_writes_the_runtime_bytes_for_every_seat(
     name: str, option_set: int, seed: int, order_seed: int
 ) -> None:

@@ -26,6 +26,7 @@ needs_samples = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow  # make check leaves it to make test
 @needs_samples
 @pytest.mark.timeout(120)
 def test_sample_bots_whole_duplicate_match(tmp_path: Path) -> None:
@@ -65,6 +66,7 @@ def test_arena_match_command(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert record["format"] == "pilotta-arena/match-record" and len(record["legs"]) == 2
 
 
+@pytest.mark.slow  # make check leaves it to make test
 @pytest.mark.timeout(120)
 def test_arena_check_bot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert arena_main(["check-bot", str(BOTS_DIR / "random"), "--logs", str(tmp_path)]) == 0

@@ -22,6 +22,7 @@ from referee.record import verify_record
 MATCHES = 4
 
 
+@pytest.mark.smoke  # make check runs it: the arena end to end, from registration to the leaderboard
 @pytest.mark.timeout(120)
 def test_ladder_from_registration_to_leaderboard(r, admin, api, stub, module_redis, tmp_path):
     register(stub, admin, "random")

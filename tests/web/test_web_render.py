@@ -16,6 +16,7 @@ def pages() -> Pages:
     return Pages()
 
 
+@pytest.mark.smoke  # make check runs it: the web pages' templates render
 def test_values_are_escaped_in_text_and_attributes(pages: Pages) -> None:
     match = {
         "match_id": "m-1",
