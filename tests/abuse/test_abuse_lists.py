@@ -82,9 +82,9 @@ def test_match_history_and_leaderboard_in_pages(r, api, stub):
         result = MatchResult(spec.match_id, lid, spec.seats(), 0, (100, 50), 1, finished=1.0 + i)
         assert queue.record_result(result)
         ratings.apply(result)  # or the API's own ratings updater applies it first: rated once either way
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30  # a bound for a loaded machine
     while not all(r.exists(keys.rated(f"m-{i}")) for i in range(len(pairs))):
-        assert time.monotonic() < deadline, "the five results were not all rated within 10 s"
+        assert time.monotonic() < deadline, "the five results were not all rated within 30 s"
         time.sleep(0.05)
 
     def history(token):

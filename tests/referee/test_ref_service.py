@@ -110,7 +110,7 @@ def test_a_cancelled_call_stops_its_match(referee: str, start_bot: Callable[...,
         call = referee_pb2_grpc.RefereeStub(channel).RunMatch(request, timeout=30)
         next(call)
         call.cancel()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30  # a bound for a loaded machine
     while any(t.name == "match-gone" for t in threading.enumerate()):
         assert time.monotonic() < deadline, "the match went on after its caller left"
         time.sleep(0.05)
