@@ -344,13 +344,15 @@ def _read_child_pid(fd: int, timeout_s: float) -> int | None:
             return None
         chunk = os.read(fd, 4096)
         if not chunk:
-            break
+            return None
         data += chunk
-    try:
-        pid = json.loads(data.decode("utf-8", "replace") or "{}").get("child-pid")
-    except ValueError:
-        return None
-    return pid if isinstance(pid, int) and pid > 0 else None
+        try:  # (as soon as the object is whole: bwrap may hold the pipe open)
+            info = json.loads(data.decode("utf-8", "replace"))
+        except ValueError:
+            continue
+        pid = info.get("child-pid") if isinstance(info, dict) else None
+        return pid if isinstance(pid, int) and pid > 0 else None
+    return None
 
 
 class _SocketPin:
