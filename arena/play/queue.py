@@ -17,7 +17,8 @@ Enqueue is idempotent by match id too (SADD on a set of known ids).
 The result key holds the result without its game record, which goes compressed into its own key
 (``arena.store.archive``: how records are stored, archived and read back).
 
-Needs Redis >= 6.2 (XAUTOCLAIM, XPENDING IDLE).
+Needs Redis >= 6.2 (XAUTOCLAIM, XPENDING IDLE); every reply is read as both 6.2 and 7 give it (XAUTOCLAIM's
+third value, 7's deleted ids, is never read; XINFO GROUPS' lag, 7 only, is counted where missing).
 """
 
 from __future__ import annotations
@@ -34,12 +35,14 @@ from arena import metrics
 from arena.model import MatchResult, MatchSpec, NotRequeueable
 from arena.store import keys
 from arena.store.archive import Archive, load_result, pack_record, summary_json
+from arena.store.retry import Script
 from arena.store.streams import ensure_consumer_group, entry_age_s, server_ms
 
 # Where queue counts put an entry whose spec names no ladder (not a valid ladder id, so it never clashes).
 UNKNOWN_LADDER = "?"
 # XREADGROUP BLOCK must return before the client's socket timeout fires.
 MAX_BLOCK_MS = 2000
+LAG_COUNTED = 1000  # undelivered results counted one by one where Redis does not count them (6.2)
 T = TypeVar("T")
 
 
@@ -91,11 +94,11 @@ class MatchQueue:
         self.r: Any = r
         self.max_deliveries = max_deliveries
         self._autoclaim_cursor = "0-0"
-        self._enqueue = r.register_script(_ENQUEUE_LUA)
-        self._record = r.register_script(_RECORD_LUA)
-        self._keep_alive = r.register_script(_KEEP_ALIVE_LUA)
-        self._bury = r.register_script(_DEAD_LETTER_LUA)
-        self._requeue = r.register_script(_REQUEUE_LUA)
+        self._enqueue = Script(r, _ENQUEUE_LUA)
+        self._record = Script(r, _RECORD_LUA)
+        self._keep_alive = Script(r, _KEEP_ALIVE_LUA)
+        self._bury = Script(r, _DEAD_LETTER_LUA)
+        self._requeue = Script(r, _REQUEUE_LUA)
         self.ensure_group()
 
     def ensure_group(self) -> None:
@@ -393,8 +396,14 @@ class MatchQueue:
             return 0
         for g in groups:
             if g["name"] == keys.RATINGS_GROUP:
-                # "lag" (Redis >= 7) = entries not yet delivered; add the delivered-but-pending ones.
-                return int((g.get("lag") or 0) + g["pending"])
+                # "lag" = entries not yet delivered, which Redis 7 counts (nil when it cannot: after a
+                # deletion) and 6.2 does not: then they are counted here, up to LAG_COUNTED. Plus the
+                # delivered-but-pending ones.
+                lag = g.get("lag")
+                if lag is None:
+                    after = "(" + str(g["last-delivered-id"])
+                    lag = len(self.r.xrange(keys.RESULTS_STREAM, after, "+", count=LAG_COUNTED))
+                return int(lag) + int(g["pending"])
         return self.results_count()
 
     def duplicate_results(self) -> int:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import redis
 
@@ -25,6 +25,27 @@ REDIS_DOWN: tuple[type[redis.RedisError], ...] = (
     redis.exceptions.OutOfMemoryError,
 )
 T = TypeVar("T")
+_OOM = "OOM command not allowed"
+
+
+class Script:
+    """``r.register_script(lua)``, refused at ``maxmemory`` with OutOfMemoryError (one of ``REDIS_DOWN``) on
+    Redis 6.2 as on 7: 7 refuses a script that may write before it runs (``OOM ...``), 6.2 runs it and fails
+    its first write, answering a script error (``Error running script ...: -OOM ...``) that redis-py raises
+    as a plain ResponseError."""
+
+    def __init__(self, r: redis.Redis, lua: str) -> None:
+        self._script = r.register_script(lua)
+
+    def __call__(self, keys: Sequence[Any] = (), args: Sequence[Any] = ()) -> Any:
+        try:
+            return self._script(keys=list(keys), args=list(args))
+        except redis.exceptions.OutOfMemoryError:
+            raise
+        except redis.ResponseError as e:
+            if _OOM in str(e):
+                raise redis.exceptions.OutOfMemoryError(str(e)) from None
+            raise
 
 
 class Backoff:
