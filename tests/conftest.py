@@ -19,3 +19,18 @@ def refused_port() -> Iterator[int]:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         yield int(s.getsockname()[1])
+
+
+# `make check`'s tests (-m "quick or smoke"): in the folders whose tests run in this process or start a bot or
+# two for a moment (the engine, the rules, the referee and its protocol, the PIMC bot, the deploy files) every
+# test is "quick" unless marked slow; elsewhere only the end-to-end tests marked smoke run. `make test` runs
+# everything.
+QUICK_DIRS = ("engine", "rules", "referee", "protocol", "pimc", "deploy")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tests = config.rootpath / "tests"
+    quick = [tests / d for d in QUICK_DIRS]
+    for item in items:
+        if item.get_closest_marker("slow") is None and any(item.path.is_relative_to(d) for d in quick):
+            item.add_marker(pytest.mark.quick)
