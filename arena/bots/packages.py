@@ -8,14 +8,19 @@ the Unix socket the sandbox gives it (docs/submitting.md).
 
 Refused at upload, naming the member: a path that is absolute or climbs out with ``..``; a symbolic or
 hard link (a link could point out of the package); a device, a fifo or a socket; more than ``MAX_MEMBERS``
-members or ``MAX_UNPACKED_BYTES`` unpacked. What is stored is the archive as uploaded, under its sha256
-(``keys.package``): an upload is an immutable version, and two uploads of the same bytes are one package.
+members or ``MAX_UNPACKED_BYTES`` unpacked; and what no file system can unpack: a name of more than
+``MAX_NAME_BYTES`` bytes (a path of more than ``MAX_PATH_BYTES``), or a file where the package also has a
+directory (``x`` beside ``x/``, or ``x`` beside ``x/y``). A stored package that cannot be unpacked all the same
+(one checked before these rules) is rejected at validation with the reason (``unpack``), never retried.
+What is stored is the archive as uploaded, under its sha256 (``keys.package``): an upload is an immutable
+version, and two uploads of the same bytes are one package.
 Workers fetch a package by digest and keep it unpacked by digest (``PackageCache``), read-only.
 """
 
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import io
 import json
@@ -34,6 +39,7 @@ from typing import Any
 import redis
 
 from arena.bots.inputs import parse_bot_manifest
+from arena.bots.limits import clip
 from arena.model import ManifestError, ValidationError
 from arena.sandbox import RUNTIMES, SandboxCommand
 from arena.store import keys
@@ -42,6 +48,10 @@ from referee.match.bots import Manifest
 MAX_PACKAGE_BYTES = 50 << 20
 MAX_UNPACKED_BYTES = 200 << 20
 MAX_MEMBERS = 20_000
+MAX_NAME_BYTES = 255  # a file or directory name (NAME_MAX of Linux's file systems)
+MAX_PATH_BYTES = 1024  # a member's path in the package (PATH_MAX is 4096 with the cache's own path before it)
+# What unpacking a package can fail with that is the package's doing, not the worker's (a full disk is not)
+_UNPACKABLE = (errno.EISDIR, errno.ENOTDIR, errno.EEXIST, errno.ENAMETOOLONG, errno.ELOOP, errno.EINVAL)
 MANIFEST = "manifest.json"
 DIGEST_LEN = 64
 
@@ -107,7 +117,39 @@ def _safe_name(name: str) -> str:
     if ".." in p.parts:
         raise PackageError(f"package member {name!r}: climbs out of the package with '..'")
     clean = str(PurePosixPath(*[x for x in p.parts if x not in ("", ".")]))
-    return "" if clean == "." else clean
+    clean = "" if clean == "." else clean
+    if len(os.fsencode(clean)) > MAX_PATH_BYTES:
+        raise PackageError(f"package member {clip(name)}: a path of more than {MAX_PATH_BYTES} bytes")
+    for part in PurePosixPath(clean).parts:
+        if len(os.fsencode(part)) > MAX_NAME_BYTES:
+            raise PackageError(
+                f"package member {clip(name)}: a name of {len(os.fsencode(part))} bytes "
+                f"({clip(part)}); at most {MAX_NAME_BYTES} per file or directory name"
+            )
+    return clean
+
+
+class _Tree:
+    """The paths of a package's members so far: a file and a directory of one name cannot both be unpacked."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.dirs: set[str] = set()
+
+    def add(self, name: str, is_dir: bool) -> None:
+        parents = [str(p) for p in PurePosixPath(name).parents if str(p) != "."]
+        for parent in parents:
+            if parent in self.files:
+                raise PackageError(f"package member {clip(name)}: inside {clip(parent)}, which is a file")
+        if is_dir:
+            if name in self.files:
+                raise PackageError(f"package member {clip(name)}: a directory, and a file of the same name")
+            self.dirs.add(name)
+        else:
+            if name in self.dirs:
+                raise PackageError(f"package member {clip(name)}: a file, and a directory of the same name")
+            self.files.add(name)
+        self.dirs.update(parents)
 
 
 def members(data: bytes) -> list[Member]:
@@ -116,11 +158,13 @@ def members(data: bytes) -> list[Member]:
         raise PackageError(f"package is {len(data)} bytes; at most {MAX_PACKAGE_BYTES} are taken")
     out: list[Member] = []
     total = 0
+    tree = _Tree()
 
     def count(member: Member) -> None:
         # Checked member by member: a .tar.gz is read as it inflates, so a header claiming gigabytes (a
         # compression bomb) is refused before its bytes are inflated, not after.
         nonlocal total
+        tree.add(member.name, member.is_dir)
         out.append(member)
         total += member.size
         if len(out) > MAX_MEMBERS:
@@ -189,8 +233,13 @@ def unpack(data: bytes, dest: Path) -> None:
 
     def write(name: str, content: bytes) -> None:
         target = dest / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content)
+        except OSError as e:
+            if e.errno in _UNPACKABLE:  # the package's doing (a name too long, a file where a directory is)
+                raise PackageError(f"package cannot be unpacked: member {clip(name)}: {e.strerror}") from None
+            raise
         os.chmod(target, 0o755 if checked[name].executable else 0o644)
 
     if zipfile.is_zipfile(io.BytesIO(data)):
@@ -273,6 +322,10 @@ class PackageCache:
         try:
             unpack(self.store.get(digest), tmp)
             os.chmod(tmp, 0o755)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        try:
             tmp.rename(final)
         except OSError:
             shutil.rmtree(tmp, ignore_errors=True)
