@@ -29,7 +29,8 @@ import ipaddress
 import logging
 import secrets
 import socket
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from concurrent import futures
 from typing import Any
 
@@ -91,17 +92,31 @@ def require_operator(registry: Registry, token: str) -> None:
         )
 
 
-def check_endpoint(endpoint: str, rulesets: Sequence[str], deadline_s: float = HANDSHAKE_DEADLINE_S) -> None:
+def hold_until(deadline: float) -> None:
+    """Return at ``deadline`` (``time.monotonic``), not before: sleeps what is left of it, if anything."""
+    time.sleep(max(0.0, deadline - time.monotonic()))
+
+
+def check_endpoint(
+    endpoint: str,
+    rulesets: Sequence[str],
+    deadline_s: float = HANDSHAKE_DEADLINE_S,
+    hold: Callable[[float], None] = hold_until,
+) -> None:
     """EndpointRefused (naming the reason) unless the bot at ``endpoint`` answers a Handshake within
     ``deadline_s`` listing every one of ``rulesets``.  Whatever kept it from answering (nothing listens, a
-    silent port, another service) gets the one reason "unreachable": told apart, they would make
-    registration a port scanner.  The details go to the API's log."""
+    silent port, another service) gets the one reason "unreachable", and at the one time: ``deadline_s``
+    after the call began (``hold``), however soon it failed. Told apart by their words or their timing (a
+    closed port refuses at once, a silent one lets the deadline pass), they would make registration a port
+    scanner.  The details go to the API's log."""
     request = wire.handshake_request(REFEREE_NAME, wire.PROTOCOL_VERSIONS)
+    began = time.monotonic()
     with grpc.insecure_channel(endpoint) as channel:
         try:
             reply = bot_pb2_grpc.BotStub(channel).Handshake(request, timeout=deadline_s)
         except grpc.RpcError as e:
             log.info("endpoint %s: Handshake failed: %s %s", endpoint, e.code().name, clip(e.details(), 200))
+            hold(began + deadline_s)
             raise EndpointRefused(
                 f"endpoint {endpoint} refused: unreachable (no Handshake answer within {deadline_s:g} s)"
             ) from None

@@ -155,8 +155,8 @@ def sync_dirs(dirs: Iterable[Path]) -> None:
 def load_result(r: redis.Redis, match_id: str, archive: Archive | None = None) -> MatchResult | None:
     """The whole result of a match (record included), wherever it lives; None if there is no result.
 
-    A result key that does not parse raises ValueError (our data gone bad); a record that is neither in Redis
-    nor readable in ``archive`` raises RecordUnreadable."""
+    A result key that does not parse (our data gone bad), or a record that is neither in Redis nor readable in
+    ``archive``, raises RecordUnreadable naming the match (the log says more)."""
     return _locate(r, match_id, archive)[0]
 
 
@@ -169,12 +169,16 @@ def _locate(r: redis.Redis, match_id: str, archive: Archive | None) -> tuple[Mat
         raw, blob = p.execute()
     if raw is None:
         return None, ""
-    d = json.loads(raw)
-    result = MatchResult.from_dict(d)  # checks the stored result before looking for its record
-    if "record" in d:
-        return result, "legacy"
-    if blob is not None:
-        return MatchResult.from_dict({**d, "record": unpack_record(blob, f"match {match_id}")}), "redis"
+    try:
+        d = json.loads(raw)
+        result = MatchResult.from_dict(d)  # checks the stored result before looking for its record
+        if "record" in d:
+            return result, "legacy"
+        if blob is not None:
+            return MatchResult.from_dict({**d, "record": unpack_record(blob, f"match {match_id}")}), "redis"
+    except (ValueError, TypeError, KeyError, AttributeError) as e:  # our data gone bad (JSON errors are ValueErrors)
+        log.error("match %s: its stored result is unreadable: %s: %s", match_id, type(e).__name__, e)
+        raise RecordUnreadable(f"match {match_id}: its stored result is unreadable ({_short(e)})") from None
     if archive is None:
         raise RecordUnreadable(f"match {match_id}: its record is archived, and no archive is configured here")
     archived = archive.read(match_id)

@@ -151,9 +151,9 @@ def test_a_corrupt_compressed_record_in_redis_is_named_and_kept_as_found(r: redi
     assert load_result(r, "m-fine", archive) == fine
 
 
-def test_a_bad_result_key_is_a_value_error_before_any_record_is_looked_for(r: redis.Redis) -> None:
+def test_a_bad_result_key_is_unreadable_before_any_record_is_looked_for(r: redis.Redis) -> None:
     r.set(keys.result("m-bad"), '{"match_id": "m-bad"}')
-    with pytest.raises(ValueError, match="MatchResult"):
+    with pytest.raises(RecordUnreadable, match=r"^match m-bad: its stored result is unreadable \(.*MatchResult"):
         load_result(r, "m-bad")
     assert load_result(r, "m-none") is None
 
