@@ -30,8 +30,9 @@ separated from Redis I/O (``Scheduler``) so it can be tested exhaustively:
    least-met other opponent (over every member, busy or not): so a bot's matches against each of its
    opponents never spread more than ``PAIR_SLACK + 1`` apart, whoever finishes matches fastest (a
    forfeiter's matches end at once: without this the leader, free again first, met it in half its
-   matches).  When no pair is eligible the picks wait for matches in flight, as for the games' slack; with
-   nothing in flight they take the old choice rather than stop the ladder.  A bot joining late is counted
+   matches).  An anchor whose eligible opponents are all busy gives way to the next least-played free bot;
+   when no pair is eligible the picks wait for matches in flight, as for the games' slack; with nothing in
+   flight they take the choice of 1.-3. rather than stop the ladder.  A bot joining late is counted
    as having met each member as often as that member met its least-met opponent (``level_pairs``).
 
 On a ladder that gates new versions (``LadderConfig.gating``, ``arena.rating.gating``), ``Scheduler.schedule``
@@ -217,16 +218,16 @@ def pick_pairs(
         if not level:
             break
         if met is None:
-            found = _pick(pool, free, level, level, now, rng, fairness_s, wait_weight, jitter)
+            found = _pick(pool, free, level, now, rng, fairness_s, wait_weight, jitter)
         else:
             least = {b: min((counts.get(frozenset((b, o)), 0) for o in pool if o != b), default=0) for b in pool}
 
             def even(a: str, o: str, least: Mapping[str, int] = least) -> bool:
                 return counts.get(frozenset((a, o)), 0) <= min(least[a], least[o]) + pair_slack
 
-            found = _pick(pool, free, level, level, now, rng, fairness_s, wait_weight, jitter, even)
+            found = _pick(pool, free, level, now, rng, fairness_s, wait_weight, jitter, even)
             if found is None and not any(c.in_flight for c in pool.values()):
-                found = _pick(pool, free, level, level, now, rng, fairness_s, wait_weight, jitter)
+                found = _pick(pool, free, level, now, rng, fairness_s, wait_weight, jitter)
         if found is None:
             break
         anchor, opponent = found
@@ -242,7 +243,6 @@ def _pick(
     pool: Mapping[str, Candidate],
     free: Sequence[Candidate],
     level: Sequence[Candidate],
-    anchors: Sequence[Candidate],
     now: float,
     rng: random.Random,
     fairness_s: float,
@@ -254,7 +254,7 @@ def _pick(
     (within the games' slack, and ``even`` with it when given), and its cheapest one; None if there is none
     yet (the matches in flight must end first)."""
     floor = min(c.scheduled for c in pool.values())
-    for anchor in sorted(anchors, key=lambda c: (c.scheduled, -priority(c, now, fairness_s), c.bot_id)):
+    for anchor in sorted(level, key=lambda c: (c.scheduled, -priority(c, now, fairness_s), c.bot_id)):
         others = [c for c in level if c.bot_id != anchor.bot_id]
         if not others:
             at_floor = [c for c in pool.values() if c.scheduled == floor]
