@@ -136,11 +136,14 @@ def test_warm_stop_finishes_the_current_match(r):
 
 def test_heartbeat_key_has_ttl_while_running(r):
     w = Worker(r, play, "w-hb", block_ms=50, heartbeat_ttl_s=7)
-    t = threading.Thread(target=w.run, kwargs={"idle_exit_s": 2.0})
+    # Stopped by the test once it has looked (not by idling out after 2 s, which a loaded machine could
+    # reach before the looking was done: the heartbeat goes with the worker).
+    t = threading.Thread(target=w.run)
     t.start()
-    wait_until(lambda: r.exists(keys.worker_heartbeat("w-hb")), 10, "heartbeat")
+    wait_until(lambda: r.exists(keys.worker_heartbeat("w-hb")), 30, "heartbeat")
     assert 0 < r.ttl(keys.worker_heartbeat("w-hb")) <= 7
     assert snapshot(r)["workers_alive"] == 1
+    w.stop()
     t.join(timeout=20)
     assert not t.is_alive()
 
