@@ -4,10 +4,12 @@
 Errors become status codes with the arena's own message (``_CODES``): INVALID_ARGUMENT (malformed
 manifest, endpoint, name...), NOT_FOUND (unknown bot, ladder, match), UNAUTHENTICATED (no token),
 PERMISSION_DENIED (wrong token), ALREADY_EXISTS (name taken), FAILED_PRECONDITION (retired bot, a dead
-letter that cannot be played again), RESOURCE_EXHAUSTED (a quota: ``arena.bots.limits``), UNAVAILABLE (Redis
-unreachable).  Anything else is a bug of ours: INTERNAL, logged with its traceback (a bare ``ValueError``
-too: client mistakes have typed errors).  Every message is cut to ``limits.MESSAGE_MAX`` characters (gRPC
-sends it in a header, and a header past the metadata limit would replace the error with another).  A
+letter that cannot be played again), RESOURCE_EXHAUSTED (a quota: ``arena.bots.limits``; too many uploads at
+once: ``arena.api.guard``), DEADLINE_EXCEEDED (a request stream too slow: ``arena.api.guard``), DATA_LOSS (a
+stored record or result that cannot be read), UNAVAILABLE (Redis unreachable).  Anything else is a bug of
+ours: INTERNAL, logged with its traceback (a bare ``ValueError`` too: client mistakes have typed errors).
+Every message is cut to ``limits.MESSAGE_MAX`` characters (gRPC sends it in a header, and a header past the
+metadata limit would replace the error with another).  A
 request that does not parse as its protobuf message is INVALID_ARGUMENT, for every service of the server
 (``RefuseUndecodable``), instead of gRPC's own ``Exception deserializing request!``.
 """
@@ -21,6 +23,7 @@ from typing import Any, Protocol, TypeVar
 
 import grpc
 
+from arena.api.guard import StreamTooSlow
 from arena.bots.limits import QuotaExceeded, bounded
 from arena.bots.packages import PackageError
 from arena.model import (
@@ -60,6 +63,7 @@ _CODES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], grpc.
     (NotPlayable, grpc.StatusCode.FAILED_PRECONDITION),
     (PackageError, grpc.StatusCode.INVALID_ARGUMENT),
     (QuotaExceeded, grpc.StatusCode.RESOURCE_EXHAUSTED),
+    (StreamTooSlow, grpc.StatusCode.DEADLINE_EXCEEDED),
     (RecordUnreadable, grpc.StatusCode.DATA_LOSS),
     (REDIS_DOWN, grpc.StatusCode.UNAVAILABLE),
 )

@@ -22,6 +22,7 @@ from grpc_reflection.v1alpha import reflection
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
 from arena.api.errors import RefuseUndecodable
+from arena.api.guard import CallGuard, StreamLimits, Watchdog
 from arena.api.servicer import ArenaService
 from arena.play.ladder import LadderFeeder
 from arena.rating.ratings import Ratings
@@ -31,6 +32,7 @@ from arena.store.retry import Backoff
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = arena_pb2.DESCRIPTOR.services_by_name["Arena"].full_name
+UPLOADS = frozenset({f"/{SERVICE_NAME}/SubmitBot"})  # bound by their handler (arena.api.guard.BoundedStream)
 
 
 class _Gauges(threading.Thread):
@@ -86,14 +88,19 @@ class ApiServer:
         feed_ladders: bool = True,
         update_ratings: bool = True,
         gauges_interval_s: float = 2.0,
-        max_workers: int = 16,
         archive: Archive | None = None,
+        limits: StreamLimits | None = None,
     ) -> None:
         self.r = r
-        self.service = ArenaService(r, archive)
+        self.limits = limits or StreamLimits()
+        self.service = ArenaService(r, archive, self.limits)
+        # Clients are bounded in time and number (arena.api.guard): every unary request read under the
+        # watchdog, uploads few at once and read at a minimum rate, calls past max_concurrent_rpcs refused.
+        self.watchdog = Watchdog()
         self.server = grpc.server(
-            futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="api"),
-            interceptors=[RefuseUndecodable()],
+            futures.ThreadPoolExecutor(max_workers=self.limits.workers, thread_name_prefix="api"),
+            interceptors=[CallGuard(self.limits, self.watchdog, UPLOADS), RefuseUndecodable()],
+            maximum_concurrent_rpcs=self.limits.max_concurrent_rpcs,
         )
         arena_pb2_grpc.add_ArenaServicer_to_server(self.service, self.server)
         self.health = health.HealthServicer()
@@ -122,6 +129,7 @@ class ApiServer:
         return f"{host}:{self.port}"
 
     def start(self) -> ApiServer:
+        self.watchdog.start()
         self.server.start()
         for t in self.threads:
             t.start()
@@ -142,3 +150,4 @@ class ApiServer:
             if t.is_alive():
                 t.join(timeout=5.0)  # each loop wakes at least every 2 s
         self.server.stop(grace_s).wait(grace_s + 1)
+        self.watchdog.stop()

@@ -7,6 +7,7 @@ exceptions become status codes (``errors.rpc``).
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ import redis
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
 from arena.api.errors import Context, rpc, status_of
+from arena.api.guard import BoundedStream, StreamLimits, UploadSlots, client_address
 from arena.api.messages import (
     bot_info,
     bot_source,
@@ -37,6 +39,12 @@ from arena.store.archive import Archive
 log = logging.getLogger(__name__)
 
 
+class UploadContext(Context, Protocol):
+    """What ``SubmitBot`` uses of its ``grpc.ServicerContext``: abort, and who is calling."""
+
+    def peer(self) -> str: ...
+
+
 class PeerContext(Context, Protocol):
     """What ``Challenge`` uses of its ``grpc.ServicerContext``: abort, and who is calling."""
 
@@ -55,8 +63,10 @@ def peer_host(peer: str) -> str:
 
 
 class ArenaService(arena_pb2_grpc.ArenaServicer):
-    def __init__(self, r: redis.Redis, archive: Archive | None = None) -> None:
+    def __init__(self, r: redis.Redis, archive: Archive | None = None, limits: StreamLimits | None = None) -> None:
         self.arena = Arena(r, archive=archive)
+        self.limits = limits or StreamLimits()
+        self.uploads = UploadSlots(self.limits.uploads, self.limits.uploads_per_client)
 
     # bots ------------------------------------------------------------------------------
 
@@ -252,37 +262,48 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
 
     # uploads ---------------------------------------------------------------------------------
 
-    def SubmitBot(self, request_iterator: Iterator[arena_pb2.SubmitBotChunk], context: Context) -> Any:
-        """The chunks are read here, counting bytes, so a package past the cap is refused before it is all
+    def SubmitBot(self, request_iterator: Iterator[arena_pb2.SubmitBotChunk], context: UploadContext) -> Any:
+        """An upload takes one of the few upload slots (RESOURCE_EXHAUSTED at once without one), and its chunks
+        are read within the bounds of ``StreamLimits`` (``arena.api.guard``: DEADLINE_EXCEEDED past them).
+        Its first chunk, which names the bot and carries the key or token, is checked before any other is
+        read; then the chunks are read counting bytes, so a package past the cap is refused before it is all
         sent (INVALID_ARGUMENT naming the cap)."""
         try:
-            first: arena_pb2.SubmitBotChunk | None = None
-            parts: list[bytes] = []
-            size = 0
-            for chunk in request_iterator:
-                first = first or chunk
-                size += len(chunk.data)
-                if size > MAX_PACKAGE_BYTES:
-                    raise PackageError(
-                        f"package is larger than {MAX_PACKAGE_BYTES >> 20} MB (the cap); vendor less, or leave "
-                        "out what the bot does not need at run time"
-                    )
-                parts.append(chunk.data)
-            if first is None:
-                raise ValidationError("an upload needs at least one chunk naming the bot")
-            bot, token, version = self.arena.submit_bot(
-                first.name, first.owner, b"".join(parts), first.token, first.registration_key
-            )
-            digest = next(v.package for v in self.arena.registry.versions(bot.bot_id) if v.version == version)
-            return arena_pb2.SubmitBotReply(
-                bot=self._bot_info(bot), owner_token=token, version=version, digest=digest or ""
-            )
+            with (
+                self.uploads.slot(client_address(context.peer())),
+                BoundedStream(request_iterator, self.limits, _chunk_bytes) as chunks,
+            ):
+                return self._submit(chunks)
         except Exception as e:
             code, text = status_of(e)
             if code == grpc.StatusCode.INTERNAL:
                 log.exception("SubmitBot failed")
             context.abort(code, text)
             raise
+
+    def _submit(self, chunks: Iterator[arena_pb2.SubmitBotChunk]) -> arena_pb2.SubmitBotReply:
+        first = next(chunks, None)
+        if first is None:
+            raise ValidationError("an upload needs at least one chunk naming the bot")
+        # The upload's metadata, checked before another byte is read: no key or token, no upload.
+        self.arena.check_upload(first.name, first.owner, first.token, first.registration_key)
+        parts: list[bytes] = []
+        size = 0
+        for chunk in itertools.chain([first], chunks):
+            size += len(chunk.data)
+            if size > MAX_PACKAGE_BYTES:
+                raise PackageError(
+                    f"package is larger than {MAX_PACKAGE_BYTES >> 20} MB (the cap); vendor less, or leave "
+                    "out what the bot does not need at run time"
+                )
+            parts.append(chunk.data)
+        bot, token, version = self.arena.submit_bot(
+            first.name, first.owner, b"".join(parts), first.token, first.registration_key
+        )
+        digest = next(v.package for v in self.arena.registry.versions(bot.bot_id) if v.version == version)
+        return arena_pb2.SubmitBotReply(
+            bot=self._bot_info(bot), owner_token=token, version=version, digest=digest or ""
+        )
 
     @rpc
     def BotLogs(self, request: arena_pb2.BotLogsRequest) -> arena_pb2.BotLogsReply:
@@ -330,3 +351,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                 for v, st in versions
             ],
         )
+
+
+def _chunk_bytes(chunk: arena_pb2.SubmitBotChunk) -> int:
+    return int(chunk.ByteSize())

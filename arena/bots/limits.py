@@ -76,6 +76,7 @@ class Policy:
     max_json_depth: int = 20
     max_bots_per_owner: int = 20
     registrations_per_minute: int = 30  # arena-wide: new bots (endpoints, manifests and uploads)
+    uploads_per_minute: int = 10  # new versions uploaded, per bot and per owner (the admin token is not limited)
     challenges_per_minute: int = 20  # per owner (the admin token is not limited)
     challenges_queued: int = 4  # per owner: its challenges waiting or being played at once
     page_max: int = 500  # rows of one page of ListBots, MatchHistory, Leaderboard

@@ -51,6 +51,7 @@ class Arena:
         self.register_bot = self.bots.register_bot
         self.update_bot = self.bots.update_bot
         self.submit_bot = self.bots.submit_bot
+        self.check_upload = self.bots.check_upload
         self.bot_logs = self.bots.bot_logs
         self.bot_status = self.bots.bot_status
         self.bot_gates = self.bots.bot_gates

@@ -115,6 +115,27 @@ class Bots(Concern):
         self.endpoint_check(dial, args["games"])
         return 0 if key_checked else cap
 
+    def _upload_quota(self, bot: Bot, token: str) -> None:
+        """Count a new version's upload against ``uploads_per_minute`` of the bot and of its owner
+        (QuotaExceeded past either); the admin token is not limited."""
+        if self.registry.is_admin(token):
+            return
+        per_minute = self.policy.uploads_per_minute
+        RateLimit(self.r, "uploads of one bot").take(bot.bot_id, per_minute)
+        RateLimit(self.r, "uploads of one owner").take(bot.owner, per_minute)
+
+    def check_upload(self, name: str, owner: str, token: str = "", registration_key: str = "") -> None:
+        """What an upload says of itself, checked before its package is read: a valid name; for a new bot a
+        valid owner and the registration key (when the arena requires one) or the admin token; for a new
+        version the bot's owner token or the admin token. The errors are ``submit_bot``'s, which checks the
+        same again with the package."""
+        validate_name(name)
+        if not self.registry.name_taken(name):
+            validate_owner(owner)
+            trust.require_registration(self.registry, registration_key, token)
+        else:
+            self.registry.authorize(token, [self.registry.by_name(name).bot_id])
+
     def submit_bot(
         self, name: str, owner: str, data: bytes, token: str = "", registration_key: str = ""
     ) -> tuple[Bot, str, int]:
@@ -123,11 +144,12 @@ class Bots(Concern):
         token (a new bot only, else empty) and the version, which is pending until a worker validates it
         in the sandbox; it is queued for that now."""
         validate_name(name)
+        # Each counted before the package is parsed (parsing a package is the costly part).
         if not self.registry.name_taken(name):
             validate_owner(owner)
             trust.require_registration(self.registry, registration_key, token)
-            pm = packages.read_manifest(data)
             cap = self._registration_quota(token)
+            pm = packages.read_manifest(data)
             digest = packages.PackageStore(self.r).put(data)
             bot, owner_token = self.registry.register_package(
                 name, owner, digest, pm.raw, pm.manifest.games, max_per_owner=cap
@@ -136,6 +158,7 @@ class Bots(Concern):
         else:
             bot = self.registry.by_name(name)
             self.registry.authorize(token, [bot.bot_id])
+            self._upload_quota(bot, token)
             pm = packages.read_manifest(data)
             digest = packages.PackageStore(self.r).put(data)
             version = self.registry.add_package_version(bot.bot_id, token, digest, pm.raw, pm.manifest.games).version

@@ -1,0 +1,193 @@
+"""Streams that would hold the API's threads (issue 23, part 3): twenty SubmitBot streams sending a byte a
+second held all sixteen handler threads, and ListLadders waited 21 s. Now an upload without its key is refused
+on its first chunk; past the upload slots (overall, per address) one is refused before a byte is read; one
+that trickles is cut by the rate and time bounds, naming them; and while the slots are held the other calls
+answer. The attack is sent from this process, over real gRPC on loopback, to the real API (arena.api.guard).
+Nothing here is timed beyond "before the attack ends": the trickling streams run until the test stops them."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import grpc
+import pytest
+from abuse_helpers import TIMEOUT
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
+
+from arena.api import ApiServer
+from arena.api.guard import StreamLimits, Watchdog
+from arena.bots import trust
+from arena.bots.registry import Registry
+
+Code = grpc.StatusCode
+ATTACK = 20  # streams, more than the API's 16 handler threads
+HELD = StreamLimits(uploads=4, uploads_per_client=4, message_s=600, grace_s=600, max_stream_s=600)
+BOUND_S = 60.0  # generous: what must happen "before the attack ends" happens long before this
+
+
+class Attack:
+    """``n`` SubmitBot streams, each a first chunk and then one byte a second, until ``stop``."""
+
+    def __init__(self, stub: arena_pb2_grpc.ArenaStub, n: int, key: str = "") -> None:
+        self.stop = threading.Event()
+        self.calls = [stub.SubmitBot.future(self._chunks(f"trickle-{k}", key), timeout=BOUND_S * 2) for k in range(n)]
+
+    def _chunks(self, name: str, key: str) -> Iterator[arena_pb2.SubmitBotChunk]:
+        yield arena_pb2.SubmitBotChunk(name=name, owner="mallory", registration_key=key, data=b"x")
+        while not self.stop.wait(1.0):
+            yield arena_pb2.SubmitBotChunk(data=b"x")
+
+    def ended(self) -> list[grpc.RpcError]:
+        """The calls that have ended (each with its error)."""
+        return [c.exception(timeout=0) for c in self.calls if c.done()]  # type: ignore[misc]
+
+    def open(self) -> list[grpc.Future]:
+        return [c for c in self.calls if not c.done()]
+
+    def end(self) -> None:
+        self.stop.set()
+        for c in self.calls:
+            c.exception(timeout=BOUND_S)  # each ends once its chunks do (or was refused long before)
+
+
+def serve(r, limits: StreamLimits) -> ApiServer:  # type: ignore[no-untyped-def]
+    return ApiServer(r, "127.0.0.1", 0, gauges_interval_s=0, feed_ladders=False, limits=limits).start()
+
+
+def wait_for(pred, what: str) -> None:  # type: ignore[no-untyped-def]
+    done = threading.Event()
+    for _ in range(int(BOUND_S / 0.05)):
+        if pred():
+            return
+        done.wait(0.05)
+    raise AssertionError(f"not within {BOUND_S} s: {what}")
+
+
+@pytest.mark.timeout(180)
+def test_uploads_without_the_key_are_refused_at_their_first_chunk(r):
+    key = trust.set_registration_key(Registry(r))
+    api = serve(r, HELD)
+    try:
+        with grpc.insecure_channel(api.address) as channel:
+            attack = Attack(arena_pb2_grpc.ArenaStub(channel), ATTACK)
+            try:
+                # Every stream ends while it is still trickling: refused without reading it to its end.
+                wait_for(lambda: len(attack.ended()) == ATTACK, "every keyless upload refused")
+                codes = {e.code() for e in attack.ended()}
+                assert codes <= {Code.UNAUTHENTICATED, Code.RESOURCE_EXHAUSTED}, codes
+                refused = [e for e in attack.ended() if e.code() == Code.UNAUTHENTICATED]
+                assert refused and "requires its registration key" in refused[0].details()
+                assert not attack.stop.is_set()
+            finally:
+                attack.end()
+            wait_for(lambda: api.service.uploads.active == 0, "the slots freed")
+            # With the key, the same stream is admitted (and refused only as the package it is not).
+            keyed = Attack(arena_pb2_grpc.ArenaStub(channel), 1, key)
+            wait_for(lambda: api.service.uploads.active == 1, "the keyed upload admitted")
+            keyed.end()
+            assert keyed.calls[0].exception(timeout=BOUND_S).code() == Code.INVALID_ARGUMENT
+    finally:
+        api.stop(grace_s=1.0)
+
+
+@pytest.mark.timeout(240)
+def test_trickling_uploads_hold_few_threads_and_the_other_calls_answer_meanwhile(r):
+    api = serve(r, HELD)
+    try:
+        with grpc.insecure_channel(api.address) as channel:
+            stub = arena_pb2_grpc.ArenaStub(channel)
+            attack = Attack(stub, ATTACK)
+            try:
+                # Four take the upload slots; the sixteen others are refused at once, before a byte is read.
+                wait_for(lambda: len(attack.ended()) == ATTACK - HELD.uploads, "the uploads past the slots refused")
+                wait_for(lambda: api.service.uploads.active == HELD.uploads, "the slots taken")
+                for e in attack.ended():
+                    assert e.code() == Code.RESOURCE_EXHAUSTED and "too many uploads at once" in e.details(), e
+                # Meanwhile every other call answers: more at once than the threads the uploads left.
+                health = health_pb2_grpc.HealthStub(channel)
+                calls = [stub.ListLadders.future(arena_pb2.ListLaddersRequest(), timeout=TIMEOUT) for _ in range(16)]
+                calls += [stub.ListBots.future(arena_pb2.ListBotsRequest(), timeout=TIMEOUT) for _ in range(8)]
+                calls += [health.Check.future(health_pb2.HealthCheckRequest(), timeout=TIMEOUT) for _ in range(8)]
+                replies = [c.result(timeout=BOUND_S) for c in calls]
+                assert all(reply is not None for reply in replies)
+                held = attack.open()
+                assert len(held) == HELD.uploads  # ... before the attack ended
+            finally:
+                attack.end()
+            # Its chunks over, each held upload is read to its end and refused as the package it is not.
+            assert [c.exception(timeout=BOUND_S).code() for c in held] == [Code.INVALID_ARGUMENT] * HELD.uploads
+            wait_for(lambda: api.service.uploads.active == 0, "the slots freed")
+    finally:
+        api.stop(grace_s=1.0)
+
+
+@pytest.mark.timeout(120)
+def test_one_address_has_at_most_its_share_of_the_upload_slots(r):
+    api = serve(r, StreamLimits(uploads=4, uploads_per_client=2, message_s=600, grace_s=600))
+    try:
+        with grpc.insecure_channel(api.address) as channel:
+            attack = Attack(arena_pb2_grpc.ArenaStub(channel), 3)
+            try:
+                wait_for(lambda: len(attack.ended()) == 1, "the third upload from one address refused")
+                (e,) = attack.ended()
+                assert e.code() == Code.RESOURCE_EXHAUSTED and "from one address: at most 2" in e.details()
+                assert len(attack.open()) == 2
+            finally:
+                attack.end()
+    finally:
+        api.stop(grace_s=1.0)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    ("limits", "why"),
+    [
+        (StreamLimits(grace_s=1, min_bytes_per_s=1000, message_s=600), "slower than 1000 bytes a second"),
+        (StreamLimits(grace_s=600, message_s=0.5), "no message for 0.5 s"),
+        (StreamLimits(grace_s=600, message_s=600, max_stream_s=2), "longer than 2 s"),
+    ],
+)
+def test_a_trickling_upload_is_cut_naming_the_bound_it_broke(r, limits, why):
+    api = serve(r, limits)
+    try:
+        with grpc.insecure_channel(api.address) as channel:
+            attack = Attack(arena_pb2_grpc.ArenaStub(channel), 1)
+            try:
+                wait_for(lambda: len(attack.ended()) == 1, "the trickle cut")
+                (e,) = attack.ended()
+                assert e.code() == Code.DEADLINE_EXCEEDED, e
+                assert e.details().startswith("the request stream was cut: " + why), e.details()
+                assert not attack.stop.is_set()  # cut by the server, while it still trickled
+            finally:
+                attack.end()
+            wait_for(lambda: api.service.uploads.active == 0, "its slot freed")
+            # The API still answers.
+            arena_pb2_grpc.ArenaStub(channel).ListLadders(arena_pb2.ListLaddersRequest(), timeout=TIMEOUT)
+    finally:
+        api.stop(grace_s=1.0)
+
+
+def test_the_watchdog_cancels_a_call_whose_request_never_comes():
+    """A unary request is read under the watchdog: a call whose time is up is cancelled (its thread freed),
+    one that ended in time is not."""
+
+    class Call:
+        def __init__(self) -> None:
+            self.cancelled = threading.Event()
+
+        def cancel(self) -> None:
+            self.cancelled.set()
+
+    dog = Watchdog()
+    dog.start()
+    try:
+        slow, quick = Call(), Call()
+        with dog.watch(quick, 0.2):
+            pass
+        with dog.watch(slow, 0.2):
+            assert slow.cancelled.wait(BOUND_S)  # what a handler waiting for its request would be freed by
+        assert not quick.cancelled.is_set() and dog.cancelled == 1
+    finally:
+        dog.stop()
