@@ -89,9 +89,20 @@ def test_taken_api_port_names_the_option(arena: Run, tmp_path: Path) -> None:
 def test_the_package_builds_without_setuptools_warnings(tmp_path: Path) -> None:
     """A wheel of the project, as pip builds it for the install (build isolation, the index pip is given)."""
     # From a copy: setuptools builds in the source tree (build/, *.egg-info), which is not the test's to touch.
+    # Without what other tests write into the tree meanwhile (in parallel runs): Hypothesis's example database
+    # and the screenshots, whose files may vanish mid-copy.
     source = tmp_path / "src"
     skip = shutil.ignore_patterns(
-        ".git", ".venv", "build", "node_modules", "var", "*.egg-info", "__pycache__", ".*_cache"
+        ".git",
+        ".venv",
+        "build",
+        "node_modules",
+        "var",
+        "*.egg-info",
+        "__pycache__",
+        ".*_cache",
+        ".hypothesis",
+        "screenshots",
     )
     shutil.copytree(REPO, source, ignore=skip)
     done = subprocess.run(
