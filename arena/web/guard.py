@@ -15,6 +15,11 @@ protocol with both:
   10,000 headers) would be parsed and served.
 - **per-client connections**: at most ``per_client`` connections open at once from one client address; the
   next one gets a 503 and is closed at once, so one client cannot use up the server's file descriptors.
+- **a reserve for clients that complete a request**: from ``evict_idle_at`` connections open at once (from
+  however many addresses), each new connection closes the one that has waited longest without sending a
+  byte of a request (just opened, or kept alive since its last response), so that idle sockets from many
+  addresses cannot fill the server up to its cap (uvicorn's ``limit_concurrency``, past which everyone gets
+  a 503): a client that sends its request at once is served, the oldest idle one makes room.
 
 Counts live on the event loop's thread (protocol callbacks all run there), so they need no lock.
 """
@@ -44,7 +49,11 @@ class ClientLimits:
     head_timeout_s: float = 5.0
     per_client: int = 32
     max_head_bytes: int = 16 * 1024  # h11's limit for an incomplete head, uvicorn's default
+    evict_idle_at: int = 0  # from this many connections open, a new one closes the longest idle (0: never)
     open: Counter[str] = field(default_factory=Counter)  # client address -> its open connections
+    idle: dict[Any, None] = field(default_factory=dict)  # connections waiting for a request, oldest first
+    evicted: int = 0  # idle connections closed to make room for new ones
+    closing: set[Any] = field(default_factory=set)  # of those, the ones not gone yet (not counted as open)
     refused: int = 0  # connections refused for being over ``per_client``
     timed_out: int = 0  # connections closed for a request head that did not arrive in time
     too_large: int = 0  # connections closed for a request head over ``max_head_bytes``
@@ -76,10 +85,22 @@ def guarded_protocol(limits: ClientLimits) -> type[H11Protocol]:
                 return
             limits.open[host] += 1
             self._counted = host
+            if limits.evict_idle_at and limits.open.total() - len(limits.closing) > limits.evict_idle_at:
+                self._evict_idlest()
             self._arm()
+
+        def _evict_idlest(self) -> None:
+            for oldest in limits.idle:
+                if oldest not in limits.closing:
+                    limits.evicted += 1
+                    limits.closing.add(oldest)
+                    oldest.transport.close()
+                    break
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            limits.idle.pop(self, None)
+            limits.closing.discard(self)
             if self._counted is not None:
                 limits.open[self._counted] -= 1
                 if limits.open[self._counted] <= 0:
@@ -88,6 +109,7 @@ def guarded_protocol(limits: ClientLimits) -> type[H11Protocol]:
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
+            limits.idle.pop(self, None)  # a request is coming
             if self.conn.their_state is h11.IDLE and self._head_too_large(data):
                 limits.too_large += 1
                 self.transport.write(_TOO_LARGE)
@@ -109,6 +131,8 @@ def guarded_protocol(limits: ClientLimits) -> type[H11Protocol]:
 
         def _arm(self) -> None:
             self._disarm()
+            limits.idle.pop(self, None)
+            limits.idle[self] = None  # inserted last: the newest idle connection
             self._head_timer = self.loop.call_later(limits.head_timeout_s, self._head_timed_out)
 
         def _disarm(self) -> None:

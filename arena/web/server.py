@@ -62,6 +62,9 @@ HEAD_TIMEOUT_S = 5.0  # a request head must arrive whole within this
 PER_CLIENT_CONNECTIONS = 32  # open connections per client address
 KEEP_ALIVE_S = 5.0  # an idle kept-alive connection is closed after this
 MAX_CONNECTIONS = 1000  # beyond this many open connections, requests get a 503
+# From this many open, each new connection closes the longest idle one (arena.web.guard): a reserve of 100
+# below MAX_CONNECTIONS for clients that send their request, whatever idle sockets many addresses hold.
+EVICT_IDLE_AT = MAX_CONNECTIONS - 100
 SHUTDOWN_GRACE_S = 2.0  # requests still running when stopping get this long
 _STATIC_TYPES = {"style.css": "text/css; charset=utf-8", "replay.js": "text/javascript; charset=utf-8"}
 # A handler: query -> (status, content type, body).
@@ -310,7 +313,9 @@ class WebServer:
 
     def __init__(self, addr: tuple[str, int], r: redis.Redis, archive: Archive | None = None) -> None:
         self.site = Site(r, archive)
-        self.limits = ClientLimits(head_timeout_s=HEAD_TIMEOUT_S, per_client=PER_CLIENT_CONNECTIONS)
+        self.limits = ClientLimits(
+            head_timeout_s=HEAD_TIMEOUT_S, per_client=PER_CLIENT_CONNECTIONS, evict_idle_at=EVICT_IDLE_AT
+        )
         family = socket.AF_INET6 if ":" in addr[0] else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
         try:
