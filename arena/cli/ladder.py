@@ -13,6 +13,7 @@ from pilotta.arena.v1 import arena_pb2
 
 from arena.cli import ladder_display
 from arena.cli.client import ADMIN_TOKEN_HELP, CommandError, add_api_arguments, admin_token, api_command, call
+from arena.model import ForfeitLimits
 from arena.rating.gating import GateConfig
 from referee.cli import add_ruleset_option, parse_options
 
@@ -33,6 +34,13 @@ def ladder_line(info: arena_pb2.LadderInfo) -> str:
         options += (
             f", gating new versions (SPRT H0 {g.mu0:g} H1 {g.mu1:g}, alpha {g.alpha:g} beta {g.beta:g}, "
             f"at most {g.max_boards} boards)"
+        )
+    limits = info.forfeit_limits
+    shown = ForfeitLimits(limits.in_a_row, limits.window, limits.in_window) if info.HasField("forfeit_limits") else None
+    if shown is not None and shown != ForfeitLimits():  # the defaults go without saying (docs/arena.md)
+        options += (
+            f", suspending a version at {shown.in_a_row} forfeits in a row or {shown.in_window} of its last "
+            f"{shown.window} matches (0: off)"
         )
     return (
         f"{name}{' [default]' if info.is_default else ''}: {info.ruleset or info.game}, {length}, "
@@ -85,6 +93,9 @@ def cmd_ladder_start(args: argparse.Namespace) -> int:
         request.gating.CopyFrom(arena_pb2.GateSettings(**given))
     elif any(getattr(args, f) is not None for f in GATE_FLAGS.values()):
         raise CommandError(f"{', '.join(GATE_FLAGS)} go with --gating", 2)
+    given_limits = {k: getattr(args, k) for k in ("in_a_row", "window", "in_window") if getattr(args, k) is not None}
+    if given_limits:  # (each one left out: its default)
+        request.forfeit_limits.CopyFrom(arena_pb2.ForfeitLimits(**given_limits))
     if args.follow and args.matches is None:
         raise CommandError("--follow needs --matches N: the matches to follow", 2)
     if args.matches is not None:
@@ -166,6 +177,28 @@ def add_ladder_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     st.add_argument(
         "--gate-min-boards", type=int, default=None, help=f"gating: no verdict before (default {d.min_boards})"
+    )
+    f = ForfeitLimits()
+    st.add_argument(
+        "--suspend-after-forfeits",
+        dest="in_a_row",
+        type=int,
+        default=None,
+        help=f"suspend a version after this many forfeits in a row (default {f.in_a_row}; 0: never)",
+    )
+    st.add_argument(
+        "--forfeit-window",
+        dest="window",
+        type=int,
+        default=None,
+        help=f"... or after --forfeits-in-window of its last this many matches (default {f.window})",
+    )
+    st.add_argument(
+        "--forfeits-in-window",
+        dest="in_window",
+        type=int,
+        default=None,
+        help=f"forfeits among the window's matches that suspend (default {f.in_window}; 0: never)",
     )
     st.add_argument("--token", default=None, help=ADMIN_TOKEN_HELP)
     add_api_arguments(st)

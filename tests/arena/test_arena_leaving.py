@@ -132,3 +132,19 @@ def test_a_match_queued_for_a_bot_that_left_is_not_played_and_frees_the_slots(r,
     assert public_reason("void: not played: bot alpha is suspended; bot x said /etc") == (
         "void: not played: bot alpha is suspended"
     )
+
+
+def test_the_forfeit_limits_through_the_api_and_the_ladder_list() -> None:
+    from pilotta.arena.v1 import arena_pb2
+
+    from arena.api.messages import forfeit_limits
+    from arena.cli.ladder import ladder_line
+
+    # A field left out of the request is its default: in_a_row 2 given, window 20 and in_window 10 kept.
+    assert forfeit_limits(arena_pb2.ForfeitLimits(in_a_row=2)) == ForfeitLimits(in_a_row=2, window=20, in_window=10)
+    assert forfeit_limits(arena_pb2.ForfeitLimits(in_window=0)) == ForfeitLimits(in_window=0)  # 0: that limit off
+    info = arena_pb2.LadderInfo(ladder="pilotta-x", ruleset="pilotta", deals=16, duplicate=True)
+    info.forfeit_limits.CopyFrom(arena_pb2.ForfeitLimits(in_a_row=5, window=20, in_window=10))
+    assert "suspending" not in ladder_line(info)  # the defaults go without saying
+    info.forfeit_limits.CopyFrom(arena_pb2.ForfeitLimits(in_a_row=2, window=20, in_window=10))
+    assert ", suspending a version at 2 forfeits in a row or 10 of its last 20 matches (0: off);" in ladder_line(info)
