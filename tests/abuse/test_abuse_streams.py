@@ -7,6 +7,7 @@ Nothing here is timed beyond "before the attack ends": the trickling streams run
 
 from __future__ import annotations
 
+import socket
 import threading
 from collections.abc import Iterator
 
@@ -191,3 +192,76 @@ def test_the_watchdog_cancels_a_call_whose_request_never_comes():
         assert not quick.cancelled.is_set() and dog.cancelled == 1
     finally:
         dog.stop()
+
+
+def _frame(kind: int, flags: int, stream: int, payload: bytes = b"") -> bytes:
+    return len(payload).to_bytes(3, "big") + bytes([kind, flags]) + stream.to_bytes(4, "big") + payload
+
+
+def _literal(name: str, value: str) -> bytes:
+    """An HPACK header field, literal, never indexed by name (lengths under 127: one byte each)."""
+    return b"\x00" + bytes([len(name)]) + name.encode() + bytes([len(value)]) + value.encode()
+
+
+class StalledCall:
+    """A raw HTTP/2 connection whose one call sends its headers and never its request message: what a
+    client sending a unary request a byte at a time looks like to the server (gRPC's own clients cannot)."""
+
+    def __init__(self, address: str, method: str) -> None:
+        host, port = address.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=BOUND_S)
+        headers = b"".join(
+            _literal(k, v)
+            for k, v in (
+                (":method", "POST"),
+                (":scheme", "http"),
+                (":path", method),
+                (":authority", address),
+                ("content-type", "application/grpc"),
+                ("te", "trailers"),
+            )
+        )
+        self.sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + _frame(4, 0, 0) + _frame(1, 0x4, 1, headers))
+        self.buffer = b""
+
+    def reset(self) -> bool:
+        """Read frames until the server resets or ends stream 1 (True), acknowledging its settings; False if
+        the connection closes first."""
+        while True:
+            while len(self.buffer) >= 9 and len(self.buffer) >= 9 + int.from_bytes(self.buffer[:3], "big"):
+                n = int.from_bytes(self.buffer[:3], "big")
+                kind, flags, stream = (
+                    self.buffer[3],
+                    self.buffer[4],
+                    int.from_bytes(self.buffer[5:9], "big") & 0x7FFFFFFF,
+                )
+                self.buffer = self.buffer[9 + n :]
+                if kind == 4 and not flags & 1:
+                    self.sock.sendall(_frame(4, 1, 0))  # SETTINGS ACK
+                if stream == 1 and (kind == 3 or (kind == 1 and flags & 1)):  # RST_STREAM, or trailers ending it
+                    return True
+            got = self.sock.recv(65536)
+            if not got:
+                return False
+            self.buffer += got
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.timeout(120)
+def test_unary_requests_that_never_come_are_cancelled_and_the_other_calls_answer(r):
+    api = serve(r, StreamLimits(unary_message_s=1.0))
+    stalled: list[StalledCall] = []
+    try:
+        # More stalled calls than the API has threads: each holds one until the watchdog cancels it.
+        stalled = [StalledCall(api.address, "/pilotta.arena.v1.Arena/ListLadders") for _ in range(ATTACK)]
+        with grpc.insecure_channel(api.address) as channel:
+            reply = arena_pb2_grpc.ArenaStub(channel).ListLadders(arena_pb2.ListLaddersRequest(), timeout=BOUND_S)
+            assert reply is not None
+        assert all(call.reset() for call in stalled)  # each ended by the server, its connection still open
+        assert api.watchdog.cancelled >= ATTACK
+    finally:
+        for call in stalled:
+            call.close()
+        api.stop(grace_s=1.0)
