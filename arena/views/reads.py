@@ -26,7 +26,7 @@ from urllib.parse import quote
 
 import redis
 
-from arena.bots.registry import Registry
+from arena.bots.registry import Registry, public_suspension
 from arena.model import (
     ID_RE,
     SEAT_RE,
@@ -171,7 +171,9 @@ class Views:
                 continue
             summary = stats.summarize(ladder, row.bot_id, h, v)
             gating = int(gated[row.bot_id]) if verdict == "" else 0  # (None: no gate)
-            st = bot_state_of(False, suspended or "", int(version or 1), kind == "package", upload)
+            # (A suspension stored before its reason was put in public words is shown in them: this is public.)
+            why = public_suspension(suspended or "")
+            st = bot_state_of(False, why, int(version or 1), kind == "package", upload)
             if st.active:
                 out.append(Standing(len(out) + 1, name or row.bot_id, row, summary, kind or "", v, gating))
             else:

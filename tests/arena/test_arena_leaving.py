@@ -148,3 +148,30 @@ def test_the_forfeit_limits_through_the_api_and_the_ladder_list() -> None:
     assert "suspending" not in ladder_line(info)  # the defaults go without saying
     info.forfeit_limits.CopyFrom(arena_pb2.ForfeitLimits(in_a_row=2, window=20, in_window=10))
     assert ", suspending a version at 2 forfeits in a row or 10 of its last 20 matches (0: off);" in ladder_line(info)
+
+
+def test_the_leaderboard_shows_a_suspended_bot_apart_unranked_with_its_public_reason(r) -> None:
+    from arena.model import MatchResult
+
+    arena = Arena(r)
+    reg = arena.registry
+    a, b, c = (_manifest_bot(reg, n) for n in ("alpha", "beta", "gamma"))
+    lid = arena.scheduler.create_ladder(ladder_config("pilotta", deals=1))
+    for n, (x, y) in enumerate(((a, b), (b, c), (a, c)), 1):  # alpha wins both, beta beats gamma
+        won = MatchResult(f"m-{n}", lid, (x, y, x, y), 0, (100, 62), 1, finished=float(n))
+        assert arena.ratings.apply(won) is True
+    # Suspended the way an older arena wrote it, the bot's own words in it: shown in the arena's words.
+    legacy = "version 1 failed to start or answer its Handshake in 3 matches in a row: bot 'alpha' said LEAKED"
+    r.hset(keys.bot(a), "suspended", legacy)
+    _lid, rows, _next = arena.leaderboard(lid)
+    # alpha won both its matches, so it led by rating; it is now listed last, unranked, with why.
+    assert [(s.name, s.rank, s.state) for s in rows] == [
+        ("beta", 1, "active"),
+        ("gamma", 2, "active"),
+        ("alpha", 0, "suspended"),
+    ]
+    assert (
+        rows[2].reason
+        == "version 1 failed to start or answer its Handshake in 3 matches in a row: it could not be started"
+    )
+    assert reg.bot_state(reg.get(a)).reason == rows[2].reason  # the registry's words: one definition
