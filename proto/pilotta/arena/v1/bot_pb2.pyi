@@ -524,7 +524,7 @@ class DecideRequest(_message.Message):
     TIME_BANK_MS_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     deadline_ms: _builtins.int
-    """Time the bot may take for this decision, and what remains of its bank for the match."""
+    """Time the bot may take for this decision, and what remains of its bank (its own at this table)."""
     time_bank_ms: _builtins.int
     @_builtins.property
     def observation(self) -> Global___Observation: ...
