@@ -85,7 +85,8 @@ def test_an_author_submits_checks_status_and_reads_logs_through_the_cli(r, api, 
     sandbox, cache = Sandbox(), PackageCache(PackageStore(r))
     assert Validator(r, cache, sandbox, "tests", tmp_path / "validation").run_once() == 1
     status = bot_cli(api.address, "status", "pyup", "--token", token, "--output")
-    assert status.returncode == 0 and status.stdout.startswith("pyup: active\nversion 1 (current): package validated\n"), status
+    assert status.returncode == 0, status
+    assert status.stdout.startswith("pyup: active\nversion 1 (current): package validated\n"), status.stdout
     assert "passed, 0 failed" in status.stdout
 
     runner = ArenaRunner(reg, log_dir=tmp_path / "logs", sandbox=sandbox, packages=cache)
