@@ -101,8 +101,10 @@ def test_dead_letters_listed_and_requeued_through_api_and_cli(r, admin, api, stu
 
 
 @pytest.mark.timeout(30)
-def test_a_server_side_value_error_is_internal_not_the_clients_fault(r, stub):
-    # A stored result that does not parse is our data gone bad: the client asked a fair question.
+def test_a_corrupt_stored_result_is_data_loss_not_the_clients_fault(r, stub):
+    # A stored result that does not parse is our data gone bad: the client asked a fair question, and is told
+    # which match is unreadable and why (DATA_LOSS, docs/security.md), not an INTERNAL error.
     r.set(keys.result("m-corrupt"), '{"match_id": "m-corrupt"}')
     e = rpc_error(lambda: stub.GetReplay(arena_pb2.GetReplayRequest(match_id="m-corrupt"), timeout=TIMEOUT))
-    assert e.code() == Code.INTERNAL and "MatchResult" in e.details()
+    assert e.code() == Code.DATA_LOSS, e
+    assert "m-corrupt" in e.details() and "MatchResult.deals_played: missing field" in e.details()

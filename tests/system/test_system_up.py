@@ -257,7 +257,7 @@ def _ladder(data, matches):
     assert started.returncode == 0, started.stderr
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(480)  # the waits below are bounds for a loaded machine; it takes ~75 s on a quiet one
 def test_killed_embedded_redis_is_restarted_and_no_result_is_lost(tmp_path):
     if find_redis_server() is None:
         pytest.skip("no redis-server")
@@ -273,7 +273,7 @@ def test_killed_embedded_redis_is_restarted_and_no_result_is_lost(tmp_path):
         (old,) = _redis_servers_on(data / "redis")
         os.kill(old, signal.SIGKILL)
         new = wait_until(lambda: [p for p in _redis_servers_on(data / "redis") if p != old], 20, "a new redis")
-        wait_until(lambda: r.xlen(keys.RESULTS_STREAM) >= matches, 120, f"all {matches} results", poll_s=0.5)
+        wait_until(lambda: r.xlen(keys.RESULTS_STREAM) >= matches, 300, f"all {matches} results", poll_s=0.5)
         assert new == [_pid(r)]  # one server again, at the same address
 
         # No result lost or counted twice: every match scheduled has exactly one result, none dead-lettered.
