@@ -51,17 +51,6 @@ class PeerContext(Context, Protocol):
     def peer(self) -> str: ...
 
 
-def peer_host(peer: str) -> str:
-    """The caller's address without its port, from gRPC's peer (``ipv4:10.0.0.7:51234``, ``ipv6:[::1]:5``):
-    a client's connections come from many ports, and it is the client that challenges are counted for."""
-    kind, _, rest = peer.partition(":")
-    if kind == "ipv4":
-        return rest.rpartition(":")[0] or rest
-    if kind == "ipv6":
-        return rest.rpartition(":")[0].strip("[]") or rest
-    return peer
-
-
 class ArenaService(arena_pb2_grpc.ArenaServicer):
     def __init__(self, r: redis.Redis, archive: Archive | None = None, limits: StreamLimits | None = None) -> None:
         self.arena = Arena(r, archive=archive)
@@ -162,7 +151,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                 request.seed,
                 request.rated,
                 list(request.tokens),
-                client=peer_host(context.peer()),
+                client=client_address(context.peer()),
             )
         except Exception as e:
             code, text = status_of(e)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from arena.api.servicer import peer_host
+from arena.api.guard import client_address
 from arena.bots.limits import Policy, QuotaExceeded, RateLimit, store_policy
 from arena.model import AuthError, MatchResult, MatchSpec, VersionState
 from arena.play.ladder import ladder_config
@@ -134,4 +134,4 @@ def test_challenges_are_counted_per_client_as_well_as_per_owner(r, arena: Arena,
     [("ipv4:10.0.0.7:51234", "10.0.0.7"), ("ipv6:[::1]:5050", "::1"), ("unix:/tmp/s", "unix:/tmp/s")],
 )
 def test_a_client_is_its_address_without_the_port(peer: str, host: str) -> None:
-    assert peer_host(peer) == host
+    assert client_address(peer) == host
