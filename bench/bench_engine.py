@@ -30,6 +30,8 @@ ENGINE_MODULES = [
     "referee/actions.py",
     "referee/declarations.py",
     "referee/deal.py",
+    "referee/card_play.py",
+    "referee/deal_score.py",
     "referee/game.py",
     "referee/errors.py",
     "referee/rules/base.py",

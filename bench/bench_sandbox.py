@@ -57,8 +57,9 @@ from arena.bots.registry import Registry  # noqa: E402
 from arena.model import MatchSpec  # noqa: E402
 from arena.play.runner import ArenaRunner  # noqa: E402
 from arena.sandbox import Sandbox, SandboxedBot, probe  # noqa: E402
-from arena.sandbox.bwrap import _bwrap_argv, _namespaces, _system_binds, instance_copy  # noqa: E402
 from arena.sandbox.cgroups import Limits, make_tree  # noqa: E402
+from arena.sandbox.command import bwrap_argv, namespaces, system_binds  # noqa: E402
+from arena.sandbox.copies import instance_copy  # noqa: E402
 from arena.sandbox.lifetime import with_parent_death  # noqa: E402
 from arena.sandbox.pool import launch  # noqa: E402
 from arena.sandbox.seccomp import program, program_fd  # noqa: E402
@@ -183,12 +184,12 @@ def syscall_ns(filtered: bool) -> float:
     cg = make_tree(f"bench-seccomp-{time.monotonic_ns()}", Limits(), "auto")
     fds: list[int] = []
     try:
-        options = [*_namespaces(), *_system_binds()]
+        options = [*namespaces(), *system_binds()]
         if filtered:
             fds.append(program_fd())
             options += ["--seccomp", str(fds[-1])]
         bwrap = shutil.which("bwrap") or "/usr/bin/bwrap"
-        argv, args_fd = _bwrap_argv(cg, Limits(), bwrap, options, ["/usr/bin/python3", "-S", "-c", _SYSCALLS])
+        argv, args_fd = bwrap_argv(cg, Limits(), bwrap, options, ["/usr/bin/python3", "-S", "-c", _SYSCALLS])
         fds.append(args_fd)
         done = subprocess.run(argv, capture_output=True, timeout=120, env={}, check=True, pass_fds=tuple(fds))
         return float(done.stdout.decode().split()[-1])

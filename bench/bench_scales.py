@@ -42,7 +42,7 @@ from referee.observation import ObservationCache, observe
 from referee.rules import get_ruleset
 from referee.scales import SCALES, board_score, pilotta_points
 from sample_bots.heuristic.bot import HeuristicBot
-from sample_bots.random.bot import RandomBot
+from sample_bots.uniform.bot import UniformBot
 
 Decide = Callable[[pilotta_bot.Observation, list[str]], str]
 
@@ -139,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     boards = seeded_boards(args.seed, args.boards)
     pairs: dict[str, tuple[Decide, Decide]] = {
-        "heuristic vs random": (HeuristicBot().decide, RandomBot(seed=1).decide),
+        "heuristic vs uniform": (HeuristicBot().decide, UniformBot(seed=1).decide),
         f"heuristic vs heuristic-{int(args.noise * 100)}%": (
             HeuristicBot().decide,
             NoisyHeuristic(args.noise, seed=2).decide,

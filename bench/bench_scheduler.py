@@ -15,7 +15,7 @@ import argparse
 import random
 from dataclasses import replace
 
-from arena.play.scheduler import FAIRNESS_SLACK, Candidate, pick_pairs
+from arena.play.pairing import FAIRNESS_SLACK, Candidate, pick_pairs
 
 QUEUE = 4
 MAX_IN_FLIGHT = 4

@@ -41,7 +41,8 @@ from arena.model import BotStats, LatencySummary, MatchResult  # noqa: E402
 from arena.play.queue import MatchQueue  # noqa: E402
 from arena.rating.ratings import Ratings  # noqa: E402
 from arena.store import keys  # noqa: E402
-from arena.store.archive import Archive, Archiver, Retention, load_result  # noqa: E402
+from arena.store.archive import Archive, load_result  # noqa: E402
+from arena.store.archiver import Archiver, Retention  # noqa: E402
 from arena.store.redis_server import EmbeddedRedis, connect  # noqa: E402
 
 A, B = "b-random", "b-heuristic"

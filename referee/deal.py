@@ -12,10 +12,11 @@ side 1.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
+from referee import card_play
 from referee.actions import (
     ALL_TRUMP_STRAIN,
     BELOTE_FLAG,
@@ -31,21 +32,21 @@ from referee.actions import (
     declare_action,
     declare_subset,
 )
+from referee.card_play import ALL_TRUMP, NO_TRUMP, SUIT_TRUMP
+from referee.card_play import legal_cards as legal_card_mask
 from referee.cards import (
     _SUIT_BYTE_CARDS,
     CARD_BITS,
-    PLAIN_STRENGTH,
-    SUIT_MASKS,
-    TRUMP_STRENGTH,
     Card,
     CardMask,
     Rank,
     card_name,
     cards_in,
 )
+from referee.deal_score import DealScore
 from referee.declarations import Declaration
 from referee.errors import IllegalActionError
-from referee.notes import Note, note
+from referee.notes import note
 
 if TYPE_CHECKING:
     from referee.rules.base import Ruleset
@@ -105,63 +106,11 @@ class BeloteCall:
     lost: bool = False  # the pair no longer counts (e.g. a card of it was discarded)
 
 
-@dataclass
-class DealScore:
-    """The breakdown of a scored deal. Sides are indexed 0 and 1; points are before any game rounding
-    unless named ``written``."""
-
-    card_points: list[int]
-    declarations: list[int]
-    belote: list[int]
-    capot: int | None  # the side that took every trick
-    contract_made: bool | None  # None for a deal thrown in
-    multiplier: int
-    written: list[int]  # points written to the game score for this deal
-    hanging: int = 0  # points left hanging for the winner of the next deal
-    notes: list[Note] = field(default_factory=list)  # why it scored so: codes with values (referee.notes)
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "card_points": list(self.card_points),
-            "declarations": list(self.declarations),
-            "belote": list(self.belote),
-            "capot": self.capot,
-            "contract_made": self.contract_made,
-            "multiplier": self.multiplier,
-            "written": list(self.written),
-            "hanging": self.hanging,
-            "notes": [n.to_json() for n in self.notes],
-        }
-
-
-# Trump modes: which cards beat which. Set from the contract's strain.
-SUIT_TRUMP, NO_TRUMP, ALL_TRUMP = 0, 1, 2
-
-# For each card, the cards of its suit that beat it in the trump order.
-_ABOVE_TRUMP: tuple[CardMask, ...] = tuple(
-    sum(1 << (c & ~7 | r) for r in range(8) if TRUMP_STRENGTH[r] > TRUMP_STRENGTH[c & 7]) for c in range(32)
-)
-_ABOVE_PLAIN: tuple[CardMask, ...] = tuple(
-    sum(1 << (c & ~7 | r) for r in range(8) if PLAIN_STRENGTH[r] > PLAIN_STRENGTH[c & 7]) for c in range(32)
-)
-
-
 # The king and queen of a suit differ in these rank bits: ``card ^ _KING_XOR_QUEEN`` is the other of the pair.
 _KING_XOR_QUEEN = Rank.KING ^ Rank.QUEEN
 
 # cards_in's per-suit tables, for its inlined copy in ``Deal.legal_actions``.
 _C, _D, _H, _S = _SUIT_BYTE_CARDS
-
-_POWER_TABLES: dict[tuple[int, int | None], tuple[int, ...]] = {}
-
-
-def _power_table(mode: int, trump: int | None) -> tuple[int, ...]:
-    table = _POWER_TABLES.get((mode, trump))
-    if table is None:
-        table = _POWER_TABLES[(mode, trump)] = tuple(
-            TRUMP_STRENGTH[c & 7] if mode == ALL_TRUMP or c >> 3 == trump else PLAIN_STRENGTH[c & 7] for c in range(32)
-        )
-    return table
 
 
 class Deal:
@@ -287,7 +236,7 @@ class Deal:
             seat = self.to_act
             if self.declared[seat] or self.tricks:
                 # Card plays, the common case (32 of a deal's ~40 steps): kept flat, without helper calls.
-                mask = self.legal_cards()
+                mask = legal_card_mask(self)
                 self._legal_at, self._legal_mask = len(self.history), mask  # apply() checks against this
                 # cards_in(mask), inlined; a card's play action is the card itself.
                 # A card's play action is the card itself: the tables hold Cards, the list Actions.
@@ -320,42 +269,9 @@ class Deal:
         return self._auction_actions
 
     def legal_cards(self) -> CardMask:
-        """The cards the seat to act may play now, as a mask (the rule of following, trumping and
-        overtrumping of this contract)."""
-        hand = self.hands[self.to_act]
-        trick = self.trick
-        if not trick:
-            return hand
-        led = trick[0] >> 3
-        follow = hand & SUIT_MASKS[led]
-        mode = self.mode
-        if mode == NO_TRUMP:
-            return follow or hand
-        best = trick[self.trick_best]
-        if mode == ALL_TRUMP:
-            if not follow:
-                return hand
-            # Every suit is trump: go higher in the led suit whenever possible.
-            return (follow & _ABOVE_TRUMP[best]) or follow
-        trump = self.trump
-        assert trump is not None
-        if follow:
-            if led == trump:
-                return (follow & _ABOVE_TRUMP[best]) or follow
-            if best >> 3 == led and self.must_head_plain_suit:
-                return (follow & _ABOVE_PLAIN[best]) or follow
-            return follow
-        trumps = hand & SUIT_MASKS[trump]
-        if not trumps:
-            return hand
-        if self.partner_may_win and (self.leader + self.trick_best) % 4 == (self.to_act + 2) % 4:
-            return hand
-        if best >> 3 == trump:
-            over = trumps & _ABOVE_TRUMP[best]
-            if over:
-                return over
-            return trumps if self.must_undertrump else hand
-        return trumps
+        """The cards the seat to act may play now, as a mask (``card_play.legal_cards``: the rule of
+        following, trumping and overtrumping of this contract)."""
+        return legal_card_mask(self)
 
     def _may_announce_belote(self, seat: int, card: int) -> bool:
         if not self.belote_mask >> card & 1:
@@ -438,9 +354,9 @@ class Deal:
         hand = self.hands[seat]
         if not hand >> card & 1:
             raise IllegalActionError(f"seat {seat} does not hold {card_name(card)}", "card-not-held")
-        legal = self._legal_mask if self._legal_at == len(self.history) else self.legal_cards()
+        legal = self._legal_mask if self._legal_at == len(self.history) else legal_card_mask(self)
         if not legal >> card & 1:
-            raise IllegalActionError(self._why_illegal(card, legal), self._rule_broken(card, legal))
+            raise IllegalActionError(card_play.why_illegal(self, card, legal), card_play.rule_broken(self, card, legal))
         belote = action & BELOTE_FLAG
         if belote and not self._may_announce_belote(seat, card):
             raise IllegalActionError(
@@ -498,7 +414,7 @@ class Deal:
         else:
             self.mode, self.trump = SUIT_TRUMP, int(contract.strain)
         self.points_table = self.ruleset.card_points_table(contract)
-        self.power = _power_table(self.mode, self.trump)
+        self.power = card_play.power_table(self.mode, self.trump)
         self.belote_mask = self.ruleset.belote_suits_mask(self)
         self.phase = _PLAY
         self.leader = self.to_act = self.ruleset.first_leader(self)
@@ -534,28 +450,3 @@ class Deal:
             return repr(self.code(action))
         except ValueError:
             return f"action id {action}"
-
-    def _why_illegal(self, card: int, legal: CardMask) -> str:
-        led = self.trick[0] >> 3
-        name = card_name(card)
-        allowed = " ".join(card_name(c) for c in cards_in(legal))
-        if self.hands[self.to_act] & SUIT_MASKS[led] and card >> 3 != led:
-            return f"{name} does not follow the led suit though the hand holds it (legal: {allowed})"
-        if card >> 3 == led and led != self.trump:
-            return f"{name} is too low: a higher card of the led suit must be played (legal: {allowed})"
-        if card >> 3 == led:  # a led trump: the duty to overtrump applies to it too
-            return f"{name} is too low: a higher trump must be played when one is held (legal: {allowed})"
-        if self.trump is not None and card >> 3 != self.trump:
-            return f"{name} is not a trump, and a player who cannot follow must trump (legal: {allowed})"
-        return f"{name} is too low: a higher trump must be played when one is held (legal: {allowed})"
-
-    def _rule_broken(self, card: int, legal: CardMask) -> str:
-        led = self.trick[0] >> 3
-        if self.hands[self.to_act] & SUIT_MASKS[led] and card >> 3 != led:
-            return "must-follow-suit"
-        if card >> 3 == led:
-            # Following a led trump too low breaks the overtrump duty (000 Spielablauf 3), not a plain-suit one.
-            return "must-overtrump" if led == self.trump else "must-go-higher"
-        if self.trump is not None and card >> 3 != self.trump:
-            return "must-trump"
-        return "must-overtrump"

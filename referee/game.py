@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 from referee.actions import Action
 from referee.cards import ALL_CARDS, Card
-from referee.deal import Deal, DealScore, Phase
+from referee.deal import Deal, Phase
+from referee.deal_score import DealScore
 from referee.errors import IllegalActionError
 from referee.rules.base import Ruleset
 

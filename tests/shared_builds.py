@@ -1,5 +1,5 @@
-"""What tests build in the source tree, shared by every test process: the C++ sample bot and the Node.js
-bot's packages, each built under an exclusive lock.
+"""What tests build in the source tree, shared by every test process: the C++, Go and Java sample bots and
+the Node.js bot's packages, each built under an exclusive lock.
 
 Under pytest-xdist several processes need them at once; two ``make`` runs in one build directory would
 compile over each other, and ``make package`` starts with ``rm -rf build/package``, so a test reading the
@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sample_bots.cpp import build as cpp_build
+from sample_bots.go import build as go_build
+from sample_bots.java import build as java_build
 
 
 @contextmanager
@@ -43,4 +45,34 @@ def cpp_package_copy(dest: Path) -> Path:
     with exclusive(cpp_build.HERE / "Makefile"):
         cpp_build.build()
         shutil.copytree(cpp_build.PACKAGE, dest)
+    return dest
+
+
+def built_go_bot() -> Path:
+    """``sample_bots/go`` with its executable and package built (``go_build.build()`` under the lock); raises
+    what it raises (``CannotBuild`` where the toolchain is missing)."""
+    with exclusive(go_build.HERE / "Makefile"):
+        return go_build.build()
+
+
+def go_package_copy(dest: Path) -> Path:
+    """A private copy of the built Go bot's package (``build/package``) at ``dest``, made under the lock."""
+    with exclusive(go_build.HERE / "Makefile"):
+        go_build.build()
+        shutil.copytree(go_build.PACKAGE, dest)
+    return dest
+
+
+def built_java_bot() -> Path:
+    """``sample_bots/java`` with its jar and package built (``java_build.build()`` under the lock); raises what
+    it raises (``CannotBuild`` where the toolchain is missing)."""
+    with exclusive(java_build.HERE / "Makefile"):
+        return java_build.build()
+
+
+def java_package_copy(dest: Path) -> Path:
+    """A private copy of the built Java bot's package (``build/package``) at ``dest``, made under the lock."""
+    with exclusive(java_build.HERE / "Makefile"):
+        java_build.build()
+        shutil.copytree(java_build.PACKAGE, dest)
     return dest

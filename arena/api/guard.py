@@ -246,9 +246,10 @@ class Watchdog:
                 due = [k for k, (t, _c) in self._watched.items() if t <= now]
                 for k in due:
                     _t, context = self._watched.pop(k)
+                    # Counted before the cancel goes out: whoever sees the call end then sees it counted.
+                    self.cancelled += 1
                     with contextlib.suppress(Exception):  # a call that ended meanwhile
                         context.cancel()
-                    self.cancelled += 1
                 soonest = min((t for t, _c in self._watched.values()), default=now + 1.0)
                 self._lock.wait(timeout=min(max(soonest - now, 0.01), 1.0))
 

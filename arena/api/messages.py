@@ -12,7 +12,7 @@ from pilotta.arena.v1 import arena_pb2
 
 from arena.model import Bot, BotState, ForfeitLimits, ValidationError
 from arena.rating.gating import GateConfig, GateSummary
-from arena.service import BotSource, LadderView, MatchSummary
+from arena.service import BotSource, LadderView, MatchSummary, OwnerInfo
 
 
 def bot_info(bot: Bot, state: BotState, full: bool = True) -> arena_pb2.BotInfo:
@@ -150,7 +150,12 @@ def match_summary(m: MatchSummary) -> arena_pb2.MatchSummary:
         finished_at=m.finished,
         unrated=not m.rated,
         void=m.void,
+        ladder_name=m.ladder_name,
     )
     if m.winner is not None:
         out.winner_side = m.winner
     return out
+
+
+def owner_info(o: OwnerInfo) -> arena_pb2.OwnerInfo:
+    return arena_pb2.OwnerInfo(name=o.name, created_at=o.created, revoked_at=o.revoked, active_bots=o.active_bots)

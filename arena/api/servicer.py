@@ -28,6 +28,7 @@ from arena.api.messages import (
     ladder_info,
     match_summary,
     one_of,
+    owner_info,
 )
 from arena.bots.packages import MAX_PACKAGE_BYTES, PackageError
 from arena.model import Bot, ValidationError
@@ -62,9 +63,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
     @rpc
     def RegisterBot(self, request: arena_pb2.RegisterBotRequest) -> arena_pb2.RegisterBotReply:
         source = bot_source(request.source, request.games, request.rulesets)
-        bot, token = self.arena.register_bot(
-            request.name, request.owner, source, token=request.token, registration_key=request.registration_key
-        )
+        bot, token = self.arena.register_bot(request.name, request.owner, source, token=request.token)
         return arena_pb2.RegisterBotReply(bot=self._bot_info(bot), owner_token=token)
 
     @rpc
@@ -95,6 +94,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         ladder, standings, token = self.arena.leaderboard(request.ladder, Page(request.page_token, request.limit))
         return arena_pb2.LeaderboardReply(
             ladder=ladder,
+            ladder_name=self.arena.ladder_name(ladder),
             next_page_token=token,
             entries=[
                 arena_pb2.LeaderboardEntry(
@@ -123,6 +123,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         table = self.arena.batch_ratings(request.ladder, request.anchor or DEFAULT_ANCHOR)
         return arena_pb2.BatchRatingsReply(
             ladder=table["ladder"],
+            ladder_name=self.arena.ladder_name(table["ladder"]),
             anchor=table["anchor"],
             boards=table["boards"],
             ratings=[arena_pb2.BatchRating(**row) for row in table["ratings"]],
@@ -182,6 +183,8 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
             eta_seconds=s.eta_s,
             remaining=s.remaining,
             holding=list(s.holding),
+            held_by_pairs=s.held_by_pairs,
+            idle_by_pairs=list(s.idle_by_pairs),
             gating=[gate_status(g) for g in s.gating],
             in_flight=[
                 arena_pb2.InFlightMatch(
@@ -213,6 +216,10 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
     @rpc
     def StopLadder(self, request: arena_pb2.StopLadderRequest) -> arena_pb2.LadderInfo:
         return ladder_info(self.arena.stop_ladder(request.token, request.ladder))
+
+    @rpc
+    def ExtendLadder(self, request: arena_pb2.ExtendLadderRequest) -> arena_pb2.LadderInfo:
+        return ladder_info(self.arena.extend_ladder(request.token, request.ladder, request.matches))
 
     @rpc
     def ListLadders(self, request: arena_pb2.ListLaddersRequest) -> arena_pb2.ListLaddersReply:
@@ -249,6 +256,21 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
             ]
         )
 
+    # owners ----------------------------------------------------------------------------------
+
+    @rpc
+    def AddOwner(self, request: arena_pb2.AddOwnerRequest) -> arena_pb2.AddOwnerReply:
+        info, token = self.arena.add_owner(request.token, request.name)
+        return arena_pb2.AddOwnerReply(owner=owner_info(info), owner_token=token)
+
+    @rpc
+    def ListOwners(self, request: arena_pb2.ListOwnersRequest) -> arena_pb2.ListOwnersReply:
+        return arena_pb2.ListOwnersReply(owners=[owner_info(o) for o in self.arena.list_owners(request.token)])
+
+    @rpc
+    def RevokeOwner(self, request: arena_pb2.RevokeOwnerRequest) -> arena_pb2.OwnerInfo:
+        return owner_info(self.arena.revoke_owner(request.token, request.name))
+
     # uploads ---------------------------------------------------------------------------------
 
     def SubmitBot(self, request_iterator: Iterator[arena_pb2.SubmitBotChunk], context: UploadContext) -> Any:
@@ -275,7 +297,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         if first is None:
             raise ValidationError("an upload needs at least one chunk naming the bot")
         # The upload's metadata, checked before another byte is read: no key or token, no upload.
-        self.arena.check_upload(first.name, first.owner, first.token, first.registration_key)
+        self.arena.check_upload(first.name, first.owner, first.token)
         parts: list[bytes] = []
         size = 0
         for chunk in itertools.chain([first], chunks):
@@ -286,9 +308,7 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
                     "out what the bot does not need at run time"
                 )
             parts.append(chunk.data)
-        bot, token, version = self.arena.submit_bot(
-            first.name, first.owner, b"".join(parts), first.token, first.registration_key
-        )
+        bot, token, version = self.arena.submit_bot(first.name, first.owner, b"".join(parts), first.token)
         digest = next(v.package for v in self.arena.registry.versions(bot.bot_id) if v.version == version)
         return arena_pb2.SubmitBotReply(
             bot=self._bot_info(bot), owner_token=token, version=version, digest=digest or ""
@@ -300,7 +320,8 @@ class ArenaService(arena_pb2_grpc.ArenaServicer):
         return arena_pb2.BotLogsReply(
             logs=[
                 arena_pb2.MatchLog(match_id=x.match_id, version=x.version, finished_at=x.ts, text=x.text) for x in found
-            ]
+            ],
+            retention=self.arena.log_retention().describe(),
         )
 
     @rpc

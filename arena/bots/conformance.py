@@ -5,28 +5,30 @@ The bot is seated as its own partner (seats 0 and 2) against a sample opponent (
 ``sample_bots/heuristic``, which bids), so that even a bot that always passes is asked to play cards.
 Checked: that it starts and serves its health service (where it serves one); its handshake (name, games
 and protocol version, against its manifest's when it has one); legal answers in every phase of every game
-it lists, within the deadline, without raising; its notices; that it speaks version 1 to a version 1
-referee; and that it stops cleanly on SIGTERM within the grace period. Every FAIL about decisions shows
-the first failing decision in full (game, deal, trick, the bot's hand and legal actions, what it answered
-or the error it raised, its log).
+it lists, within the deadline, without answering an error; its notices; that it speaks version 1 to a
+version 1 referee; and that it stops cleanly on SIGTERM within the grace period (exit status 0). Every FAIL
+about decisions shows the first failing decision in full (game, deal, trick, the bot's hand and legal
+actions, what it answered or the error it answered, its log). What is cosmetic is a WARN, not a FAIL: a
+handshake name other than the manifest's, games only the handshake lists, a bot ended by SIGTERM itself.
+The report and its words are ``arena.bots.check_report``'s.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from pilotta.arena.v1 import bot_pb2_grpc
 
+from arena.bots.check_report import CheckReport, Failed, failure_text
 from referee.errors import RulesetError
 from referee.match import DecisionEvent, Event, MatchOutcome, MatchSettings, run_match, wire
 from referee.match.bots import REPO_ROOT, BotProcess, Manifest, launch_bots, resolve_bot
@@ -35,7 +37,6 @@ from referee.rules import get_ruleset
 
 BOT_SERVICE = "pilotta.arena.v1.Bot"
 DEFAULT_OPPONENT = REPO_ROOT / "sample_bots" / "heuristic"
-_RAISED = re.compile(r"decide\(\) raised (.+)", re.S)
 
 
 @dataclass(frozen=True)
@@ -66,69 +67,6 @@ class CheckSettings:
         )
 
 
-def failure_text(event: DecisionEvent) -> str:
-    """What went wrong with one decision, in the bot author's terms ("bot raised: IndexError: ...")."""
-    if event.outcome == "malformed_reply" and event.answer is None:  # an error status, not a reply
-        m = _RAISED.search(event.detail)
-        said = m.group(1) if m else re.sub(r"^(INTERNAL|UNKNOWN|the bot could not decide): ", "", event.detail)
-        return f"bot raised: {said}"
-    if event.answer is not None:
-        return f"bot answered {event.answer!r}: {event.outcome} ({event.detail})"
-    return f"{event.outcome}: {event.detail}"
-
-
-@dataclass(frozen=True)
-class Failed:
-    """The first failing decision of a check, and where the bot's log is."""
-
-    game: str
-    event: DecisionEvent
-    log: str
-
-    def lines(self) -> list[str]:
-        e = self.event
-        where = f"game {self.game}, deal {e.deal_number + 1}" + (f", trick {e.trick}" if e.trick else "")
-        return [
-            f"first failing decision: {where}, seat {e.seat} ({e.phase})",
-            f"hand: {' '.join(e.hand) or '(none)'}",
-            f"legal actions: {', '.join(e.legal)}",
-            failure_text(e),
-            f"the referee played {e.action!r} instead",
-            f"bot's log: {self.log}",
-        ]
-
-
-@dataclass(frozen=True)
-class Result:
-    name: str
-    status: str  # PASS, FAIL or SKIP
-    detail: str = ""
-    failed: Failed | None = None
-
-
-@dataclass
-class CheckReport:
-    results: list[Result] = field(default_factory=list)
-
-    def add(self, name: str, passed: bool, detail: str = "", failed: Failed | None = None) -> None:
-        self.results.append(Result(name, "PASS" if passed else "FAIL", detail, None if passed else failed))
-
-    def skip(self, name: str, why: str) -> None:
-        self.results.append(Result(name, "SKIP", why))
-
-    @property
-    def ok(self) -> bool:
-        return all(r.status != "FAIL" for r in self.results)
-
-    def print(self, out: TextIO) -> None:
-        for r in self.results:
-            print(f"{r.status}  {r.name}" + (f": {r.detail}" if r.detail else ""), file=out)
-            for line in r.failed.lines() if r.failed else ():
-                print(f"      {line}", file=out)
-        counts = {s: sum(1 for r in self.results if r.status == s) for s in ("PASS", "FAIL", "SKIP")}
-        print(f"{counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped", file=out)
-
-
 @dataclass
 class Target:
     """The bot under check: its endpoint, its manifest and process when check-bot started it."""
@@ -136,6 +74,8 @@ class Target:
     endpoint: str
     manifest: Manifest | None = None
     process: BotProcess | None = None
+    # Why SIGTERM is not checked when there is no process of check-bot's to signal.
+    unsignalled: str = "not checked: check-bot did not start this bot (give its directory to check it)"
 
     @property
     def log(self) -> str:
@@ -191,19 +131,21 @@ def check_handshake(target: Target, report: CheckReport) -> tuple[list[str], int
     report.add("handshake lists games", bool(rulesets), ", ".join(rulesets) or "no games listed")
     m = target.manifest
     if m is not None:
-        report.add(
-            "handshake name matches the manifest",
-            reply.name == m.name,
-            f"handshake {reply.name!r}, manifest {m.name!r}",
-        )
+        name = "handshake name matches the manifest"
+        if reply.name == m.name:
+            report.add(name, True, repr(m.name))
+        else:  # cosmetic: the arena shows the registered name; the handshake's is only logged
+            report.warn(name, f"handshake {reply.name!r}, manifest {m.name!r} (the arena shows the manifest's)")
         missing, extra = sorted(set(m.games) - set(rulesets)), sorted(set(rulesets) - set(m.games))
-        report.add(
-            "handshake games match the manifest",
-            not missing and not extra,
-            f"both list {', '.join(m.games)}"
-            if not missing and not extra
-            else f"only the manifest lists {missing}; only the handshake lists {extra}",
-        )
+        name = "handshake games match the manifest"
+        if missing:  # the arena would seat it in a game it cannot play
+            report.add(
+                name, False, f"only the manifest lists {missing}" + (f"; only the handshake {extra}" * bool(extra))
+            )
+        elif extra:  # it is never seated in those
+            report.warn(name, f"only the handshake lists {extra}: the arena seats it only in {', '.join(m.games)}")
+        else:
+            report.add(name, True, f"both list {', '.join(m.games)}")
     return rulesets, version
 
 
@@ -252,12 +194,22 @@ def check_game(
     outcomes: list[MatchOutcome] = []
     started = [target.process] if target.process is not None else []
     bots = [target.endpoint, opponent, target.endpoint, opponent]  # the bot is its own partner
+
+    def on_event(event: Event) -> None:
+        tally.on_event(event)
+        if isinstance(event, DecisionEvent):
+            decisions = sum(n for n, _bad in tally.phases.values())
+            report.progress(f"[{tag}] playing: deal {event.deal_number + 1}, {decisions} decisions of the bot's")
+
     for attempt in range(4):  # more deals until declarations were asked for (bounded)
         match_settings = settings.match(game, attempt)
         links = BotLinks(match_settings.max_message_bytes, versions)
+        more = " more" if attempt else ""
+        deals = f"{settings.deals}{more} {'deal' if settings.deals == 1 else 'deals'}"
+        report.progress(f"[{tag}] playing {deals}, the bot in seats 0 and 2", start=True)
         try:
             match_id = f"check-{game}-v{max(versions)}-{attempt}"
-            outcomes.append(run_match(bots, match_settings, match_id, tally.on_event, links=links, started=started))
+            outcomes.append(run_match(bots, match_settings, match_id, on_event, links=links, started=started))
         finally:
             links.close()
         records.append(outcomes[-1].record)
@@ -290,7 +242,7 @@ def check_game(
     crashed = [o.forfeit_reason for o in outcomes if o.forfeit]
     raised = tally.first_raised
     report.add(
-        f"[{tag}] plays whole deals without crashing or raising",
+        f"[{tag}] plays whole deals without crashing or answering an error",
         not crashed and raised is None,
         "; ".join(crashed + ([failure_text(raised)] if raised else [])),
         failed(raised),
@@ -309,17 +261,29 @@ def check_game(
         )
 
 
+# What a clean stop is, and how to get one, for the SIGTERM check's message (docs/submitting.md, "Stopping").
+SIGTERM_EXPECTED = (
+    "expected: exit status 0 after SIGTERM, once in-flight calls are answered (the Python SDK does it; a JVM: "
+    'handle TERM (sun.misc.Signal.handle(new Signal("TERM"), s -> { server.shutdown(); System.exit(0); })) '
+    "or end its shutdown hook with Runtime.getRuntime().halt(0); Node.js: process.on('SIGTERM', ...) then "
+    "process.exit(0); C++: handle SIGTERM, Shutdown() the server, return 0 from main)"
+)
+
+
 def check_sigterm(target: Target, grace_s: float, report: CheckReport) -> None:
-    """SIGTERM, then the bot must exit by itself within ``grace_s`` (it is killed after that)."""
+    """SIGTERM, then the bot must exit by itself within ``grace_s`` (it is killed after that), with status 0.
+    Ended by the signal itself (no handler: -15, or 143 = 128 + 15 as a JVM or a shell reports it) is a
+    warning: the arena loses nothing, but the bot stopped without finishing what it had in hand."""
     name = f"stops cleanly on SIGTERM within {grace_s:g} s"
     proc = target.process
     if proc is None:
-        report.skip(name, "not checked: check-bot did not start this bot (give its directory to check it)")
+        report.skip(name, target.unsignalled)
         return
     p = proc.process
     if p.poll() is not None:
         report.add(name, False, f"it had already exited with code {p.returncode}; log: {proc.stderr_path}")
         return
+    report.progress(f"stopping it with SIGTERM (it has {grace_s:g} s)", start=True)
     started = time.monotonic()
     with contextlib.suppress(ProcessLookupError):
         os.killpg(p.pid, signal.SIGTERM)
@@ -330,15 +294,20 @@ def check_sigterm(target: Target, grace_s: float, report: CheckReport) -> None:
             os.killpg(p.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             p.wait(timeout=5.0)
-        report.add(name, False, f"still running {grace_s:g} s after SIGTERM (killed); log: {proc.stderr_path}")
+        report.add(
+            name,
+            False,
+            f"still running {grace_s:g} s after SIGTERM (killed); {SIGTERM_EXPECTED}; log: {proc.stderr_path}",
+        )
         return
     took = time.monotonic() - started
     if code == 0:
         report.add(name, True, f"exited with code 0 in {took:.2f} s")
-    elif code == -signal.SIGTERM:
-        report.add(name, True, f"ended by the signal in {took:.2f} s (no handler: work in hand is not finished)")
+    elif code in (-signal.SIGTERM, 128 + signal.SIGTERM):
+        how = "killed by the signal" if code < 0 else f"exit status {code} = 128 + 15: it died of the signal"
+        report.warn(name, f"{how} in {took:.2f} s, without a clean exit; {SIGTERM_EXPECTED}")
     else:
-        report.add(name, False, f"exited with code {code} in {took:.2f} s; log: {proc.stderr_path}")
+        report.add(name, False, f"exited with code {code} in {took:.2f} s; {SIGTERM_EXPECTED}; log: {proc.stderr_path}")
 
 
 def run_checks(target: Target, opponent: str, settings: CheckSettings, report: CheckReport) -> list[dict[str, Any]]:
@@ -361,10 +330,13 @@ def run_checks(target: Target, opponent: str, settings: CheckSettings, report: C
     return records
 
 
-def check_bot(endpoint: str, settings: CheckSettings) -> CheckReport:
-    """The checks of a bot that runs already (``arena.bots.validation`` runs them in the sandbox); the
-    opponent is started here."""
-    report = CheckReport()
+def check_bot(
+    endpoint: str, settings: CheckSettings, report: CheckReport | None = None, manifest: Manifest | None = None
+) -> CheckReport:
+    """The checks of a bot that runs already (``arena.bots.validation`` runs them in the sandbox), against its
+    ``manifest`` when given; the opponent is started here. Into ``report`` when given."""
+    report = CheckReport() if report is None else report
+    report.progress("starting the opponent", start=True)
     with launch_bots([resolve_bot(settings.opponent)], settings.logs, stop_grace_s=settings.grace_s) as (
         endpoints,
         procs,
@@ -372,5 +344,12 @@ def check_bot(endpoint: str, settings: CheckSettings) -> CheckReport:
         if procs and procs[0].error:
             report.add("the opponent starts", False, procs[0].error)
         else:
-            run_checks(Target(endpoint), endpoints[0], settings, report)
+            # (In the sandbox the worker ends an instance by killing its cgroup: no SIGTERM to check there.)
+            unsignalled = "not checked in the sandbox (a worker ends an instance with its cgroup); check-bot checks it"
+            run_checks(
+                Target(endpoint, manifest, unsignalled=f"{unsignalled} without --sandbox"),
+                endpoints[0],
+                settings,
+                report,
+            )
     return report

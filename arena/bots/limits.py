@@ -3,9 +3,10 @@ small mechanisms that enforce it.
 
 ``Policy`` is the configuration: which networks endpoint bots may be on, the ports they may never name,
 size caps of names, manifests and JSON options, how many bots an owner may have, how many registrations
-and challenges a minute the arena takes, how long a page of a list is.  It is stored in Redis
-(``keys.POLICY``) so that every process of one arena (the API, the web pages, the workers) applies the same
-one; ``arena up --policy FILE`` / ``arena api --policy FILE`` write it from a TOML file at start.  Absent:
+and challenges a minute the arena takes, how long a page of a list is, how long owners' logs are kept.  It
+is stored in Redis (``keys.POLICY``) so that every process of one arena (the API, the web pages, the
+workers) applies the same one; ``arena up --policy FILE`` / ``arena api --policy FILE`` write it from a
+TOML file at start (``--logs-keep-matches`` and the like set single fields of it).  Absent:
 the defaults, which refuse endpoint bots on loopback and link-local addresses and on the arena's own
 service ports (``DEFAULT_REFUSED_NETWORKS``, ``DEFAULT_REFUSED_PORTS``).
 
@@ -80,6 +81,16 @@ class Policy:
     challenges_per_minute: int = 20  # per owner (the admin token is not limited)
     challenges_queued: int = 4  # per owner: its challenges waiting or being played at once
     page_max: int = 500  # rows of one page of ListBots, MatchHistory, Leaderboard
+    # Uploaded packages kept in Redis (arena.bots.retention): per bot, the current version's, the pending
+    # ones' and the newest few; per owner, at most so many bytes of them.
+    package_versions_kept: int = 3
+    owner_package_bytes: int = 200 << 20
+    # Owners' logs (arena.bots.botlogs): a bot's logs of its last logs_keep_matches matches and of every match
+    # of the last logs_keep_days days are kept, whichever keeps more, but never more than logs_most_matches'
+    # (a log is at most 64 KB: 2,000 of them are at most 125 MiB of Redis per bot).
+    logs_keep_matches: int = 200
+    logs_keep_days: int = 7
+    logs_most_matches: int = 2000
 
     def __post_init__(self) -> None:
         for name in ("allow_networks", "refused_networks"):
@@ -99,6 +110,11 @@ class Policy:
             v = getattr(self, f.name)
             if f.type == "int" and (not isinstance(v, int) or isinstance(v, bool) or v < 1):
                 raise ValidationError(f"policy: {f.name} must be a whole number of at least 1, not {clip(v)}")
+        if self.logs_most_matches < self.logs_keep_matches:
+            raise ValidationError(
+                f"policy: logs_most_matches ({self.logs_most_matches}) must be at least logs_keep_matches "
+                f"({self.logs_keep_matches})"
+            )
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), sort_keys=True)

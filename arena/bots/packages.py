@@ -20,7 +20,9 @@ Workers fetch a package by digest and keep it unpacked by digest (``PackageCache
 from __future__ import annotations
 
 import base64
+import contextlib
 import errno
+import functools
 import hashlib
 import io
 import json
@@ -29,9 +31,11 @@ import shutil
 import stat
 import tarfile
 import tempfile
+import threading
 import zipfile
 import zlib
-from collections.abc import Mapping
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -43,6 +47,7 @@ from arena.bots.limits import clip
 from arena.model import ManifestError, ValidationError
 from arena.sandbox import RUNTIMES, SandboxCommand
 from arena.store import keys
+from arena.store.retry import patiently
 from referee.match.bots import Manifest
 
 MAX_PACKAGE_BYTES = 50 << 20
@@ -152,25 +157,28 @@ class _Tree:
         self.dirs.update(parents)
 
 
-def members(data: bytes) -> list[Member]:
-    """Every member of a package archive, checked (see the module docstring)."""
+def _entries(data: bytes, wanted: Callable[[Member], bool]) -> Iterator[tuple[Member, bytes | None]]:
+    """Every member of a package archive, checked (see the module docstring), in one pass: each with its
+    content when ``wanted(member)`` (a file), else None. A member is checked from its header before any of
+    its bytes are inflated, so that a header claiming gigabytes (a compression bomb) is refused before
+    they are; and a .tar.gz is read as a stream, so that its bytes are inflated once (reading a member
+    out of order, which would inflate the archive again from its start, raises instead)."""
     if len(data) > MAX_PACKAGE_BYTES:
         raise PackageError(f"package is {len(data)} bytes; at most {MAX_PACKAGE_BYTES} are taken")
-    out: list[Member] = []
+    seen = 0
     total = 0
     tree = _Tree()
 
-    def count(member: Member) -> None:
-        # Checked member by member: a .tar.gz is read as it inflates, so a header claiming gigabytes (a
-        # compression bomb) is refused before its bytes are inflated, not after.
-        nonlocal total
+    def count(member: Member) -> Member:
+        nonlocal seen, total
         tree.add(member.name, member.is_dir)
-        out.append(member)
+        seen += 1
         total += member.size
-        if len(out) > MAX_MEMBERS:
+        if seen > MAX_MEMBERS:
             raise PackageError(f"package has more than {MAX_MEMBERS} members")
         if total > MAX_UNPACKED_BYTES:
             raise PackageError(f"package unpacks to {total} bytes or more; at most {MAX_UNPACKED_BYTES}")
+        return member
 
     if zipfile.is_zipfile(io.BytesIO(data)):
         with zipfile.ZipFile(io.BytesIO(data)) as z:
@@ -181,27 +189,37 @@ def members(data: bytes) -> list[Member]:
                     kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a file or directory"
                     raise PackageError(f"package member {info.filename!r}: {kind}")
                 if name:
-                    count(Member(name, info.is_dir(), info.file_size, bool(mode & 0o111)))
-    else:
-        try:
-            with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as t:
-                for ti in t:  # one header at a time (getmembers would inflate the whole archive first)
-                    name = _safe_name(ti.name)
-                    if ti.issym() or ti.islnk():
-                        raise PackageError(f"package member {ti.name!r}: a link (to {ti.linkname!r})")
-                    if not (ti.isfile() or ti.isdir()):
-                        raise PackageError(f"package member {ti.name!r}: a device, fifo or other special file")
-                    if name:
-                        count(Member(name, ti.isdir(), ti.size, bool(ti.mode & 0o111)))
-        except (tarfile.TarError, OSError, EOFError, zlib.error) as e:  # gzip's errors are not TarErrors
-            raise PackageError(f"package is neither a .zip nor a readable .tar.gz: {e}") from None
-    return out
+                    m = count(Member(name, info.is_dir(), info.file_size, bool(mode & 0o111)))
+                    yield m, z.read(info) if not m.is_dir and wanted(m) else None
+        return
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r|*") as t:
+            for ti in t:  # one header at a time (getmembers would inflate the whole archive first)
+                name = _safe_name(ti.name)
+                if ti.issym() or ti.islnk():
+                    raise PackageError(f"package member {ti.name!r}: a link (to {ti.linkname!r})")
+                if not (ti.isfile() or ti.isdir()):
+                    raise PackageError(f"package member {ti.name!r}: a device, fifo or other special file")
+                if name:
+                    m = count(Member(name, ti.isdir(), ti.size, bool(ti.mode & 0o111)))
+                    f = t.extractfile(ti) if ti.isfile() and wanted(m) else None
+                    yield m, f.read() if f is not None else None
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:  # gzip's errors are not TarErrors
+        raise PackageError(f"package is neither a .zip nor a readable .tar.gz: {e}") from None
+
+
+def members(data: bytes) -> list[Member]:
+    """Every member of a package archive, checked (see the module docstring)."""
+    return [m for m, _ in _entries(data, lambda m: False)]
 
 
 def read_manifest(data: bytes) -> PackageManifest:
-    """The manifest of a checked package (PackageError without one; ManifestError naming a bad field)."""
-    members(data)
-    raw = _read_member(data, MANIFEST)
+    """The manifest of a checked package (PackageError without one; ManifestError naming a bad field),
+    read in the same pass that checks every member."""
+    raw: bytes | None = None
+    for _member, content in _entries(data, lambda m: m.name == MANIFEST):
+        if content is not None:
+            raw = content
     if raw is None:
         raise PackageError(f"package has no {MANIFEST} at its top")
     try:
@@ -211,52 +229,29 @@ def read_manifest(data: bytes) -> PackageManifest:
     return parse_package_manifest(parsed)
 
 
-def _read_member(data: bytes, wanted: str) -> bytes | None:
-    if zipfile.is_zipfile(io.BytesIO(data)):
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
-            for info in z.infolist():
-                if _safe_name(info.filename) == wanted and not info.is_dir():
-                    return z.read(info)
-        return None
-    with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as t:
-        for ti in t.getmembers():
-            if _safe_name(ti.name) == wanted and ti.isfile():
-                f = t.extractfile(ti)
-                return f.read() if f is not None else None
-    return None
-
-
-def unpack(data: bytes, dest: Path) -> None:
-    """Unpack a checked package into ``dest``: plain files (0644, 0755 if executable) and directories (0755)."""
-    checked = {m.name: m for m in members(data)}
+def unpack(data: bytes, dest: Path) -> int:
+    """Unpack a checked package into ``dest``, checking it as it goes (one pass; on a PackageError ``dest``
+    holds part of it, for the caller to remove): plain files (0644, 0755 if executable) and directories
+    (0755). Returns the bytes of its files."""
     dest.mkdir(parents=True, exist_ok=True)
-
-    def write(name: str, content: bytes) -> None:
-        target = dest / name
+    size = 0
+    for m, content in _entries(data, lambda m: True):
+        target = dest / m.name
         try:
+            if m.is_dir:
+                target.mkdir(parents=True, exist_ok=True)
+                continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content)
+            target.write_bytes(content or b"")
         except OSError as e:
             if e.errno in _UNPACKABLE:  # the package's doing (a name too long, a file where a directory is)
-                raise PackageError(f"package cannot be unpacked: member {clip(name)}: {e.strerror}") from None
+                raise PackageError(f"package cannot be unpacked: member {clip(m.name)}: {e.strerror}") from None
             raise
-        os.chmod(target, 0o755 if checked[name].executable else 0o644)
-
-    if zipfile.is_zipfile(io.BytesIO(data)):
-        with zipfile.ZipFile(io.BytesIO(data)) as z:
-            for info in z.infolist():
-                name = _safe_name(info.filename)
-                if name and not info.is_dir():
-                    write(name, z.read(info))
-    else:
-        with tarfile.open(fileobj=io.BytesIO(data), mode="r:*") as t:
-            for ti in t.getmembers():
-                name = _safe_name(ti.name)
-                f = t.extractfile(ti) if ti.isfile() else None
-                if name and f is not None:
-                    write(name, f.read())
+        os.chmod(target, 0o755 if m.executable else 0o644)
+        size += len(content or b"")
     for d in [dest, *(p for p in dest.rglob("*") if p.is_dir())]:
         os.chmod(d, 0o755)
+    return size
 
 
 def pack(path: Path) -> bytes:
@@ -287,8 +282,11 @@ class PackageStore:
     def __init__(self, r: redis.Redis) -> None:
         self.r: Any = r
 
-    def put(self, data: bytes) -> str:
-        digest = digest_of(data)
+    def put(self, data: bytes, digest: str | None = None) -> str:
+        """Store ``data`` under its sha256 and return it.  ``digest``: the sha256 the caller has already
+        computed (``digest_of``), so that a large upload is not hashed twice; ``get`` checks it on reading."""
+        if digest is None:
+            digest = digest_of(data)
         self.r.set(keys.package(digest), base64.b64encode(data).decode("ascii"), nx=True)
         return digest
 
@@ -302,33 +300,95 @@ class PackageStore:
         return data
 
 
-class PackageCache:
-    """Packages unpacked by digest on this worker, each once (readable by the sandbox uid, never written
-    again)."""
+DEFAULT_CACHE_BYTES = 2 << 30  # a worker's unpacked packages, at most (arena worker --package-cache-mb)
 
-    def __init__(self, store: PackageStore, root: Path | None = None) -> None:
+
+class PackageCache:
+    """Packages unpacked by digest on this worker, each once while it is kept (readable by the sandbox uid,
+    never written again), at most ``max_bytes`` of them: past that, the least recently used package that no
+    one holds is removed, to be unpacked again when next needed. A package is read only while it is held
+    (``held``): a sandbox copies it into its instance's own directory then (``arena.sandbox``), so that a
+    package removed afterwards takes nothing from a bot that is running."""
+
+    def __init__(
+        self,
+        store: PackageStore,
+        root: Path | None = None,
+        max_bytes: int = DEFAULT_CACHE_BYTES,
+        redis_patience_s: float = 120.0,
+    ) -> None:
         self.store = store
+        # Redis away (a restart of the hub) is waited out this long, as the worker waits to record a result:
+        # a match about to start does not fail for it.
+        self.patience_s = redis_patience_s
         self.root = root or Path(tempfile.mkdtemp(prefix="pilotta-packages-"))
         self.root.mkdir(parents=True, exist_ok=True)
         os.chmod(self.root, 0o711)
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._sizes: OrderedDict[str, int] = OrderedDict()  # digest -> bytes, least recently used first
+        self._holds: Counter[str] = Counter()
+        self._unpacking: dict[str, threading.Lock] = {}
 
-    def path(self, digest: str) -> Path:
+    @contextlib.contextmanager
+    def held(self, digest: str) -> Iterator[Path]:
+        """The package's directory, unpacked if it is not here, kept while the caller holds it."""
         if len(digest) != DIGEST_LEN or not all(c in "0123456789abcdef" for c in digest):
             raise PackageError(f"not a package digest: {digest!r}")
-        final = self.root / digest
-        if final.is_dir():
-            return final
+        with self._lock:
+            self._holds[digest] += 1
+            one = self._unpacking.setdefault(digest, threading.Lock())
+        try:
+            with one:  # one thread unpacks a digest; the others wait for it and share its directory
+                final = self.root / digest
+                with self._lock:
+                    here = digest in self._sizes
+                if not here:
+                    size = self._unpack(digest, final)
+                    with self._lock:
+                        self._sizes[digest] = size
+                        self._evict()
+            with self._lock:
+                self._sizes.move_to_end(digest)
+            yield final
+        finally:
+            with self._lock:
+                self._holds[digest] -= 1
+                if not self._holds[digest]:
+                    del self._holds[digest]
+                    self._evict()
+
+    def bytes_kept(self) -> int:
+        with self._lock:
+            return sum(self._sizes.values())
+
+    def kept(self) -> list[str]:
+        """The digests unpacked here, least recently used first."""
+        with self._lock:
+            return list(self._sizes)
+
+    def _unpack(self, digest: str, final: Path) -> int:
+        shutil.rmtree(final, ignore_errors=True)  # a directory this cache does not count (a crash's rest)
         tmp = Path(tempfile.mkdtemp(prefix=f".{digest[:12]}-", dir=self.root))
         try:
-            unpack(self.store.get(digest), tmp)
+            data = patiently(functools.partial(self.store.get, digest), self.patience_s, what=f"fetching {digest[:12]}")
+            size = unpack(data, tmp)
             os.chmod(tmp, 0o755)
+            tmp.rename(final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        try:
-            tmp.rename(final)
-        except OSError:
-            shutil.rmtree(tmp, ignore_errors=True)
-            if not final.is_dir():  # another thread's rename won: theirs is the same bytes
-                raise
-        return final
+        return size
+
+    def _evict(self) -> None:
+        """Remove least recently used packages nobody holds until the rest fit (under ``_lock``). A package
+        held, or one larger than the bound on its own, stays while it is held."""
+        total = sum(self._sizes.values())
+        for digest in list(self._sizes):
+            if total <= self.max_bytes:
+                return
+            if self._holds[digest]:
+                continue
+            total -= self._sizes.pop(digest)
+            self._unpacking.pop(digest, None)
+            shutil.rmtree(self.root / digest, ignore_errors=True)

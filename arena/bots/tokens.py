@@ -1,16 +1,19 @@
 """The owner and admin tokens: how they are made, stored and checked.
 
-A token is shown once (an owner token when its bot is registered, the admin token when it is set) and Redis
-keeps only its sha256, so a leaked dump does not leak tokens.  Every check compares hashes in constant time.
-``Tokens`` is the part of the registry that reads and checks them (``Registry`` is a ``Tokens``).
+A token is shown once (a bot's token when it is registered, an owner's when the operator adds the owner,
+the admin token when it is set) and Redis keeps only its sha256, so a leaked dump does not leak tokens.
+Every check compares hashes in constant time.  ``Tokens`` is the part of the registry that reads and checks
+them (``Registry`` is a ``Tokens``); the owners themselves are ``arena.bots.owners``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from arena.model import AuthError, Unauthenticated, ValidationError
@@ -30,8 +33,30 @@ def sha256_hex(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+@dataclass(frozen=True)
+class OwnerRecord:
+    """An owner as the arena keeps it: when it was added, when revoked (0: not), its token's sha256."""
+
+    name: str
+    created: float
+    revoked: float
+    token_sha256: str
+
+    def to_json(self) -> str:
+        return json.dumps({"token_sha256": self.token_sha256, "created": self.created, "revoked": self.revoked})
+
+    @staticmethod
+    def from_json(name: str, raw: str) -> OwnerRecord:
+        d = json.loads(raw)
+        return OwnerRecord(name, float(d["created"]), float(d.get("revoked") or 0), str(d["token_sha256"]))
+
+    def accepts(self, digest: str) -> bool:
+        """Whether a token of sha256 ``digest`` is this owner's, and the owner not revoked; constant time."""
+        return hmac.compare_digest(self.token_sha256, digest) and not self.revoked
+
+
 class Tokens:
-    """The admin token and the owner-token checks, on the registry's Redis."""
+    """The admin token and the checks of bot and owner tokens, on the registry's Redis."""
 
     # Any: redis-py's stubs type replies as bytes | str and cannot know the
     # client was made with decode_responses=True (see redis_server.connect).
@@ -64,26 +89,20 @@ class Tokens:
             raise AuthError("token is not the admin token")
 
     def authorize(self, token: str, bot_ids: Sequence[str], refused: str | None = None) -> None:
-        """The one owner-token check: ``token`` must be the owner token of one of ``bot_ids``, or the admin
-        token.  Unauthenticated without a token; AuthError (with ``refused`` as its message, if given)
+        """The one owner-token check: ``token`` must be a token of one of ``bot_ids`` (``token_owns``), or the
+        admin token.  Unauthenticated without a token; AuthError (with ``refused`` as its message, if given)
         otherwise.  The comparisons are constant-time and only hashes are read."""
         if not isinstance(token, str) or not token:
             raise Unauthenticated("a token is required: the bot's owner token or the admin token")
-        digest = sha256_hex(token)
-        with self.r.pipeline(transaction=False) as p:
-            p.get(keys.ADMIN_TOKEN_HASH)
-            for b in bot_ids:
-                p.hget(keys.bot(b), "token_sha256")
-            admin, *owners = p.execute()
-        # Every hash is compared (no early exit), so the time taken says nothing about which matched.
-        matches = [hmac.compare_digest(str(h), digest) for h in (admin, *owners) if h]
-        if not any(matches):
+        is_admin, owned = self.token_owns(token, bot_ids)
+        if not is_admin and not owned:
             raise AuthError(
                 refused or "token is not valid: need the owner token of one of these bots or the admin token"
             )
 
     def token_owns(self, token: str, bot_ids: Sequence[str]) -> tuple[bool, list[str]]:
-        """Whether ``token`` is the admin token, and which of ``bot_ids`` it is the owner token of (constant
+        """Whether ``token`` is the admin token, and which of ``bot_ids`` it is a token of: the bot's own (made
+        when it was registered) or its owner's (``arena.bots.owners``), unless that owner is revoked (constant
         time comparisons of hashes, every one made)."""
         if not isinstance(token, str) or not token:
             return False, []
@@ -91,8 +110,19 @@ class Tokens:
         with self.r.pipeline(transaction=False) as p:
             p.get(keys.ADMIN_TOKEN_HASH)
             for b in bot_ids:
-                p.hget(keys.bot(b), "token_sha256")
-            admin, *owners = p.execute()
+                p.hmget(keys.bot(b), ["token_sha256", "owner"])
+            admin, *bots = p.execute()
+        names = sorted({str(owner) for _h, owner in bots if owner is not None})
+        raw = self.r.hmget(keys.OWNERS, names) if names else []
+        records = {n: OwnerRecord.from_json(n, str(x)) for n, x in zip(names, raw, strict=True) if x is not None}
+        # Every hash is compared (no early exit), so the time taken says nothing about which matched.
         is_admin = bool(admin) and hmac.compare_digest(str(admin), digest)
-        owned = [b for b, h in zip(bot_ids, owners, strict=True) if h and hmac.compare_digest(str(h), digest)]
+        owned = []
+        for b, (h, owner) in zip(bot_ids, bots, strict=True):
+            record = records.get(str(owner))
+            own = bool(h) and hmac.compare_digest(str(h), digest)
+            by_owner = record is not None and record.accepts(digest)
+            # A revoked owner's bots answer to no token of theirs: neither its own nor the owner's.
+            if (own or by_owner) and not (record is not None and record.revoked):
+                owned.append(b)
         return is_admin, owned

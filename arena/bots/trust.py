@@ -4,13 +4,14 @@ Three kinds of bot, three levels of trust (docs/arena.md, "Trust"):
 
 * an **operator manifest** names a command the workers run as themselves: registering or updating one
   takes the admin token (without it: refused, nothing stored, nothing run);
-* an **endpoint** bot runs wherever its author runs it: anyone may register one (with the registration key
-  when the operator requires one), once it answers a Handshake within a deadline listing every ruleset it
-  is registered for;
-* an **uploaded package** runs in the sandbox (``arena.sandbox``); registering one takes the registration key
-  when one is required.
+* an **endpoint** bot runs wherever its author runs it: its owner may register one (``require_owner``: the
+  owner token of an owner the operator added, where registration is not open), once it answers a Handshake
+  within a deadline listing every ruleset it is registered for;
+* an **uploaded package** runs in the sandbox (``arena.sandbox``); registering one takes the same as an
+  endpoint.
 
-The registration key is stored as its sha256 only, like the tokens.
+The registration key is stored as its sha256 only, like the tokens; whether one is set says whether the
+arena's registration is open (anyone, any owner name) or closed (owners the operator added).
 
 Also here, the two things that keep what the arena knows from those it must not reach:
 
@@ -39,9 +40,10 @@ import redis
 from pilotta.arena.v1 import bot_pb2_grpc
 
 from arena.bots.limits import Policy, clip
+from arena.bots.owners import Owners
 from arena.bots.registry import Registry
 from arena.bots.tokens import new_token, sha256_hex
-from arena.model import AuthError, EndpointRefused, Unauthenticated, ValidationError
+from arena.model import AuthError, EndpointRefused, ValidationError
 from arena.store import keys
 from referee.match import wire
 
@@ -70,16 +72,19 @@ def registration_key_required(registry: Registry) -> bool:
     return bool(registry.r.exists(keys.REGISTRATION_KEY_HASH))
 
 
-def require_registration(registry: Registry, key: str, token: str) -> None:
-    """The registration key (when the operator requires one) or the admin token, for a new bot that is not
-    an operator manifest.  Unauthenticated without either; AuthError with a wrong one."""
-    stored = registry.r.get(keys.REGISTRATION_KEY_HASH)
-    if not stored or (token and registry.is_admin(token)):
+def require_owner(registry: Registry, owner: str, token: str) -> None:
+    """A new bot that is not an operator manifest, under ``owner``: the admin token (any owner), or the owner
+    token of ``owner``, an owner the operator added (``arena.bots.owners``).  An owner nobody added is
+    refused, except on an arena with open registration (no registration key: ``arena up
+    --open-registration``, a test's bare arena), where owners are the names their authors write, as before
+    owners existed; even there, an owner that was added takes its token.  The error names what was wrong:
+    an owner not registered, revoked, no token, or not its token."""
+    if token and registry.is_admin(token):
         return
-    if not key:
-        raise Unauthenticated("this arena requires its registration key to register a bot (ask its operator)")
-    if not hmac.compare_digest(str(stored), sha256_hex(key)):
-        raise AuthError("the registration key is not this arena's")
+    owners = Owners(registry.r)
+    if owners.get(owner) is None and not registration_key_required(registry):
+        return
+    owners.require(owner, token)
 
 
 def require_operator(registry: Registry, token: str) -> None:
@@ -217,3 +222,12 @@ class Seeds:
             self._secret = seed_secret(self.r)
         digest = hmac.new(self._secret, match_id.encode(), hashlib.sha256).digest()
         return int.from_bytes(digest[:8], "big") >> 1
+
+    def for_attempt(self, match_id: str, seed: int, attempt: int) -> int:
+        """The seed attempt ``attempt`` (from 1) at a match deals from: the match's own the first time; for a
+        later one (its worker died, hung or failed mid-match) one of its own (of ``<match id>/<attempt>``), so
+        that who saw the first attempt's boards (its bots, anyone who watched it live) knows nothing of the
+        next one's. A seed its challenger chose, not the arena's, is kept: the challenger knows it anyway."""
+        if attempt <= 1 or seed != self.seed(match_id):
+            return seed
+        return self.seed(f"{match_id}/{attempt}")

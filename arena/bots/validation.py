@@ -3,15 +3,17 @@ sandbox.
 
 ``Arena.submit_bot`` queues every new package version on ``keys.VALIDATIONS``; the workers read it as the
 consumer group ``keys.VALIDATOR_GROUP`` (each version checked by one worker). ``validate`` starts the version
-in a sandbox, waits for it to serve, and runs ``arena check-bot``'s checks
+in a sandbox and ``check_in_sandbox`` waits for it to serve and runs ``arena check-bot``'s checks
 (``arena.bots.conformance.check_bot``: a handshake listing the rulesets the manifest names, then whole deals
-of each against the referee's own bots, answering in time and legally). Its report (and, if it never served,
+of each against the referee's own bots, answering in time and legally); ``arena check-bot --sandbox`` runs
+the same function on a package on the author's machine, for the same verdict. Its report (and, if it never served,
 the end of its stderr) is the version's ``output``: shown to its owner, never in public. A validated version
 becomes the bot's current version; a rejected one is never scheduled.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import threading
@@ -20,39 +22,43 @@ from typing import Any
 
 import redis
 
+from arena.bots.check_report import CheckReport
 from arena.bots.conformance import CheckSettings, check_bot
 from arena.bots.packages import PackageCache, PackageError, parse_package_manifest
 from arena.bots.registry import Registry
 from arena.model import VersionState
-from arena.sandbox import Sandbox
+from arena.sandbox import Sandbox, SandboxedBot
 from arena.store import keys
-from referee.match.bots import wait_serving
+from referee.match.bots import Manifest, start_failure, wait_serving
 
 log = logging.getLogger(__name__)
 
 CHECK_DEALS = 2  # deals per ruleset in the check
+START_TIMEOUT_S = 20.0  # how long a version has to serve in the sandbox
 OUTPUT_MAX = 16_000  # characters of a check's report kept
 RECLAIM_IDLE_MS = 300_000  # a version a worker took and has not validated for this long is taken over
 
 
-def validate(
-    registry: Registry, cache: PackageCache, sandbox: Sandbox, bot_id: str, version: int, log_dir: Path
+def validation_settings(games: tuple[str, ...] | list[str] = ()) -> CheckSettings:
+    """The checks' settings of a validation: the manifest's games (none given: the handshake's), ``CHECK_DEALS``
+    deals each, the default limits and opponent (``arena check-bot --sandbox`` takes the same)."""
+    return CheckSettings(games=tuple(games) or None, deals=CHECK_DEALS)
+
+
+def check_in_sandbox(
+    bot: SandboxedBot, manifest: Manifest, settings: CheckSettings, report: CheckReport
 ) -> VersionState:
-    """Check one uploaded version in the sandbox; its new state (not yet stored)."""
-    v = registry.versions(bot_id)[version - 1]
-    if v.package is None:
-        return VersionState("validated", "not an uploaded package")
+    """Run the conformance check on ``bot``, just launched in the sandbox, into ``report``; stop it; the verdict
+    a validation gives (not yet stored). The one check of an upload: the worker's ``validate`` and ``arena
+    check-bot --sandbox`` both come here, so that they give the same verdict."""
     try:
-        directory = cache.path(v.package)
-        pm = parse_package_manifest(dict(v.manifest or {}), directory)
-    except (PackageError, ValueError) as e:
-        return VersionState("rejected", str(e))
-    bot = sandbox.launch(pm.manifest, pm.command, directory, log_dir)
-    try:
-        why = wait_serving(bot.endpoint, 20.0, bot.process)
+        report.progress(f"starting it in the sandbox (it has {START_TIMEOUT_S:g} s to serve)", start=True)
+        why = wait_serving(bot.endpoint, START_TIMEOUT_S, bot.process)
         if why is not None:
+            report.add("starts and serves in the sandbox", False, start_failure(manifest, why, bot.stderr_path))
             return VersionState("rejected", f"it did not start in the sandbox: {why}", _tail(bot.stderr_path))
-        report = check_bot(bot.endpoint, CheckSettings(games=tuple(v.games) or None, deals=CHECK_DEALS))
+        report.add("starts and serves in the sandbox", True, f"log: {bot.stderr_path}")
+        check_bot(bot.endpoint, settings, report, manifest)
     finally:
         bot.stop()
     out = io.StringIO()
@@ -62,6 +68,23 @@ def validate(
         return VersionState("validated", "", text)
     failed = next(r.name for r in report.results if r.status == "FAIL")
     return VersionState("rejected", f"the conformance check failed: {failed}", text)
+
+
+def validate(
+    registry: Registry, cache: PackageCache, sandbox: Sandbox, bot_id: str, version: int, log_dir: Path
+) -> VersionState:
+    """Check one uploaded version in the sandbox; its new state (not yet stored)."""
+    v = registry.versions(bot_id)[version - 1]
+    if v.package is None:
+        return VersionState("validated", "not an uploaded package")
+    with contextlib.ExitStack() as held:
+        try:
+            directory = held.enter_context(cache.held(v.package))  # held while the sandbox copies it
+            pm = parse_package_manifest(dict(v.manifest or {}), directory)
+        except (PackageError, ValueError) as e:
+            return VersionState("rejected", str(e))
+        bot = sandbox.launch(pm.manifest, pm.command, directory, log_dir)
+    return check_in_sandbox(bot, pm.manifest, validation_settings(v.games), CheckReport())
 
 
 def _tail(path: Path, n: int = 4000) -> str:

@@ -3,8 +3,9 @@ the API.
 
 A bot is an endpoint its author runs (``--endpoint HOST:PORT`` with ``--rulesets``), an operator's manifest
 the workers start (``--manifest DIR``, with the admin token), or an uploaded package (``arena bot submit``,
-validated by a worker in the sandbox before it plays: ``arena bot status``).  Registering a bot prints its
-owner token, once.
+validated by a worker in the sandbox before it plays: ``arena bot status``).  A new bot that is not an
+operator's manifest takes its owner's token (``--token``, else ``$ARENA_OWNER_TOKEN``: the operator gives it,
+``arena owner add``); registering prints the bot's own token, once.  Either token serves for the bot's calls.
 """
 
 from __future__ import annotations
@@ -63,13 +64,19 @@ def _source_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--games", dest="rulesets", action=DeprecatedAlias, help=argparse.SUPPRESS)
 
 
+def owner_token(args: argparse.Namespace) -> str:
+    """``--token``, else ``$ARENA_OWNER_TOKEN``: the owner's token (or any token the call takes); may be empty."""
+    return str(args.token or os.environ.get("ARENA_OWNER_TOKEN") or "")
+
+
 def cmd_bot_register(args: argparse.Namespace) -> int:
     owner = args.owner or os.environ.get("USER") or "anonymous"
     request = arena_pb2.RegisterBotRequest(name=args.name, owner=owner, source=_source(args), rulesets=_rulesets(args))
     if args.manifest:
         request.token = admin_token(args)  # an operator manifest: the admin token alone will do
     else:
-        request.registration_key = registration_key(args)
+        request.token = owner_token(args)  # the owner's token (from the operator), or the admin token
+        request.registration_key = registration_key(args)  # for an arena older than owners
     reply = call(args, "RegisterBot", request)
     print(f"registered {reply.bot.name} (version {reply.bot.version}, owner {reply.bot.owner})")
     print(f"owner token (shown once; needed to update or retire the bot): {reply.owner_token}")
@@ -77,9 +84,9 @@ def cmd_bot_register(args: argparse.Namespace) -> int:
 
 
 def cmd_bot_update(args: argparse.Namespace) -> int:
-    token = args.token or (admin_token(args) if args.manifest else "")
+    token = owner_token(args) or (admin_token(args) if args.manifest else "")
     if not token:
-        raise CommandError("give --token: the bot's owner token (or the admin token)", 2)
+        raise CommandError("give --token: the bot's token, its owner's token (or the admin token)", 2)
     info = call(
         args,
         "UpdateBot",
@@ -135,13 +142,12 @@ def cmd_bot_submit(args: argparse.Namespace) -> int:
     except ValueError as e:  # PackageError, or the package's ManifestError naming the field
         raise CommandError(str(e), 2) from None
     owner = args.owner or os.environ.get("USER") or "anonymous"
-    key = "" if args.token else registration_key(args)
+    token = owner_token(args)
+    key = "" if token else registration_key(args)  # for an arena older than owners
 
     def chunks() -> Iterator[arena_pb2.SubmitBotChunk]:
         first = data[:CHUNK_BYTES]
-        yield arena_pb2.SubmitBotChunk(
-            name=args.name, owner=owner, token=args.token or "", registration_key=key, data=first
-        )
+        yield arena_pb2.SubmitBotChunk(name=args.name, owner=owner, token=token, registration_key=key, data=first)
         for at in range(CHUNK_BYTES, len(data), CHUNK_BYTES):
             yield arena_pb2.SubmitBotChunk(data=data[at : at + CHUNK_BYTES])
 
@@ -157,6 +163,8 @@ def cmd_bot_logs(args: argparse.Namespace) -> int:
     reply = call(args, "BotLogs", arena_pb2.BotLogsRequest(name=args.name, token=args.token, match_id=args.match or ""))
     if not reply.logs:
         print(f"no logs of {args.name}" + (f" in match {args.match}" if args.match else "") + " kept")
+        if args.match and reply.retention:  # it played there, or never did: either way, what the arena keeps
+            print(f"(the arena's retention: {reply.retention})")
     for x in reply.logs:
         print(f"=== match {x.match_id} (version {x.version})")
         print(x.text.rstrip())
@@ -202,40 +210,45 @@ def add_bot_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     reg = bsub.add_parser("register", help="register a bot; prints its owner token once")
     reg.add_argument("name")
     _source_args(reg)
-    reg.add_argument("--owner", default=None, help="who answers for the bot (default: $USER)")
+    reg.add_argument("--owner", default=None, help="the owner the operator added, who answers for it (default: $USER)")
     reg.add_argument(
-        "--token", default=None, help="with --manifest: the admin token (default: $ARENA_ADMIN_TOKEN or arena up's)"
-    )
-    reg.add_argument(
-        "--registration-key",
+        "--token",
         default=None,
-        help="the arena's registration key, if it requires one (default: $ARENA_REGISTRATION_KEY or arena up's)",
+        help="the owner's token (default: $ARENA_OWNER_TOKEN); with --manifest: the admin token "
+        "(default: $ARENA_ADMIN_TOKEN or arena up's)",
     )
+    reg.add_argument("--registration-key", default=None, help=argparse.SUPPRESS)  # arenas older than owners
     add_api_arguments(reg)
     reg.set_defaults(func=api_command(cmd_bot_register))
     upd = bsub.add_parser("update", help="point a bot at a new endpoint or manifest (a new version)")
     upd.add_argument("name")
     _source_args(upd)
-    upd.add_argument("--token", default=None, help="the owner token, or the admin token (a manifest takes the admin's)")
+    upd.add_argument(
+        "--token", default=None, help="the bot's or its owner's token (default: $ARENA_OWNER_TOKEN), or the admin token"
+    )
     add_api_arguments(upd)
     upd.set_defaults(func=api_command(cmd_bot_update))
     sm = bsub.add_parser("submit", help="upload a bot package (a directory, .tar.gz or .zip): a new bot or version")
     sm.add_argument("name")
     sm.add_argument("path", help="the package: a directory holding manifest.json, or a .tar.gz/.zip of one")
-    sm.add_argument("--owner", default=None, help="a new bot: who answers for it (default: $USER)")
-    sm.add_argument("--token", default=None, help="a new version: the owner token (or the admin token)")
-    sm.add_argument("--registration-key", default=None, help="a new bot: the arena's registration key, if any")
+    sm.add_argument("--owner", default=None, help="a new bot: the owner the operator added (default: $USER)")
+    sm.add_argument(
+        "--token",
+        default=None,
+        help="a new bot: its owner's token; a new version: the bot's or its owner's (default: $ARENA_OWNER_TOKEN)",
+    )
+    sm.add_argument("--registration-key", default=None, help=argparse.SUPPRESS)  # arenas older than owners
     add_api_arguments(sm)
     sm.set_defaults(func=api_command(cmd_bot_submit))
     stt = bsub.add_parser("status", help="a bot's versions: pending, validated or rejected, and why")
     stt.add_argument("name")
-    stt.add_argument("--token", required=True, help="the owner token, or the admin token")
+    stt.add_argument("--token", required=True, help="the bot's token, its owner's token, or the admin token")
     stt.add_argument("--output", action="store_true", help="also print each version's check report")
     add_api_arguments(stt)
     stt.set_defaults(func=api_command(cmd_bot_status))
     lg = bsub.add_parser("logs", help="what the bot wrote to stderr in its last matches (owners only)")
     lg.add_argument("name")
-    lg.add_argument("--token", required=True, help="the owner token, or the admin token")
+    lg.add_argument("--token", required=True, help="the bot's token, its owner's token, or the admin token")
     lg.add_argument("--match", default=None, metavar="ID", help="only this match's log")
     add_api_arguments(lg)
     lg.set_defaults(func=api_command(cmd_bot_logs))
@@ -245,6 +258,6 @@ def add_bot_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     ls.set_defaults(func=api_command(cmd_bot_list))
     ret = bsub.add_parser("retire", help="retire a bot (kept for history, never scheduled again)")
     ret.add_argument("name")
-    ret.add_argument("--token", required=True, help="the owner token, or the admin token")
+    ret.add_argument("--token", required=True, help="the bot's token, its owner's token, or the admin token")
     add_api_arguments(ret)
     ret.set_defaults(func=api_command(cmd_bot_retire))

@@ -26,6 +26,7 @@ from pilotta.arena.v1 import arena_pb2_grpc
 from arena.cli.data_dir import DEFAULT_DATA_DIR, REGISTRATION_KEY_FILE, TOKEN_FILE, read_state
 
 DEFAULT_API = "127.0.0.1:50051"
+EXIT_UNREACHABLE = 3  # the exit code (and CommandError.code) of an arena that did not answer
 ADMIN_TOKEN_HELP = "the admin token (default: $ARENA_ADMIN_TOKEN, else the one `arena up` keeps in --data-dir)"
 
 
@@ -64,7 +65,7 @@ def call(args: argparse.Namespace, method: str, request: Any) -> Any:
                 raise CommandError(
                     f"cannot reach the arena API at {address} ({code.name}: {e.details()}); "
                     "is `arena up` running? (--api HOST:PORT)",
-                    3,
+                    EXIT_UNREACHABLE,
                 ) from None
             raise CommandError(f"{code.name}: {e.details()}", 1) from None
 

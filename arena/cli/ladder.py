@@ -12,22 +12,49 @@ import json
 from pilotta.arena.v1 import arena_pb2
 
 from arena.cli import ladder_display
-from arena.cli.client import ADMIN_TOKEN_HELP, CommandError, add_api_arguments, admin_token, api_command, call
+from arena.cli.client import (
+    ADMIN_TOKEN_HELP,
+    EXIT_UNREACHABLE,
+    CommandError,
+    add_api_arguments,
+    admin_token,
+    api_command,
+    call,
+)
 from arena.model import ForfeitLimits
 from arena.rating.gating import GateConfig
 from referee.cli import add_ruleset_option, parse_options
+
+
+def unreachable(error: Exception) -> bool:
+    """Whether a call's error is the arena not answering (a restart a watch rides out), not a refusal."""
+    return isinstance(error, CommandError) and error.code == EXIT_UNREACHABLE
+
+
+def ladder_state(info: arena_pb2.LadderInfo) -> str:
+    """The ladder's state in a word, then why: ``running`` (it schedules matches, or plays its last ones),
+    ``idle`` (started, but nothing to schedule: its budget is all played, or it has fewer than two bots) or
+    ``stopped``."""
+    if not info.started:
+        return "stopped"
+    in_flight = info.waiting + info.playing
+    if info.HasField("budget"):
+        left = max(0, info.budget - info.scheduled)
+        if left == 0:
+            return "running, the last of its matches in flight" if in_flight else "idle, its matches all played"
+        more = f"{left} more {'match' if left == 1 else 'matches'} to schedule"
+    else:
+        more = "no end"
+    if info.members < 2 and not in_flight:
+        return f"idle, waiting for a second bot ({more})"
+    return f"running, {more}"
 
 
 def ladder_line(info: arena_pb2.LadderInfo) -> str:
     name = f"{info.name} ({info.ladder})" if info.name else info.ladder
     queue = f"; {info.waiting} waiting, {info.playing} playing" if info.waiting or info.playing else ""
     length = f"{info.deals} deals" if info.deals else f"to {info.target} points"
-    if not info.started:
-        state = "stopped"
-    elif info.HasField("budget"):
-        state = f"started, {max(0, info.budget - info.scheduled)} more matches"
-    else:
-        state = "started, no end"
+    state = ladder_state(info)
     options = "" if info.options_json in ("", "{}") else f", options {info.options_json}"
     if info.HasField("gating"):
         g = info.gating
@@ -104,13 +131,24 @@ def cmd_ladder_start(args: argparse.Namespace) -> int:
     print(f"ladder started: {ladder_line(info)}", flush=True)
     if args.follow:
         status = arena_pb2.LadderStatusRequest(ladder=info.ladder)
-        return ladder_display.follow(lambda: call(args, "LadderStatus", status), args.matches, 1.0)
+        return ladder_display.follow(
+            lambda: call(args, "LadderStatus", status), args.matches, 1.0, unreachable=unreachable
+        )
     return 0
 
 
 def cmd_ladder_stop(args: argparse.Namespace) -> int:
     call(args, "StopLadder", arena_pb2.StopLadderRequest(token=admin_token(args), ladder=args.ladder))
     print(f"ladder {args.ladder} stopped: no new matches (queued ones are still played)")
+    return 0
+
+
+def cmd_ladder_extend(args: argparse.Namespace) -> int:
+    if args.matches < 1:
+        raise CommandError(f"--matches must be at least 1, not {args.matches}", 2)
+    request = arena_pb2.ExtendLadderRequest(token=admin_token(args), ladder=args.ladder, matches=args.matches)
+    info = call(args, "ExtendLadder", request)
+    print(f"ladder extended by {args.matches} matches: {ladder_line(info)}")
     return 0
 
 
@@ -121,7 +159,7 @@ def cmd_ladder_status(args: argparse.Namespace) -> int:
             interval = ladder_display.check_interval(args.interval)
         except ValueError as e:
             raise CommandError(str(e), 2) from None
-        return ladder_display.watch(lambda: call(args, "LadderStatus", request), interval)
+        return ladder_display.watch(lambda: call(args, "LadderStatus", request), interval, unreachable=unreachable)
     print(ladder_display.status_text(call(args, "LadderStatus", request)))
     return 0
 
@@ -208,6 +246,18 @@ def add_ladder_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     sp.add_argument("--token", default=None, help=ADMIN_TOKEN_HELP)
     add_api_arguments(sp)
     sp.set_defaults(func=api_command(cmd_ladder_stop))
+    ex = lsub.add_parser(
+        "extend",
+        help="add matches to a ladder's budget, its settings as they are (admin)",
+        description="Adds matches to a named ladder's budget without restating its settings: a running ladder "
+        "schedules that many more than it had left, an idle one (its budget spent) that many from now, a stopped "
+        "one starts again for that many. A ladder running without an end has no budget to add to.",
+    )
+    ex.add_argument("ladder", help="the ladder's name or id (arena ladder list)")
+    ex.add_argument("--matches", type=int, required=True, help="how many matches to add")
+    ex.add_argument("--token", default=None, help=ADMIN_TOKEN_HELP)
+    add_api_arguments(ex)
+    ex.set_defaults(func=api_command(cmd_ladder_extend))
     ss = lsub.add_parser("status", help="matches played, queued and dead-lettered; live workers")
     ss.add_argument("--ladder", default=None, help="ladder name, id or ruleset (default: the default ladder)")
     ss.add_argument("--watch", action="store_true", help="refresh until Ctrl-C: pace, ETA, matches in flight")

@@ -13,7 +13,8 @@ refresh in flight ends (within its deadline); a second Ctrl-C ends the process a
   playing and dead-lettered matches, the pace in matches per minute, for a ladder with a budget what is
   left and the ETA, the matches in flight with their bots, worker and age, and the bots holding the queue
   (the least-played ones, all of whose matches are still on, while the others are ahead and wait:
-  ``scheduler.holding``).  It ends by itself once a ladder with a budget has played it all.
+  ``pairing.holding``), and the matches the pair rule holds back with the free bots it leaves idle
+  (``pairing.held_by_pairs``).  It ends by itself once a ladder with a budget has played it all.
 * ``--follow`` (``ladder start --matches N``) shows a progress bar of those N matches until they are
   played; it gives up (exit 1) when none finished for ``STALL_S``, naming the matches still in flight.
 """
@@ -33,12 +34,16 @@ from typing import TextIO
 
 from pilotta.arena.v1 import arena_pb2
 
+from arena.play.pairing import PAIR_SLACK
+
 MIN_INTERVAL_S, MAX_INTERVAL_S = 0.5, 60.0
+MAX_BACKOFF_S = 30.0  # the longest wait between tries at an unreachable arena
 STALL_S = 600.0  # --follow gives up when no match of the ladder finished for this long
 IN_FLIGHT_SHOWN = 12
 CLEAR = "\x1b[H\x1b[J"  # cursor home, clear to the end of the screen
 
 Fetch = Callable[[], arena_pb2.LadderStatusReply]
+Unreachable = Callable[[Exception], bool]  # whether an error of a Fetch means the arena did not answer
 
 
 class Progress:
@@ -108,7 +113,12 @@ def status_text(s: arena_pb2.LadderStatusReply, now: float | None = None) -> str
     """The status of a ladder as ``--watch`` draws it."""
     now = time.time() if now is None else now
     title = f"{s.name} ({s.ladder})" if s.name else s.ladder
-    state = "started" if s.started else "stopped"
+    if not s.started:
+        state = "stopped"
+    elif s.HasField("remaining") and s.remaining == 0:
+        state = "idle, its matches all played"
+    else:
+        state = "running"
     lines = [
         f"ladder {title}{', the default' if s.is_default else ''}: {s.ruleset}, {state}",
         f"played {s.completed} · waiting {s.queued} · playing {s.pending} · dead-lettered {s.dead_lettered} · "
@@ -119,6 +129,13 @@ def status_text(s: arena_pb2.LadderStatusReply, now: float | None = None) -> str
         lines.append(
             f"held by {', '.join(s.holding)}: fewest games, all {s.max_in_flight} of its matches in flight; "
             "the other bots wait for them (games played are kept even)"
+        )
+    if s.held_by_pairs:
+        n = s.held_by_pairs
+        lines.append(
+            f"pair rule: {n} match{'es' if n > 1 else ''} held back: {', '.join(s.idle_by_pairs)} free, but "
+            f"a pair meets at most {PAIR_SLACK} more times than either bot's least-met opponent, and each free "
+            "pair has (opponents are kept even); they wait for the matches in flight"
         )
     for g in s.gating:
         lines.append(f"gating {g.bot} {gate_line(g)}; {g.in_flight} gating matches in flight")
@@ -163,23 +180,57 @@ def check_interval(interval: float) -> float:
     return interval
 
 
-def polled(fetch: Fetch, interval: float) -> Generator[arena_pb2.LadderStatusReply, None, None]:
+def backoff(interval: float, failures: int) -> float:
+    """The wait before the next try after ``failures`` calls in a row found the arena unreachable: the
+    interval, doubled at each failure, at most ``MAX_BACKOFF_S`` (and never less than the interval)."""
+    doubled: float = interval * 2.0 ** max(0, failures - 1)
+    return max(interval, min(MAX_BACKOFF_S, doubled))
+
+
+def polled(
+    fetch: Fetch, interval: float, out: TextIO | None = None, unreachable: Unreachable | None = None
+) -> Generator[arena_pb2.LadderStatusReply, None, None]:
     """``fetch()``'s replies, one every ``interval`` s, until Ctrl-C (``ctrl_c``): a reply that comes after
-    it is not given. Close it (``contextlib.closing``) to give Ctrl-C back at once."""
+    it is not given. Close it (``contextlib.closing``) to give Ctrl-C back at once.
+
+    With ``out`` and ``unreachable`` (which of ``fetch``'s errors mean the arena did not answer), an arena
+    that stops answering once it has answered (a restart, a network cut) is waited
+    for: each failed call says so on ``out`` ("arena unreachable, retrying in N s") and the next try comes
+    after a back-off (``backoff``); the first call's failure still ends the command (exit 3: a wrong
+    ``--api`` would otherwise be retried forever). Any other refusal ends it too."""
+    failures, answered = 0, False
     with ctrl_c() as pressed:
         while not pressed.is_set():
-            reply = fetch()
+            try:
+                reply = fetch()
+            except Exception as e:
+                if out is None or unreachable is None or not unreachable(e) or not answered or pressed.is_set():
+                    raise
+                failures += 1
+                wait = backoff(interval, failures)
+                print(f"arena unreachable, retrying in {wait:g} s (try {failures}): {e}", file=out, flush=True)
+                pressed.wait(wait)
+                continue
             if pressed.is_set():
                 return
+            if failures:
+                print(f"arena reachable again after {failures} failed tries", file=out, flush=True)
+            failures, answered = 0, True
             yield reply
             pressed.wait(interval)
 
 
-def watch(fetch: Fetch, interval: float, out: TextIO = sys.stdout, refreshes: int | None = None) -> int:
+def watch(
+    fetch: Fetch,
+    interval: float,
+    out: TextIO = sys.stdout,
+    refreshes: int | None = None,
+    unreachable: Unreachable | None = None,
+) -> int:
     """Draw the status every ``interval`` s until Ctrl-C, the ladder's budget is played, or ``refreshes``
     draws; returns the exit code (0)."""
     tty = out.isatty()
-    with contextlib.closing(polled(fetch, interval)) as replies:
+    with contextlib.closing(polled(fetch, interval, out, unreachable)) as replies:
         for drawn, s in enumerate(replies, 1):
             text = status_text(s)
             out.write((CLEAR + text + "\n") if tty else (text + "\n\n"))
@@ -193,12 +244,19 @@ def watch(fetch: Fetch, interval: float, out: TextIO = sys.stdout, refreshes: in
     return 0
 
 
-def follow(fetch: Fetch, total: int, interval: float, out: TextIO = sys.stderr, stall_s: float = STALL_S) -> int:
+def follow(
+    fetch: Fetch,
+    total: int,
+    interval: float,
+    out: TextIO = sys.stderr,
+    stall_s: float = STALL_S,
+    unreachable: Unreachable | None = None,
+) -> int:
     """A progress bar of the ``total`` matches just started, until they are played (0); 1 if the ladder
     was stopped before, or no match finished for ``stall_s``."""
     bar = Progress(total, out)
     last_done, last_change = -1, time.monotonic()
-    with contextlib.closing(polled(fetch, interval)) as replies:
+    with contextlib.closing(polled(fetch, interval, out, unreachable)) as replies:
         for s in replies:
             if not s.HasField("remaining"):
                 bar.close()
@@ -208,6 +266,8 @@ def follow(fetch: Fetch, total: int, interval: float, out: TextIO = sys.stderr, 
             note = pace_line(s, time.time()).split(";")[0]
             if s.holding:
                 note += f"; held by {', '.join(s.holding)}"
+            if s.held_by_pairs:
+                note += f"; {s.held_by_pairs} held back by the pair rule"
             bar.show(done, note)
             if s.remaining == 0:
                 bar.close()

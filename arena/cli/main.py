@@ -9,23 +9,27 @@ from __future__ import annotations
 import argparse
 import contextlib
 import faulthandler
+import importlib.metadata
 import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import cast
 
+from arena.cli.archive import add_archive_parser
 from arena.cli.bot import add_bot_parser
+from arena.cli.challenge import add_challenge_parser
 from arena.cli.check_bot import add_check_bot_parser
 from arena.cli.deadletters import add_deadletters_parser
 from arena.cli.demo import add_demo_parser
+from arena.cli.help_texts import apply as apply_help_texts
 from arena.cli.ladder import add_ladder_parser
 from arena.cli.match import add_match_parser
+from arena.cli.owner import add_owner_parser
 from arena.cli.results import add_results_parsers
 from arena.cli.series import add_series_parser
 from arena.cli.up import add_api_parser, add_up_parser, add_web_parser
 from arena.cli.view import add_view_parser
 from arena.cli.worker import add_worker_parser
-from arena.store.archive import add_archive_parser
 from referee.command import CommandParser, run
 
 # Subcommand groups, in help order. Add yours here: up, worker, api, bot, ladder, leaderboard, replay...
@@ -38,7 +42,9 @@ PARSERS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], No
     add_worker_parser,
     add_web_parser,
     add_bot_parser,
+    add_owner_parser,
     add_ladder_parser,
+    add_challenge_parser,
     add_results_parsers,  # leaderboard, ratings, matches, replay
     add_view_parser,  # view FILE
     add_deadletters_parser,
@@ -49,6 +55,7 @@ PARSERS: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], No
 
 EXAMPLES = """examples:
   arena check-bot path/to/mybot                        # is my bot ready? (exit 0: every check passed)
+  arena check-bot --sandbox path/to/mybot              # ... as the arena's validation of its upload will say
   arena match path/to/mybot sample_bots/heuristic --deals 16 --duplicate --out m.json
   arena view m.json                                    # step through that match in the replay viewer
   arena demo                                           # a whole ladder on this machine
@@ -58,13 +65,23 @@ Each command's own --help lists its options, defaults and exit codes."""
 
 def build_parser() -> argparse.ArgumentParser:
     parser = CommandParser(prog="arena", description="pilotta-arena: bots play the Belote family.", epilog=EXAMPLES)
+    parser.add_argument("--version", action="version", version=f"arena (pilotta-arena) {version()}")
     sub = cast(
         "argparse._SubParsersAction[argparse.ArgumentParser]",
         parser.add_subparsers(dest="command", required=True, metavar="COMMAND"),
     )
     for add in PARSERS:
         add(sub)
+    apply_help_texts(parser)
     return parser
+
+
+def version() -> str:
+    """The installed package's version (its metadata: pyproject.toml's ``version``)."""
+    try:
+        return importlib.metadata.version("pilotta-arena")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed: pip install -e .)"
 
 
 def _call(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from arena.cli.data_dir import DEFAULT_DATA_DIR, MATCHES_DIR
 from referee.boards import load_boards
 from referee.cli import add_ruleset_arguments, parse_options
 from referee.errors import RulesetError
@@ -42,6 +43,7 @@ def add_limit_arguments(p: argparse.ArgumentParser, *, strikes: bool = True) -> 
 
 MATCH_EPILOG = """examples:
   arena match path/to/mybot sample_bots/heuristic --deals 16 --duplicate --out m.json
+  arena match path/to/mybot sample_bots/random    # its record: var/arena/matches/match-local-<id>.json
   arena match localhost:50061 sample_bots/random --deals 8      # a bot you already run
 
 exit codes:
@@ -84,7 +86,16 @@ def add_match_parser(sub: Any) -> None:
         help="a match of boards: each board (--deals N of the seed's, default 16, or --boards) played once at "
         "each table with the partnerships swapped, to no target; add both tables",
     )
-    p.add_argument("--out", help="where to write the match record (default: match-<id>.json)")
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help="where to write the match record (default: matches/match-<id>.json in --data-dir)",
+    )
+    p.add_argument(
+        "--data-dir",
+        default=DEFAULT_DATA_DIR,
+        help="without --out, the record goes to its matches/ directory (default %(default)s, arena up's)",
+    )
     p.add_argument("--match-id", default=None)
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_limit_arguments(p)
@@ -142,7 +153,7 @@ def team_names(outcome: MatchOutcome) -> list[str]:
 def print_outcome(outcome: MatchOutcome, out: TextIO) -> None:
     teams = team_names(outcome)
     if outcome.winner is None:
-        head = "draw"
+        head = "void: neither side could play" if outcome.forfeit else "draw"  # a forfeit is never a draw
     else:
         head = f"{teams[outcome.winner]} wins" + (" by forfeit" if outcome.forfeit else "")
     print(
@@ -228,13 +239,20 @@ def cmd_match(args: argparse.Namespace) -> int:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_CANNOT_START
     print_outcome(outcome, sys.stdout)
-    path = Path(args.out or f"match-{match_id}.json")
+    path = Path(args.out) if args.out else record_path(args.data_dir, match_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dumps(outcome.record), encoding="utf-8")
-    print(f"record written to {path}", file=sys.stderr)
+    print(f"record written to {path} (arena view {path})", file=sys.stderr)
     code = match_exit_code(outcome)
     if code:
         print(f"exit code {code}: {outcome.reason}", file=sys.stderr)
     return code
+
+
+def record_path(data_dir: str, match_id: str) -> Path:
+    """Where a match record goes when no ``--out`` says: the data dir's ``matches/`` (never the working
+    directory, which a record would litter unasked)."""
+    return Path(data_dir) / MATCHES_DIR / f"match-{match_id}.json"
 
 
 def resolve_bots(texts: Sequence[str]) -> list[str | Manifest]:

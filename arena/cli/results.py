@@ -22,12 +22,17 @@ from referee.record import dumps, verify_record
 from referee.text import SEAT_NAMES, game_text
 
 
+def ladder_label(ladder_id: str, name: str) -> str:
+    """A ladder as a person reads it: its name, with its id after it (what other commands also take)."""
+    return f"{name} ({ladder_id})" if name else ladder_id
+
+
 def format_leaderboard(reply: arena_pb2.LeaderboardReply) -> str:
     """The leaderboard with its uncertainty: mu ± 2 sigma is a ~95 % interval of a bot's skill. ``ver`` is the bot's
     current version (its statistics are that version's; a gated ladder's: its ranked version, and a version
     gating is marked); an endpoint bot, run by its author, is marked."""
     lines = [
-        f"Leaderboard of ladder {reply.ladder} (ordered by mu - 3 sigma)",
+        f"Leaderboard of ladder {ladder_label(reply.ladder, reply.ladder_name)} (ordered by mu - 3 sigma)",
         f"{'#':>2}  {'bot':<16} {'ver':>3} {'mu':>6} {'sigma':>6} {'mu-3s':>7}  {'~95% skill':<15} {'games':>5}  "
         f"{'W-L-D':<10} {'made/bid':<9} {'p50 ms':>7}",
     ]
@@ -55,7 +60,8 @@ def format_leaderboard(reply: arena_pb2.LeaderboardReply) -> str:
 def format_batch(reply: arena_pb2.BatchRatingsReply) -> str:
     """The batch rating (Elo scale, the anchor at 0) and the head-to-head table."""
     lines = [
-        f"Batch rating of ladder {reply.ladder}: Bradley-Terry over {reply.boards} boards, {reply.anchor} = 0, "
+        f"Batch rating of ladder {ladder_label(reply.ladder, reply.ladder_name)}: Bradley-Terry over {reply.boards} "
+        f"boards, {reply.anchor} = 0, "
         f"~95% bootstrap intervals; provisional (not ranked) until the interval is under "
         f"{reply.provisional_width_elo:.0f} Elo and {reply.provisional_boards} boards",
         f" #  {'bot':<16} {'elo':>7}  {'~95% interval':<17} {'boards':>6}",
@@ -93,14 +99,27 @@ def cmd_matches(args: argparse.Namespace) -> int:
     req = arena_pb2.MatchHistoryRequest(ladder=args.ladder or "", bot=args.bot or "", limit=args.limit)
     reply = call(args, "MatchHistory", req)
     for m in reply.matches:
-        teams = [" + ".join(dict.fromkeys(m.bots[0::2])), " + ".join(dict.fromkeys(m.bots[1::2]))]
-        win = f"{teams[m.winner_side]} won" if m.HasField("winner_side") else "draw"
-        sides = f"{teams[0]} vs {teams[1]}"
-        extra = f"  forfeit: {m.forfeit_reason}" if m.forfeit_reason else ""
-        print(f"{m.match_id}  {sides:<36} {m.scores[0]:>5}-{m.scores[1]:<5} {win}{extra}")
+        print(match_line(m))
     if not reply.matches:
         print("no matches recorded yet")
     return 0
+
+
+def outcome_text(teams: list[str], winner: int | None, forfeit: bool, void: bool) -> str:
+    """How a match ended in words: a forfeit is never a draw (won by forfeit, or void when neither side
+    could play)."""
+    if winner is not None:
+        return f"{teams[winner]} won" + (" by forfeit" if forfeit else "")
+    return "void: neither side could play" if forfeit or void else "draw"
+
+
+def match_line(m: arena_pb2.MatchSummary) -> str:
+    """One line of `arena matches`: id, sides, points, how it ended and a forfeit's reason."""
+    teams = [" + ".join(dict.fromkeys(m.bots[0::2])), " + ".join(dict.fromkeys(m.bots[1::2]))]
+    won = outcome_text(teams, m.winner_side if m.HasField("winner_side") else None, bool(m.forfeit_reason), m.void)
+    sides = f"{teams[0]} vs {teams[1]}"
+    extra = f"  forfeit: {m.forfeit_reason}" if m.forfeit_reason else ""
+    return f"{m.match_id}  {sides:<36} {m.scores[0]:>5}-{m.scores[1]:<5} {won}{extra}"
 
 
 def replay_text(summary: arena_pb2.MatchSummary, record: dict[str, Any]) -> str:
@@ -109,9 +128,10 @@ def replay_text(summary: arena_pb2.MatchSummary, record: dict[str, Any]) -> str:
     result = record.get("result", {})
     winner = result.get("winner")
     out = [
-        f"Match {summary.match_id} on ladder {summary.ladder} ({summary.ruleset or summary.game}): "
+        f"Match {summary.match_id} on ladder {ladder_label(summary.ladder, summary.ladder_name)} "
+        f"({summary.ruleset or summary.game}): "
         f"{side[0]} vs {side[1]}",
-        f"Result: {'draw' if winner is None else side[winner] + ' won'}, {summary.scores[0]} to "
+        f"Result: {outcome_text(side, winner, bool(result.get('forfeit')), summary.void)}, {summary.scores[0]} to "
         f"{summary.scores[1]}; {result.get('reason', '')}",
         "",
     ]

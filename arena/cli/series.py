@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from arena.cli.data_dir import DEFAULT_DATA_DIR, SERIES_DIR
 from arena.cli.match import add_limit_arguments, match_settings, resolve_bots
 from arena.rating.sprt import Sprt, SprtState, Verdict, likelihood_of_superiority, mean_interval
 from referee.cli import add_ruleset_arguments, parse_options
@@ -206,7 +207,17 @@ def add_series_parser(sub: Any) -> None:
     p.add_argument("--mu1", type=float, default=Sprt().mu1, help=f"H1: A's mean board score (default {Sprt().mu1})")
     p.add_argument("--alpha", type=float, default=0.05, help="P(accept H1 | H0) (default 0.05)")
     p.add_argument("--beta", type=float, default=0.05, help="P(accept H0 | H1) (default 0.05)")
-    p.add_argument("--out", default=None, help="where to write the record of every board (default series-<id>.json)")
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="where to write the record of every board (default: series/series-<id>.json in --data-dir)",
+    )
+    p.add_argument(
+        "--data-dir",
+        default=DEFAULT_DATA_DIR,
+        help="without --out, the record goes to its series/ directory (default %(default)s, arena up's)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
     add_limit_arguments(p)
     p.set_defaults(func=cmd_series)
@@ -293,7 +304,9 @@ def cmd_series(args: argparse.Namespace) -> int:
         "forfeits": result.forfeits,
         "boards": [b.to_json() for b in result.boards],
     }
-    path = Path(args.out or f"series-{uuid.uuid4().hex[:8]}.json")
+    # Never into the working directory unasked: the data dir's series/, as arena match's matches/.
+    path = Path(args.out) if args.out else Path(args.data_dir) / SERIES_DIR / f"series-{uuid.uuid4().hex[:8]}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     print(f"record of every board written to {path}", file=sys.stderr)
     return code

@@ -3,7 +3,7 @@ the processes it starts, supervises and stops.
 
 It starts, with bounded waits at every step: a Redis (the embedded one, persisting under the data dir,
 unless ``--redis`` names one), the API (with the ratings updater, the ladder feeder and the gauges), its
-/metrics, the web pages, the archiver (records into ``<data dir>/archive``, ``arena.store.archive``), and
+/metrics, the web pages, the archiver (records into ``<data dir>/archive``, ``arena.store.archiver``), and
 N worker processes (``arena worker``, restarted if they die).  It writes ``<data dir>/arena-up.json``
 (addresses, for the other ``arena`` commands) and the admin token to ``<data dir>/admin-token`` (mode
 0600), printed once when first created (``data_dir``).  ``stop`` stops it all: workers first (warm: they
@@ -11,7 +11,10 @@ finish their match; then cold; then SIGKILL), then the servers, then Redis.
 
 The embedded Redis is supervised (docs/operating.md): it has a generated password
 (``<data dir>/redis/redis-password``, mode 0600; workers get the file's path, never the password), is
-restarted if it dies, and dies with ``arena up`` (parent-death signal).  ``<data dir>/arena-up.lock`` and
+restarted if it dies, and dies with ``arena up`` (parent-death signal).  It keeps one address across
+restarts of ``arena up`` (the port in ``<data dir>/redis/redis.port``, or ``--redis-port``; loopback unless
+``--redis-host`` says otherwise), so a worker on another machine finds it again; a port taken by another
+process is refused, naming it.  ``<data dir>/arena-up.lock`` and
 ``<data dir>/redis/redis.lock`` (flock) make a second ``arena up``, or a second Redis, on one data dir
 impossible: the second ``arena up`` refuses, naming the pid that holds the directory.
 """
@@ -45,8 +48,9 @@ from arena.cli.data_dir import DEFAULT_DATA_DIR, LOCK_FILE, REGISTRATION_KEY_FIL
 from arena.cli.servers import wait_redis
 from arena.sandbox.lifetime import with_parent_death
 from arena.service import ensure_admin_token
-from arena.store.archive import Archive, Archiver, Retention
-from arena.store.redis_server import EmbeddedRedis, connect
+from arena.store.archive import Archive
+from arena.store.archiver import Archiver, Retention
+from arena.store.redis_server import EmbeddedRedis, PortTaken, connect
 from arena.web import WebServer, serve_web
 from referee.match.bots import port_in_use
 
@@ -59,17 +63,22 @@ class UpConfig:
     workers: int = 2
     redis_url: str | None = None
     redis_password_file: str | None = None  # for redis_url's password; the embedded Redis makes its own
+    # The embedded Redis's port: None: the one kept in <data dir>/redis/redis.port, else any free one (then
+    # kept).  Its address: loopback; another (0.0.0.0) only when the operator asks, for remote workers.
+    redis_port: int | None = None
+    redis_host: str = "127.0.0.1"
     host: str = "127.0.0.1"
     api_port: int = 50051
     web_port: int = 8080
     metrics_port: int | None = 9100  # workers use the next ports; 0: any free port; None: no metrics
     worker_args: list[str] = field(default_factory=list)
     stop_timeout_s: float = 20.0
-    # False: new bots need the registration key (made once, kept in the data dir, printed at start).
+    # False: closed: a new bot's owner is one the operator added, with its token (the registration key, made
+    # once and kept in the data dir, marks it closed).
     open_registration: bool = False
     # The arena's limits and endpoint policy (arena.bots.limits), stored at start; None: keep the stored one.
     policy: Policy | None = None
-    # How long archived records stay in Redis (arena.store.archive; the archive is <data dir>/archive).
+    # How long archived records stay in Redis (arena.store.archiver; the archive is <data dir>/archive).
     retention: Retention = field(default_factory=Retention)
 
 
@@ -110,7 +119,7 @@ class Stack:
             if not self.cfg.redis_url:
                 # Its password is made once and kept in its data dir; it waits (bounded) for the Redis of an
                 # arena up that was just killed, which is shutting down (it dies with its parent).
-                self.redis = EmbeddedRedis(self.data_dir / "redis", auth=True).start()
+                self.redis = self._start_redis()
                 self.url = self.redis.url
                 self.password_file = str(self.redis.password_file)
             self.r = connect(self.url, password_file=self.password_file)
@@ -152,6 +161,21 @@ class Stack:
             raise
         return self
 
+    def _start_redis(self) -> EmbeddedRedis:
+        embedded = EmbeddedRedis(
+            self.data_dir / "redis", port=self.cfg.redis_port, host=self.cfg.redis_host, auth=True, keep_port=True
+        )
+        try:
+            return embedded.start()
+        except PortTaken as e:
+            # Never another port: the workers on other machines know this one.
+            kept = "given with --redis-port" if self.cfg.redis_port else f"kept in {embedded.port_file}"
+            raise RuntimeError(
+                f"cannot start the embedded Redis: {e}; it is the port {kept}, where remote workers look for "
+                "it. Stop that process, or give another port with --redis-port N (and point the remote "
+                "workers at it)"
+            ) from None
+
     def _lock_data_dir(self) -> None:
         """Hold ``<data dir>/arena-up.lock`` (flock) while this arena runs: a second ``arena up`` on the same
         directory is refused.  The kernel releases it however this process ends."""
@@ -183,7 +207,7 @@ class Stack:
         self.admin_token = saved or new
 
     def _registration_key(self) -> None:
-        """Require the key kept in the data dir (made now if there is none), or none with open registration."""
+        """Close registration with the key kept in the data dir (made now if there is none), or open it."""
         assert self.r is not None
         registry = Registry(self.r)
         path = self.data_dir / REGISTRATION_KEY_FILE
@@ -256,9 +280,16 @@ class Stack:
     def banner(self) -> str:
         assert self.api is not None
         host = self.api.address.rsplit(":", 1)[0]
-        lines = [
-            f"arena up: data in {self.data_dir}",
-            f"  redis    {self.url}" + (" (embedded)" if self.redis else ""),
+        lines = [f"arena up: data in {self.data_dir}", f"  redis    {self.url}" + (" (embedded)" if self.redis else "")]
+        if self.redis is not None:
+            if self.redis.host.startswith("127.") or self.redis.host in ("::1", "[::1]", "localhost"):
+                reach = "this machine only (--redis-host 0.0.0.0 lets other machines' workers in)"
+            else:
+                reach = (
+                    f"listening on {self.redis.host}: other machines' workers attach with a copy of its password file"
+                )
+            lines.append(f"           {reach}; port kept in {self.redis.port_file}")
+        lines += [
             f"  api      {self.api.address}   (gRPC; health + reflection)",
             f"  web      http://{host}:{self.web_port}/",
         ]
@@ -272,12 +303,13 @@ class Stack:
         else:
             lines.append("  admin token: set earlier; not stored in this data dir")
         if self.registration_key:
+            # The key in the data dir marks the arena closed (owners the operator adds); it admits no bot.
             lines.append(
-                f"  registration key (for new bots; also in {self.data_dir / REGISTRATION_KEY_FILE}): "
-                f"{self.registration_key}"
+                "  registration: closed (a new bot takes its owner's token: arena owner add NAME; "
+                f"kept closed by {self.data_dir / REGISTRATION_KEY_FILE})"
             )
         else:
-            lines.append("  registration: open (no key needed to register a bot)")
+            lines.append("  registration: open (any owner name; an owner added with arena owner add takes its token)")
         return "\n".join(lines)
 
     # run -------------------------------------------------------------------------------

@@ -183,8 +183,8 @@ def add_view_parser(sub: Any) -> None:
         help="serve the replay viewer for a record written by `arena match`",
         description="Serves the replay viewer for one match record (or game record) on a local port and prints "
         "its address. Exit code 2: the file cannot be read, is not a record, or does not replay.",
-        epilog="example: arena view match-local-1a2b3c4d.json --port 8000",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        epilog="examples:\n  arena view m.json                 # a record written by arena match --out m.json\n"
+        "  arena view var/arena/matches/match-local-1a2b3c4d.json --port 8000   # where arena match puts one",
     )
     p.add_argument("file", metavar="FILE", help="a record written by `arena match --out` or `referee play --out`")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")

@@ -14,7 +14,9 @@ import argparse
 import json
 import logging
 import os
+import secrets
 import socket
+import sys
 import tempfile
 import threading
 from concurrent import futures
@@ -24,7 +26,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from arena import metrics
-from arena.bots.packages import PackageCache, PackageStore
+from arena.bots.packages import DEFAULT_CACHE_BYTES, PackageCache, PackageStore
 from arena.bots.registry import Registry
 from arena.bots.validation import Validator
 from arena.cli.servers import (
@@ -60,6 +62,14 @@ def health_server(host: str, port: int) -> tuple[grpc.Server, health.HealthServi
     return server, servicer, bound
 
 
+def default_worker_id() -> str:
+    """``HOST-PID-XXXXXX``, new at each start. The random part because in a container the hostname and the
+    pid are the same after a restart: a restarted worker under its old id would keep its dead predecessor's
+    heartbeat alive, and the match it was playing would be taken over only once idle for ``stale_ms``
+    (60 s), not 10 s after the death (issue 25, tests/deploy/test_compose_faults.py)."""
+    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+
+
 def run_worker(
     redis_url: str,
     *,
@@ -74,9 +84,10 @@ def run_worker(
     idle_exit_s: float | None = None,
     deadline_ms: int = 1000,
     password_file: str | None = None,
+    package_cache_bytes: int = DEFAULT_CACHE_BYTES,
 ) -> int:
     """One worker process until SIGTERM (warm: finishes its match) or a second signal (cold)."""
-    worker_id = worker_id or f"{socket.gethostname()}-{os.getpid()}"
+    worker_id = worker_id or default_worker_id()
     r = connect(redis_url, password_file=password_file)
     wait_redis(r, 60)
     # The sandbox is probed once, at start: without one this worker refuses uploaded bots (never runs them
@@ -85,7 +96,7 @@ def run_worker(
     sandbox = cache = validator = None
     if found.ok:
         log.info("worker %s: sandbox available (%s)", worker_id, found.reason)
-        sandbox, cache = Sandbox(), PackageCache(PackageStore(r))
+        sandbox, cache = Sandbox(), PackageCache(PackageStore(r), max_bytes=package_cache_bytes)
         logs = Path(bot_logs) if bot_logs else Path(tempfile.mkdtemp(prefix="arena-validation-"))
         validator = Validator(r, cache, sandbox, worker_id, logs / "validation")
     else:
@@ -112,7 +123,9 @@ def run_worker(
         validator.start()
     if metrics_port is not None:
         try:
-            metrics.start_metrics_server(metrics_port)
+            served, _thread = metrics.start_metrics_server(metrics_port)
+            # The port it got (any free one for --metrics-port 0), for whoever scrapes it.
+            log.info("worker %s: metrics on port %d", worker_id, served.server_port)
         except OSError as e:  # no metrics is better than no worker (and no restart loop in `arena up`)
             log.error("worker %s: cannot serve metrics on port %d: %s; running without", worker_id, metrics_port, e)
     beat_stop = threading.Event()
@@ -140,6 +153,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
     setup_logging(args)
     if bad_password_file(args):
         return 2
+    if args.package_cache_mb < 1:
+        print(f"arena worker: --package-cache-mb must be at least 1, not {args.package_cache_mb}", file=sys.stderr)
+        return 2
     return run_worker(
         args.redis,
         worker_id=args.worker_id,
@@ -153,16 +169,24 @@ def cmd_worker(args: argparse.Namespace) -> int:
         idle_exit_s=args.idle_exit_s,
         deadline_ms=args.deadline_ms,
         password_file=args.redis_password_file,
+        package_cache_bytes=args.package_cache_mb << 20,
     )
 
 
 def add_worker_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     w = sub.add_parser("worker", help="play queued matches (run as many as you like, on any machine)")
     add_redis_arguments(w)
-    w.add_argument("--worker-id", default=None, help="default: hostname-pid")
+    w.add_argument("--worker-id", default=None, help="default: hostname-pid-<6 random hex digits>, new at each start")
     w.add_argument("--host", default="0.0.0.0", help="address of the health service")
     w.add_argument("--health-port", type=int, default=50052, help="gRPC health port (0: any free, -1: none)")
     add_metrics_port(w, None, "default: none")
+    w.add_argument(
+        "--package-cache-mb",
+        type=int,
+        default=DEFAULT_CACHE_BYTES >> 20,
+        help="uploaded packages kept unpacked on this worker, in MiB; past it the least recently used go "
+        "(default: %(default)s)",
+    )
     w.add_argument(
         "--stale-ms",
         type=int,

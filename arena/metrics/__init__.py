@@ -45,6 +45,7 @@ from arena.metrics.families import (
 from arena.metrics.updates import (
     DEFAULT_WORKER_STALE_AFTER_SECONDS,
     decision_observer,
+    forget_old_ladder_names,
     observe_decision,
     observe_match_duration,
     record_bot_error,
@@ -76,6 +77,7 @@ __all__ = [
     "Outcome",
     "decision_observer",
     "exposed_series_names",
+    "forget_old_ladder_names",
     "get_metrics",
     "metric_infos",
     "observe_decision",

@@ -104,7 +104,10 @@ class MetricInfo:
         return (self.name,)
 
 
-_RATING_LABELS: Final = ("bot", "ladder")
+# A ladder is labelled by its name (what a person reads on a dashboard; its id when it has none) and by its
+# id (``ladder_id``, which never changes, for joins and for the pages' URLs).
+_LADDER_LABELS: Final = ("ladder", "ladder_id")
+_RATING_LABELS: Final = ("bot", *_LADDER_LABELS)
 
 _METRIC_INFOS: Final[tuple[MetricInfo, ...]] = (
     MetricInfo(
@@ -132,17 +135,17 @@ _METRIC_INFOS: Final[tuple[MetricInfo, ...]] = (
         ("bot", "kind"),
         "Bot failures by kind: timeout, illegal_action, malformed_reply, unreachable, crashed.",
     ),
-    MetricInfo("pilotta_queue_depth", "gauge", ("ladder",), "Matches pending in the ladder queue."),
+    MetricInfo("pilotta_queue_depth", "gauge", _LADDER_LABELS, "Matches pending in the ladder queue."),
     MetricInfo(
         "pilotta_queue_oldest_pending_age_seconds",
         "gauge",
-        ("ladder",),
+        _LADDER_LABELS,
         "Age of the oldest pending match in the ladder queue (0 when the queue is empty).",
     ),
     MetricInfo(
         "pilotta_matches_in_flight",
         "gauge",
-        ("ladder",),
+        _LADDER_LABELS,
         "Matches of the ladder a worker has claimed and not finished yet (being played).",
     ),
     MetricInfo(

@@ -131,20 +131,22 @@ def update_queue_gauges(
     ladder: str,
     in_flight: int = 0,
     *,
+    ladder_id: str = "",
     registry: CollectorRegistry | None = None,
 ) -> None:
-    """Set the queue gauges of ``ladder`` from a fresh read of the queue.
+    """Set the queue gauges of ``ladder`` (its name, or its id when it has none; ``ladder_id``: its id, by
+    default ``ladder``) from a fresh read of the queue.
 
     ``oldest_age`` is the age in seconds of the oldest pending match, ``None`` (or 0) when the queue is
     empty; ``in_flight`` how many of the ``depth`` a worker has claimed. Call it periodically (e.g. every
     few seconds) from the one process that reads the queue.
     """
     m = get_metrics(registry)
-    ladder = _label(ladder, "ladder")
-    m.queue_depth.labels(ladder=ladder).set(_non_negative(depth, "queue depth"))
-    m.matches_in_flight.labels(ladder=ladder).set(_non_negative(in_flight, "matches in flight"))
+    labels = {"ladder": _label(ladder, "ladder"), "ladder_id": _label(ladder_id or ladder, "ladder_id")}
+    m.queue_depth.labels(**labels).set(_non_negative(depth, "queue depth"))
+    m.matches_in_flight.labels(**labels).set(_non_negative(in_flight, "matches in flight"))
     age = 0.0 if oldest_age is None else _non_negative(oldest_age, "oldest pending age")
-    m.queue_oldest_pending_age.labels(ladder=ladder).set(age)
+    m.queue_oldest_pending_age.labels(**labels).set(age)
 
 
 def record_match_reclaimed(count: int = 1, *, registry: CollectorRegistry | None = None) -> None:
@@ -216,11 +218,17 @@ def set_rating(
     sigma: float,
     games: int,
     *,
+    ladder_id: str = "",
     registry: CollectorRegistry | None = None,
 ) -> None:
-    """Publish the current OpenSkill rating of an active ``bot`` on ``ladder``."""
+    """Publish the current OpenSkill rating of an active ``bot`` on ``ladder`` (its name, or its id when it
+    has none; ``ladder_id``: its id, by default ``ladder``)."""
     m = get_metrics(registry)
-    labels = {"bot": _label(bot, "bot"), "ladder": _label(ladder, "ladder")}
+    labels = {
+        "bot": _label(bot, "bot"),
+        "ladder": _label(ladder, "ladder"),
+        "ladder_id": _label(ladder_id or ladder, "ladder_id"),
+    }
     sigma = _non_negative(sigma, "sigma")
     m.bot_rating_mu.labels(**labels).set(mu)
     m.bot_rating_sigma.labels(**labels).set(sigma)
@@ -228,12 +236,43 @@ def set_rating(
     m.bot_games_played.labels(**labels).set(_non_negative(games, "games played"))
 
 
-def remove_rating(bot: str, ladder: str, *, registry: CollectorRegistry | None = None) -> None:
+def remove_rating(bot: str, ladder: str, *, ladder_id: str = "", registry: CollectorRegistry | None = None) -> None:
     """Stop exporting the rating of ``bot`` on ``ladder`` (bot retired or deactivated). Idempotent."""
     m = get_metrics(registry)
     for gauge in (m.bot_rating_mu, m.bot_rating_sigma, m.bot_rating_conservative, m.bot_games_played):
         with contextlib.suppress(KeyError):
-            gauge.remove(bot, ladder)
+            gauge.remove(bot, ladder, ladder_id or ladder)
+
+
+def forget_old_ladder_names(names: Mapping[str, str], *, registry: CollectorRegistry | None = None) -> int:
+    """Remove the queue and rating series of a ladder under a name it no longer has (``names``: ladder id ->
+    the ``ladder`` label it has now), so a ladder named (or renamed) after it was first exported is not
+    drawn twice on a dashboard. Returns how many series went."""
+    m = get_metrics(registry)
+    gauges = (
+        m.queue_depth,
+        m.matches_in_flight,
+        m.queue_oldest_pending_age,
+        m.bot_rating_mu,
+        m.bot_rating_sigma,
+        m.bot_rating_conservative,
+        m.bot_games_played,
+    )
+    removed = 0
+    for gauge in gauges:
+        # The label values in the order ``remove`` takes them (the families' labels: docs/metrics.md).
+        order = ("bot", "ladder", "ladder_id") if gauge in gauges[3:] else ("ladder", "ladder_id")
+        stale = {
+            tuple(s.labels[n] for n in order)
+            for family in gauge.collect()
+            for s in family.samples
+            if s.labels.get("ladder_id") in names and s.labels.get("ladder") != names[s.labels["ladder_id"]]
+        }
+        for values in stale:
+            with contextlib.suppress(KeyError):
+                gauge.remove(*values)
+                removed += 1
+    return removed
 
 
 def _label_values(gauge: Gauge, label: str) -> set[str]:

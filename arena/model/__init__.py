@@ -1,11 +1,26 @@
-"""The arena's vocabulary: its records (``records``: ``MatchSpec``, ``MatchResult``, ``Bot``, ...), its typed
-errors (``errors``), their JSON (``serial``), the latency histogram (``latency``) and what a game record shows
-(``replay``).
+"""The arena's vocabulary: its records, frozen dataclasses validated where they are built (``bots``: ``Bot``,
+its versions and states; ``matches``: ``MatchSpec``, ``MatchResult``; ``seats``: bot ids and the seats of a
+match), its typed errors (``errors``), their JSON (``serial``), the latency histogram (``latency``) and what
+a game record shows (``replay``).
+
+A record is rejected where it is built (in code or from JSON), not three modules later inside a Lua script:
+its ``__post_init__`` checks every field, and ``from_json`` raises ``ValueError`` naming the class and the
+offending field, e.g. ``MatchSpec.seed: expected int``.
 
 Plain values without I/O; everything else in ``arena`` may import them, and they import nothing of ``arena``
 but each other (and the pure referee).
 """
 
+from arena.model.bots import (
+    BOT_STATES,
+    Bot,
+    BotState,
+    BotVersion,
+    ForfeitLimits,
+    VersionState,
+    bot_state,
+    bot_state_of,
+)
 from arena.model.errors import (
     ArenaError,
     AuthError,
@@ -22,26 +37,8 @@ from arena.model.errors import (
     ValidationError,
 )
 from arena.model.latency import LATENCY_BOUNDS_MS, LatencySummary, histogram_quantile, latency_bucket
-from arena.model.records import (
-    BOT_STATES,
-    ID_RE,
-    SEAT_RE,
-    STAT_COUNTERS,
-    BoardEntry,
-    Bot,
-    BotState,
-    BotStats,
-    BotVersion,
-    ForfeitLimits,
-    MatchResult,
-    MatchSpec,
-    VersionState,
-    bot_state,
-    bot_state_of,
-    parse_seat,
-    seat_bot,
-    seat_of,
-)
+from arena.model.matches import STAT_COUNTERS, BoardEntry, BotStats, MatchResult, MatchSpec
+from arena.model.seats import ID_RE, SEAT_RE, parse_seat, seat_bot, seat_of
 
 __all__ = [
     "BOT_STATES",

@@ -35,6 +35,7 @@ from typing import Any
 
 from referee.cards import card_name, cards_in
 from referee.deal import Deal
+from referee.declarations import Declaration, DeclarationKind
 from referee.record import FORMAT as GAME_RECORD_FORMAT
 from referee.record import verify_record
 
@@ -73,6 +74,7 @@ class DeclarationFacts:
     seat: int
     code: str
     text: str  # its kind and points, as the rules name them: "tierce to the 9H (20)", "four jacks (200)"
+    public: str  # what the other seats know of it until it is shown: its kind, length and points, "tierce (20)"
     points: int
     credited: bool  # counted once the first trick settled the contest
 
@@ -121,6 +123,7 @@ def _deal_facts(deal: Deal) -> DealFacts:
             seat,
             d.code,
             d.describe(),
+            _unshown(d),
             d.points,
             deal.declarations_settled and any(d is c for c in deal.credited[seat & 1]),
         )
@@ -132,6 +135,15 @@ def _deal_facts(deal: Deal) -> DealFacts:
     whole = [cards_in(deal.dealt[s] | deal.hands[s]) for s in range(4)]
     split = any(len(first[s]) != len(whole[s]) for s in range(4))
     return DealFacts(trump, tuple(tricks), decls, first if split else None)
+
+
+def _unshown(d: Declaration) -> str:
+    """A declaration as the other seats know it before it is shown (``referee.observation.AnnouncementView``:
+    kind, length and points, no card)."""
+    if d.kind is DeclarationKind.FOUR_OF_A_KIND:
+        return f"four of a kind ({d.points})"
+    name = {3: "tierce", 4: "quarte"}.get(d.length, "quinte")
+    return f"{name} ({d.points})"
 
 
 def leg_facts(leg: Mapping[str, Any]) -> list[DealFacts | None]:

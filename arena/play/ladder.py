@@ -16,9 +16,6 @@ A ladder may have a name (``--name``: shown, and accepted wherever a ladder id i
 programs), and one ladder is the *default*: the one ``leaderboard``, ``ladder status`` and the web pages
 take when none is named.  The first ladder started becomes it; ``make_default`` moves it.  Keys:
 ``keys.LADDER_NAMES`` / ``keys.LADDER_NAME_OF`` and ``keys.DEFAULT_LADDER``.
-
-``LadderCounts`` counts results and dead letters per ladder by reading the results and dead-letter
-streams incrementally (each entry once per process), for ``LadderStatus`` and the demo's progress bar.
 """
 
 from __future__ import annotations
@@ -30,19 +27,19 @@ import math
 import re
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
+import uuid
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 
 from arena.model import Bot, ForfeitLimits, UnknownLadderError, ValidationError
-from arena.play.queue import ladder_of as spec_ladder
 from arena.play.scheduler import DEFAULT_ENDPOINT_POLICY, LadderConfig, Scheduler
 from arena.play.worker import live_workers
 from arena.rating.gating import GateConfig
 from arena.store import keys
-from arena.store.retry import REDIS_DOWN, Backoff
+from arena.store.retry import REDIS_DOWN, Backoff, Script
 from referee.errors import RulesetError
 from referee.match import DUPLICATE_BOARDS
 from referee.rules import get_ruleset, ruleset_names
@@ -155,6 +152,41 @@ def start_ladder(
     return get_run(scheduler, ladder_id)
 
 
+def extend_ladder(scheduler: Scheduler, ladder_id: str, matches: int, label: str = "") -> LadderRun:
+    """Add ``matches`` to the ladder's budget, its settings as they are: a started ladder schedules that many
+    more than it had left (an idle one, its budget spent, that many from now); a stopped one is started again
+    for that many. A ladder running without an end has no budget to add to (ValidationError). ``label``: what
+    the errors call the ladder (its name; default its id)."""
+    label = label or ladder_id
+    if matches < 1:
+        raise ValidationError(f"matches must be at least 1, not {matches}")
+    config = scheduler.ladder(ladder_id)  # UnknownLadderError if there is no such ladder
+    r = scheduler.r
+    with r.pipeline(transaction=True) as p:
+        for _attempt in range(20):  # a concurrent start, stop or extend: read again (bounded)
+            try:
+                p.watch(keys.LADDER_RUNS, keys.LADDER_RUNS_SCHEDULED)
+                raw = p.hget(keys.LADDER_RUNS, ladder_id)
+                if raw is None:
+                    p.reset()
+                    return start_ladder(scheduler, config, matches)
+                run = json.loads(raw)
+                if run.get("budget") is None:
+                    raise ValidationError(
+                        f"ladder {label} runs without an end (no budget): there is nothing to extend; stop it, "
+                        "then extend it by the matches it should still play"
+                    )
+                scheduled = int(p.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0)
+                run["budget"] = max(int(run["budget"]), scheduled) + matches
+                p.multi()
+                p.hset(keys.LADDER_RUNS, ladder_id, json.dumps(run))
+                p.execute()
+                return get_run(scheduler, ladder_id)
+            except redis.WatchError:
+                continue
+    raise ValidationError(f"ladder {label} changed under every try to extend it; try again")
+
+
 NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
 
@@ -258,8 +290,13 @@ def started_runs(scheduler: Scheduler) -> list[LadderRun]:
     return sorted(runs, key=lambda x: -x.started)
 
 
-# KEYS: scheduled hash.  ARGV: ladder id, wanted, budget (-1: none).  Reserves up to ``wanted`` matches of
-# the budget atomically, so two feeders (e.g. during a rolling restart) never overshoot it.
+# A feeder's reservation older than this is a dead feeder's (a tick reserves, schedules and gives back the
+# rest within seconds; a loaded machine's slowest ticks take tens of them): its rest is given back.
+RESERVATION_STALE_S = 120.0
+
+# KEYS: scheduled hash, reservations hash, reservation times hash.  ARGV: ladder id, wanted, budget (-1: none),
+# this feeder's reservation field, now.  Reserves up to ``wanted`` matches of the budget atomically, so two
+# feeders (e.g. during a rolling restart) never overshoot it.
 _RESERVE_LUA = """
 local done = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 local n = tonumber(ARGV[2])
@@ -267,7 +304,38 @@ local budget = tonumber(ARGV[3])
 if budget >= 0 then n = math.min(n, budget - done) end
 if n <= 0 then return 0 end
 redis.call('HINCRBY', KEYS[1], ARGV[1], n)
+redis.call('HINCRBY', KEYS[2], ARGV[4], n)
+redis.call('HSET', KEYS[3], ARGV[4], ARGV[5])
 return n
+"""
+
+# KEYS: scheduled hash, reservations hash, reservation times hash.  ARGV: now, stale age.  Every reservation
+# older than the stale age (its feeder died between reserving and enqueueing) gives its rest back to its
+# ladder (the field is "<ladder id> <feeder id>"); how many matches went back.
+_RECLAIM_LUA = """
+local back = 0
+local times = redis.call('HGETALL', KEYS[3])
+for i = 1, #times, 2 do
+  local field = times[i]
+  if tonumber(times[i + 1]) < tonumber(ARGV[1]) - tonumber(ARGV[2]) then
+    local rest = tonumber(redis.call('HGET', KEYS[2], field) or '0')
+    redis.call('HINCRBY', KEYS[1], string.match(field, '^(%S+) '), -rest)
+    redis.call('HDEL', KEYS[2], field)
+    redis.call('HDEL', KEYS[3], field)
+    back = back + rest
+  end
+end
+return back
+"""
+
+# KEYS: scheduled hash, reservations hash, reservation times hash.  ARGV: ladder id, reservation field.
+# What the reservation still holds (each enqueue took one off it) goes back to the ladder's budget.
+_GIVE_BACK_LUA = """
+local rest = tonumber(redis.call('HGET', KEYS[2], ARGV[2]) or '0')
+if rest ~= 0 then redis.call('HINCRBY', KEYS[1], ARGV[1], -rest) end
+redis.call('HDEL', KEYS[2], ARGV[2])
+redis.call('HDEL', KEYS[3], ARGV[2])
+return rest
 """
 
 
@@ -283,7 +351,11 @@ class LadderFeeder(threading.Thread):
         self.interval_s = interval_s
         self.per_worker = per_worker
         self._stop_event = threading.Event()
-        self._reserve = scheduler.r.register_script(_RESERVE_LUA)
+        self._reserve = Script(scheduler.r, _RESERVE_LUA)
+        self._give_back = Script(scheduler.r, _GIVE_BACK_LUA)
+        self._reclaim = Script(scheduler.r, _RECLAIM_LUA)
+        self.feeder_id = uuid.uuid4().hex[:12]  # names its reservations (keys.LADDER_RUNS_RESERVED)
+        self.clock = time.time  # the reservations' times (tests pass their own)
         self.scheduled = 0
         self._enrolled: dict[str, float] = {}  # ladder -> monotonic time of the last enrolment
         self.enrol_every_s = 5.0  # new bots join within this; reading every bot each tick would not scale
@@ -308,6 +380,10 @@ class LadderFeeder(threading.Thread):
 
     def tick(self) -> int:
         """One round; returns the number of matches enqueued."""
+        reservation = [keys.LADDER_RUNS_SCHEDULED, keys.LADDER_RUNS_RESERVED, keys.LADDER_RUNS_RESERVED_AT]
+        now = repr(self.clock())
+        if back := int(self._reclaim(keys=reservation, args=[now, RESERVATION_STALE_S])):
+            log.warning("ladder feeder: gave back %d matches a feeder reserved and died before queueing", back)
         runs = [run for run in started_runs(self.scheduler) if run.remaining > 0]
         if not runs:
             return 0
@@ -324,51 +400,18 @@ class LadderFeeder(threading.Thread):
                 enrol(self.scheduler, run.ladder_id, run.config)
                 self._enrolled[run.ladder_id] = time.monotonic()
             wanted = min(target - waiting, run.remaining)
-            n = int(
-                self._reserve(
-                    keys=[keys.LADDER_RUNS_SCHEDULED],
-                    args=[run.ladder_id, int(wanted), -1 if run.budget is None else run.budget],
-                )
-            )
+            field = f"{run.ladder_id} {self.feeder_id}"
+            budget = -1 if run.budget is None else run.budget
+            n = int(self._reserve(keys=reservation, args=[run.ladder_id, int(wanted), budget, field, now]))
             if n <= 0:
                 continue
-            specs = self.scheduler.schedule(run.ladder_id, n, max_in_flight=run.max_in_flight)
-            if len(specs) < n:  # not enough free bots now: give the rest of the reservation back
-                self.r.hincrby(keys.LADDER_RUNS_SCHEDULED, run.ladder_id, len(specs) - n)
+            try:
+                specs = self.scheduler.schedule(run.ladder_id, n, max_in_flight=run.max_in_flight, reservation=field)
+            finally:
+                # Not enough free bots now (or the tick failed): the rest of the reservation goes back. A feeder
+                # that dies before this leaves it to the next tick of any feeder, once stale (_RECLAIM_LUA).
+                self._give_back(keys=reservation, args=[run.ladder_id, field])
             waiting += len(specs)
             total += len(specs)
         self.scheduled += total
         return total
-
-
-class LadderCounts:
-    """Results and dead letters per ladder, read incrementally from the streams (thread-safe)."""
-
-    def __init__(self, r: redis.Redis, chunk: int = 1000) -> None:
-        self.r: Any = r  # Any: redis-py types replies as Awaitable | Any; with decode_responses=True they are str
-        self.chunk = chunk
-        self._lock = threading.Lock()
-        self._last = {keys.RESULTS_STREAM: "0-0", keys.DEAD_STREAM: "0-0"}
-        self.completed: dict[str, int] = {}
-        self.dead: dict[str, int] = {}
-
-    def refresh(self, max_entries: int = 100_000) -> None:
-        """Read entries added since the last call (at most ``max_entries`` per stream per call)."""
-        with self._lock:
-            self._read(keys.RESULTS_STREAM, self.completed, lambda f: f.get("ladder"), max_entries)
-            self._read(keys.DEAD_STREAM, self.dead, lambda f: spec_ladder(f.get("spec", "")), max_entries)
-
-    def _read(
-        self, stream: str, into: dict[str, int], ladder_of: Callable[[dict[str, str]], str | None], max_entries: int
-    ) -> None:
-        seen = 0
-        while seen < max_entries:
-            entries = self.r.xrange(stream, min=f"({self._last[stream]}", max="+", count=self.chunk)
-            if not entries:
-                return
-            for entry_id, fields in entries:
-                ladder = ladder_of(fields)
-                if ladder:
-                    into[ladder] = into.get(ladder, 0) + 1
-                self._last[stream] = entry_id
-            seen += len(entries)

@@ -23,27 +23,22 @@ third value, 7's deleted ids, is never read; XINFO GROUPS' lag, 7 only, is count
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import redis
 
 from arena import metrics
 from arena.model import MatchResult, MatchSpec, NotRequeueable
+from arena.play.queue_counts import QueueCounts, ladder_of
 from arena.store import keys
 from arena.store.archive import Archive, load_result, pack_record, summary_json
 from arena.store.retry import Script
-from arena.store.streams import ensure_consumer_group, entry_age_s, server_ms
 
-# Where queue counts put an entry whose spec names no ladder (not a valid ladder id, so it never clashes).
-UNKNOWN_LADDER = "?"
 # XREADGROUP BLOCK must return before the client's socket timeout fires.
 MAX_BLOCK_MS = 2000
-LAG_COUNTED = 1000  # undelivered results counted one by one where Redis does not count them (6.2)
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -75,17 +70,10 @@ class DeadLetter:
         return ladder_of(self.spec_json)
 
 
-@dataclass(frozen=True)
-class LadderQueue:
-    """One ladder's share of the queue: entries not yet acknowledged, how many of those a worker has
-    claimed, and the age of the oldest (s)."""
+class MatchQueue(QueueCounts):
+    """The life of a match in the queue (module docstring); what the queue holds is read through
+    ``QueueCounts``."""
 
-    waiting: int = 0
-    claimed: int = 0
-    oldest_age_s: float = 0.0
-
-
-class MatchQueue:
     def __init__(self, r: redis.Redis, max_deliveries: int = 3) -> None:
         if max_deliveries < 1:
             raise ValueError("max_deliveries must be >= 1")
@@ -101,24 +89,16 @@ class MatchQueue:
         self._requeue = Script(r, _REQUEUE_LUA)
         self.ensure_group()
 
-    def ensure_group(self) -> None:
-        ensure_consumer_group(self.r, keys.MATCH_STREAM, keys.WORKER_GROUP)
-
-    def _grouped(self, fn: Callable[[], T]) -> T:
-        """Run ``fn``; if the group vanished (data wiped), recreate it and retry once."""
-        try:
-            return fn()
-        except redis.ResponseError as e:
-            if "NOGROUP" not in str(e):
-                raise
-            self.ensure_group()
-            return fn()
-
     # producer -----------------------------------------------------------------
 
-    def enqueue(self, spec: MatchSpec) -> str | None:
-        """Queue a match; returns its stream id, or None if that match id was queued before."""
-        msg_id = self._enqueue(keys=[keys.ENQUEUED, keys.MATCH_STREAM], args=[spec.match_id, spec.to_json()])
+    def enqueue(self, spec: MatchSpec, reservation: str | None = None) -> str | None:
+        """Queue a match; returns its stream id, or None if that match id was queued before. ``reservation``:
+        the field of the feeder's reservation this match is taken from (``keys.LADDER_RUNS_RESERVED``), one
+        off it in the same script, so that a feeder dying between the two leaves no match uncounted."""
+        msg_id = self._enqueue(
+            keys=[keys.ENQUEUED, keys.MATCH_STREAM, keys.LADDER_RUNS_RESERVED],
+            args=[spec.match_id, spec.to_json(), reservation or ""],
+        )
         return str(msg_id) if msg_id else None
 
     # consumer -----------------------------------------------------------------
@@ -231,10 +211,17 @@ class MatchQueue:
                 keys.ladder_inflight(result.ladder),
                 keys.LAST_ERROR,
                 keys.record(result.match_id),
+                keys.LADDER_COMPLETED,
+                keys.ATTEMPTS,
             ],
             args=[result.match_id, summary_json(result), pack_record(result.record), result.ladder, *release],
         )
         return bool(out)
+
+    def start_attempt(self, match_id: str) -> int:
+        """Count an attempt at the match begun (this worker's, about to play it); its number, from 1. Kept
+        across deliveries and a dead letter's requeue, cleared once its result is recorded."""
+        return int(self.r.hincrby(keys.ATTEMPTS, match_id, 1))
 
     def ack(self, claimed: Claimed) -> None:
         """Done with the entry: acknowledge and delete it (keeps XLEN = depth)."""
@@ -283,7 +270,7 @@ class MatchQueue:
     ) -> bool:
         inflight = keys.ladder_inflight(ladder) if ladder else keys.NO_LADDER_INFLIGHT
         out = self._bury(
-            keys=[keys.MATCH_STREAM, keys.DEAD_STREAM, keys.LAST_ERROR, inflight],
+            keys=[keys.MATCH_STREAM, keys.DEAD_STREAM, keys.LAST_ERROR, inflight, keys.LADDER_DEAD],
             args=[
                 keys.WORKER_GROUP,
                 msg_id,
@@ -293,6 +280,8 @@ class MatchQueue:
                 deliveries,
                 worker_id,
                 repr(time.time()),
+                # counted under the ladder its spec names, a malformed one's too (as the queue's counts do)
+                ladder or ladder_of(spec_json) or "",
                 *bots,
             ],
         )
@@ -324,108 +313,22 @@ class MatchQueue:
         except ValueError as e:
             raise NotRequeueable(f"dead letter {dead_id} ({dead.match_id}) cannot be played again: {e}") from None
         out = self._requeue(
-            keys=[keys.DEAD_STREAM, keys.MATCH_STREAM, keys.ladder_inflight(spec.ladder), keys.result(spec.match_id)],
-            args=[dead_id, *spec.in_flight_bots()],
+            keys=[
+                keys.DEAD_STREAM,
+                keys.MATCH_STREAM,
+                keys.ladder_inflight(spec.ladder),
+                keys.result(spec.match_id),
+                keys.LADDER_DEAD,
+            ],
+            args=[dead_id, spec.ladder, *spec.in_flight_bots()],
         )
         if out == "recorded":
             raise NotRequeueable(f"dead letter {dead_id}: match {spec.match_id} has a result already; not requeued")
         return str(out) if out else None
 
-    # observation ------------------------------------------------------------------
-
-    def depth(self) -> int:
-        """Matches not yet acknowledged: waiting plus being played."""
-        return int(self.r.xlen(keys.MATCH_STREAM))
-
-    def live_depth(self, live: Collection[str]) -> int:
-        """Matches waiting or being played by a live worker: ``depth`` less the claims of workers not in
-        ``live`` (dead; their matches are taken over soon, and must not keep the feeder from topping up)."""
-        with self.r.pipeline(transaction=False) as p:
-            p.xlen(keys.MATCH_STREAM)
-            p.xpending(keys.MATCH_STREAM, keys.WORKER_GROUP)
-            depth, summary = p.execute(raise_on_error=False)
-        if isinstance(depth, redis.ResponseError):
-            raise depth
-        if isinstance(summary, redis.ResponseError):  # no group yet: nothing claimed
-            return int(depth)
-        orphaned = sum(int(c["pending"]) for c in summary.get("consumers") or () if c["name"] not in live)
-        return max(0, int(depth) - orphaned)
-
-    def pending(self) -> int:
-        """Matches delivered to a worker and not yet acknowledged."""
-        info: Any = self._grouped(  # Any: the XPENDING summary is a dict the stubs do not describe
-            lambda: self.r.xpending(keys.MATCH_STREAM, keys.WORKER_GROUP)
-        )
-        return int(info["pending"])
-
-    def oldest_pending_age(self) -> float:
-        """Seconds since the oldest unacknowledged match was enqueued (0 if none).
-        Uses the server clock, which also minted the stream ids."""
-        first = self.r.xrange(keys.MATCH_STREAM, count=1)
-        return entry_age_s(first[0][0], server_ms(self.r)) if first else 0.0
-
-    def by_ladder(self, limit: int = 10_000) -> dict[str, LadderQueue]:
-        """Each ladder's share of the queue (``LadderQueue``), from at most ``limit`` entries (the feeder
-        keeps the queue short); an entry that names no ladder counts under ``UNKNOWN_LADDER``."""
-        with self.r.pipeline(transaction=False) as p:
-            p.xrange(keys.MATCH_STREAM, count=limit)
-            p.xpending_range(keys.MATCH_STREAM, keys.WORKER_GROUP, "-", "+", limit)
-            p.time()
-            entries, claimed, (sec, usec) = p.execute(raise_on_error=False)
-        if isinstance(claimed, redis.ResponseError):  # no group yet: nothing claimed
-            claimed = []
-        now_ms = int(sec) * 1000 + int(usec) / 1000
-        mine = {c["message_id"] for c in claimed}
-        out: dict[str, LadderQueue] = {}
-        for entry_id, fields in entries:
-            ladder = ladder_of(fields.get("spec", "")) or UNKNOWN_LADDER
-            q = out.get(ladder, LadderQueue())
-            out[ladder] = LadderQueue(
-                q.waiting + 1, q.claimed + (entry_id in mine), max(q.oldest_age_s, entry_age_s(entry_id, now_ms))
-            )
-        return out
-
-    def dead_letter_count(self) -> int:
-        return int(self.r.xlen(keys.DEAD_STREAM))
-
-    def ratings_lag(self) -> int:
-        """Recorded results the ratings updater has not applied yet (delivered or not)."""
-        try:
-            groups = self.r.xinfo_groups(keys.RESULTS_STREAM)
-        except redis.ResponseError:  # no results stream yet
-            return 0
-        for g in groups:
-            if g["name"] == keys.RATINGS_GROUP:
-                # "lag" = entries not yet delivered, which Redis 7 counts (nil when it cannot: after a
-                # deletion) and 6.2 does not: then they are counted here, up to LAG_COUNTED. Plus the
-                # delivered-but-pending ones.
-                lag = g.get("lag")
-                if lag is None:
-                    after = "(" + str(g["last-delivered-id"])
-                    lag = len(self.r.xrange(keys.RESULTS_STREAM, after, "+", count=LAG_COUNTED))
-                return int(lag) + int(g["pending"])
-        return self.results_count()
-
-    def duplicate_results(self) -> int:
-        return int(self.r.get(keys.DUPLICATE_RESULTS) or 0)
-
-    def results_count(self) -> int:
-        return int(self.r.xlen(keys.RESULTS_STREAM))
-
     def get_result(self, match_id: str, archive: Archive | None = None) -> MatchResult | None:
         """The whole result, record included, wherever it is stored (``arena.store.archive.load_result``)."""
         return load_result(self.r, match_id, archive)
-
-
-def ladder_of(spec_json: str) -> str | None:
-    """The ladder of a queued or dead-lettered spec, read without checking the rest of it (a malformed
-    spec still counts under its ladder, if it names one); None if it names none."""
-    try:
-        spec = json.loads(spec_json)
-    except ValueError:
-        return None
-    ladder = spec.get("ladder") if isinstance(spec, dict) else None
-    return ladder if isinstance(ladder, str) and ladder else None
 
 
 def _dead_letter(dead_id: str, f: dict[str, str]) -> DeadLetter:
@@ -440,13 +343,15 @@ def _dead_letter(dead_id: str, f: dict[str, str]) -> DeadLetter:
     )
 
 
-# KEYS: enqueued set, match stream.  ARGV: match_id, spec JSON
+# KEYS: enqueued set, match stream, feeders' reservations.  ARGV: match_id, spec JSON, reservation field ('': none)
 _ENQUEUE_LUA = """
 if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return false end
+if ARGV[3] ~= '' then redis.call('HINCRBY', KEYS[3], ARGV[3], -1) end
 return redis.call('XADD', KEYS[2], '*', 'match_id', ARGV[1], 'spec', ARGV[2])
 """
 
-# KEYS: result key, results stream, duplicates counter, ladder inflight hash, last-error hash, record key
+# KEYS: result key, results stream, duplicates counter, ladder inflight hash, last-error hash, record key,
+# ladders' completed counts, attempts hash
 # ARGV: match_id, result JSON without the record, compressed record, ladder, bots to release...
 # The result lives only in the result and record keys; the stream carries the id.
 _RECORD_LUA = """
@@ -456,11 +361,13 @@ if not redis.call('SET', KEYS[1], ARGV[2], 'NX') then
 end
 redis.call('SET', KEYS[6], ARGV[3])
 local id = redis.call('XADD', KEYS[2], '*', 'match_id', ARGV[1], 'ladder', ARGV[4])
+if ARGV[4] ~= '' then redis.call('HINCRBY', KEYS[7], ARGV[4], 1) end
 for i = 5, #ARGV do
   local n = tonumber(redis.call('HGET', KEYS[4], ARGV[i]) or '0')
   if n > 0 then redis.call('HINCRBY', KEYS[4], ARGV[i], -1) end
 end
 redis.call('HDEL', KEYS[5], ARGV[1])
+redis.call('HDEL', KEYS[8], ARGV[1])
 return id
 """
 
@@ -474,14 +381,15 @@ redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[3], 'JUSTID')
 return 1
 """
 
-# KEYS: match stream, dead stream, last-error hash, ladder inflight hash
-# ARGV: group, msg id, match_id, reason, spec, deliveries, worker, ts, bots...
+# KEYS: match stream, dead stream, last-error hash, ladder inflight hash, ladders' dead-letter counts
+# ARGV: group, msg id, match_id, reason, spec, deliveries, worker, ts, ladder counted ('' for none), bots...
 # XACK returning 0 means someone else already finished the entry: do nothing.
 _DEAD_LETTER_LUA = """
 if redis.call('XACK', KEYS[1], ARGV[1], ARGV[2]) == 0 then return false end
 redis.call('XDEL', KEYS[1], ARGV[2])
 redis.call('HDEL', KEYS[3], ARGV[3])
-for i = 9, #ARGV do
+if ARGV[9] ~= '' then redis.call('HINCRBY', KEYS[5], ARGV[9], 1) end
+for i = 10, #ARGV do
   local n = tonumber(redis.call('HGET', KEYS[4], ARGV[i]) or '0')
   if n > 0 then redis.call('HINCRBY', KEYS[4], ARGV[i], -1) end
 end
@@ -489,8 +397,8 @@ return redis.call('XADD', KEYS[2], '*', 'match_id', ARGV[3], 'msg_id', ARGV[2], 
                   'spec', ARGV[5], 'deliveries', ARGV[6], 'worker', ARGV[7], 'ts', ARGV[8])
 """
 
-# KEYS: dead stream, match stream, the ladder's inflight hash, the match's result key
-# ARGV: dead entry id, bots to count in flight again...
+# KEYS: dead stream, match stream, the ladder's inflight hash, the match's result key, ladders' dead-letter counts
+# ARGV: dead entry id, ladder, bots to count in flight again...
 # Checked and done at once, so two operators requeueing the same dead letter queue it once.
 _REQUEUE_LUA = """
 local e = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])
@@ -500,6 +408,7 @@ local f = e[1][2]
 local h = {}
 for i = 1, #f, 2 do h[f[i]] = f[i + 1] end
 redis.call('XDEL', KEYS[1], ARGV[1])
-for i = 2, #ARGV do redis.call('HINCRBY', KEYS[3], ARGV[i], 1) end
+if tonumber(redis.call('HGET', KEYS[5], ARGV[2]) or '0') > 0 then redis.call('HINCRBY', KEYS[5], ARGV[2], -1) end
+for i = 3, #ARGV do redis.call('HINCRBY', KEYS[3], ARGV[i], 1) end
 return redis.call('XADD', KEYS[2], '*', 'match_id', h['match_id'], 'spec', h['spec'])
 """

@@ -1,7 +1,8 @@
 """From the referee's outcome to the arena's result: ``to_result`` turns a played ``MatchOutcome`` into the
 ``MatchResult`` a worker records: winner and points per side, per-bot ``BotStats`` (contracts bid and made,
 points, capots, declarations, timeouts, illegal actions, transport errors, latency histogram), the boards of
-a duplicate match and the match record JSON.  ``leg_seats``: who sits where in each leg.
+a duplicate match and the match record JSON.  ``leg_seats``: who sits where in each leg.  ``not_played``:
+the void result of a match whose bot was suspended or retired since it was queued.
 """
 
 from __future__ import annotations
@@ -102,3 +103,26 @@ def _count_record(rec: Mapping[str, Any], seat_bots: Sequence[str], counters: di
             counters[seat_bots[int(decl["seat"])]]["declarations"] += len(decl.get("announced", []))
         for belote in deal.get("belotes", []):
             counters[seat_bots[int(belote["seat"])]]["declarations"] += 1
+
+
+def not_played(spec: MatchSpec, why: str) -> MatchResult:
+    """The result of a match that is not played (``why``: its bot was suspended or retired since it was
+    queued): void, so never rated, and shown with the reason; its record says the same."""
+    reason = f"void: not played: {why}"
+    record = {"result": {"winner": None, "reason": reason, "not_played": True}}
+    return MatchResult(
+        match_id=spec.match_id,
+        ladder=spec.ladder,
+        seats=spec.result_seats(),
+        winner=None,
+        points=(0, 0),
+        deals_played=0,
+        forfeit=reason,
+        record=json.dumps(record, separators=(",", ":")),
+        duplicate=spec.duplicate,
+        finished=time.time(),
+        ruleset=spec.ruleset,
+        rated=False,
+        void=True,
+        gating=spec.gating,
+    )

@@ -8,14 +8,18 @@
 2. plays ``referee.match.run_match`` (two legs with sides swapped when ``spec.duplicate``, played at the
    same time on two threads since no instance plays at both tables; an endpoint bot's legs in turn), reporting each
    decision's latency and each bot error to ``arena.metrics`` as the events arrive (labels: registered
-   bot names, phases, the ruleset: bounded sets, never a match id);
+   bot names, phases, the ruleset: bounded sets, never a match id), and its public events to its page
+   (``arena.play.live``: calls, cards played, scores; never a hand);
 3. turns the outcome into a ``MatchResult`` (``arena.play.results``): winner and points per side, per-bot
    ``BotStats`` (contracts bid and made, points, capots, declarations, timeouts, illegal actions, transport
    errors, latency histogram) and the match record JSON.
 
 A bot that misbehaves (times out, crashes, cannot even be started) makes its side forfeit: that is a
-*result*, and the record says why.  Anything else that goes wrong (Redis unreachable while resolving the
-bots, a bug) raises, so the queue retries the match elsewhere and dead-letters it after a few tries.
+*result*, and the record says why.  Redis away (a restart of ``arena up``, whose workers may be on other
+machines) is waited out, ``redis_patience_s``, by each read and write before and after the match: a match
+played while Redis was away keeps its result for the worker to record.  Anything else that goes wrong (a
+bug, Redis away for longer) raises, so the queue retries the match elsewhere and dead-letters it after a
+few tries.
 
 After the match the forfeit reason is rewritten in the arena's own words (``arena.play.publish``: never
 a bot's output, an address or a path), bots known only by address take their registered names, each
@@ -38,17 +42,16 @@ thread; a bot whose thread ended is found dead and restarted.)
 from __future__ import annotations
 
 import dataclasses
-import json
+import functools
 import logging
 import os
 import tempfile
-import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from arena import metrics
-from arena.bots.botlogs import BotLogs, match_log, read_from, size_of
+from arena.bots.botlogs import BotLogs, LogRetention, match_log, read_from, size_of
 from arena.bots.inputs import launch_manifest
 from arena.bots.limits import load_policy
 from arena.bots.packages import PackageCache, parse_package_manifest
@@ -64,13 +67,15 @@ from arena.model import (
     seat_bot,
 )
 from arena.model.replay import strip_private_notes
+from arena.play import live
 from arena.play.publish import public_forfeit_reason, publish_forfeit, registered_names
-from arena.play.results import leg_seats, to_result
+from arena.play.results import leg_seats, not_played, to_result
 from arena.play.scheduler import LadderConfig
 from arena.sandbox import CgroupCpu, Sandbox, SandboxedBot
 from arena.sandbox.lifetime import with_parent_death
 from arena.sandbox.pool import Instance, InstancePool, launch
 from arena.store import keys
+from arena.store.retry import patiently
 from referee.match import DealEvent, DecisionEvent, Event, MatchOutcome, MatchSettings, run_match
 from referee.match.bots import BotProcess, Manifest, free_port
 from referee.match.cputime import CpuMeter, ProcessTreeCpu
@@ -111,8 +116,10 @@ class ArenaRunner:
         sandbox: Sandbox | None = None,
         packages: PackageCache | None = None,
         sandbox_refused: str = "",
+        redis_patience_s: float = 120.0,
     ) -> None:
         self.registry = registry
+        self.patience_s = redis_patience_s  # as the worker's record_patience_s: a restart's length
         self.log_dir = Path(log_dir) if log_dir is not None else Path(tempfile.mkdtemp(prefix="arena-bots-"))
         self.links = BotLinks()  # channels (and, for warm bots, handshakes) kept between matches
         # Uploaded packages run only in the sandbox: without one (``sandbox_refused`` says why) a match with
@@ -143,6 +150,10 @@ class ArenaRunner:
             meter.close()
         self._meters.clear()
 
+    def _patient(self, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)``, retried while Redis is down (one call: a retry never repeats a write done)."""
+        return patiently(functools.partial(fn, *args), self.patience_s, what=what)
+
     def _tree_meter(self, instance: Instance) -> ProcessTreeCpu:
         """The CPU meter of a warm instance's process tree, kept while the instance lives: a new meter walks
         the tree (a file read per thread: about a millisecond for a Python bot, eight instances a match)."""
@@ -160,18 +171,23 @@ class ArenaRunner:
             return launch(launch_manifest(version), log_dir, with_parent_death)
         if self.sandbox is None or self.packages is None:
             raise SandboxUnavailable(f"cannot run uploaded bot packages: {self.sandbox_refused}")
-        directory = self.packages.path(version.package)
-        pm = parse_package_manifest(dict(version.manifest or {}), directory, f"bot {version.bot_id} v{version.version}")
-        return self.sandbox.launch(pm.manifest, pm.command, directory, log_dir)
+        # Held while the sandbox copies it into the instance's own directory; the cache may drop it after.
+        with self.packages.held(version.package) as directory:
+            source = f"bot {version.bot_id} v{version.version}"
+            pm = parse_package_manifest(dict(version.manifest or {}), directory, source)
+            return self.sandbox.launch(pm.manifest, pm.command, directory, log_dir)
 
     def __call__(self, spec: MatchSpec) -> MatchResult:
-        # Registry reads may raise redis errors: a runner failure, retried by the queue.
-        unplayable = self._unplayable(spec)
+        # Registry reads wait Redis out (_patient); past the patience they raise: a runner failure.
+        unplayable = self._patient(f"reading the bots of {spec.match_id}", self._unplayable, spec)
         if unplayable:
             log.info("match %s not played: %s", spec.match_id, unplayable)
             return not_played(spec, unplayable)
         # Seat -> the bot with the version that plays there as its current (a pinned one: Registry.seat).
-        bots = {b: self.registry.seat(b) for b in spec.distinct_bots()}
+        bots = {
+            b: self._patient(f"reading the bots of {spec.match_id}", self.registry.seat, b)
+            for b in spec.distinct_bots()
+        }
         names = _seat_names(bots)
         if self.sandbox is None and any(bot.current.package is not None for bot in bots.values()):
             raise SandboxUnavailable(f"cannot run uploaded bot packages: {self.sandbox_refused}")
@@ -184,7 +200,7 @@ class ArenaRunner:
         # instance's first match also takes what it wrote while starting (else no match's log holds it).
         offsets = {i: size_of(i.bot.stderr_path) if i.matches else 0 for insts in instances.values() for i in insts}
         taken = {b: list(reversed(insts)) for b, insts in instances.items()}
-        dial, refused = self._endpoints(bots)
+        dial, refused = self._patient(f"checking the endpoints of {spec.match_id}", self._endpoints, bots)
         closed = {b: _closed_endpoint() for b in (*start_errors, *refused)}
         try:
             seat_endpoints: list[list[str]] = []
@@ -221,12 +237,14 @@ class ArenaRunner:
                 for insts in instances.values()
                 for i in insts
             }
+            # Its public events as it is played, for its page (arena.play.live: never a hand).
+            feed = live.start(self.registry.r, spec, [[names[b] for b in seats] for seats in legs])
             outcome = run_match(
                 endpoints,
                 settings,
                 spec.match_id,
                 # (Metrics label a bot by its registered name alone: a bounded set, whatever its versions.)
-                _metrics_reporter(spec, {b: bot.name for b, bot in bots.items()}),
+                live.both(_metrics_reporter(spec, {b: bot.name for b, bot in bots.items()}), feed),
                 links=self.links,
                 seat_endpoints=seat_endpoints,
                 cpu_meters=meters,
@@ -234,6 +252,7 @@ class ArenaRunner:
                 # owner's logs; the public reason is the arena's own words).
                 started=[i.bot for insts in instances.values() for i in insts],
             )
+            feed.end()
             # What a sandbox's cgroup says of a bot that crashed: it ran out of memory, or of processes.
             failures = {
                 b: why
@@ -343,7 +362,9 @@ class ArenaRunner:
         """Each bot's stderr of this match and the referee's account of its problems (``problems``: why it
         could not be started or was not dialled), for its owner."""
         ids = {ep: b for seats, eps in zip(legs, seat_endpoints, strict=True) for b, ep in zip(seats, eps, strict=True)}
-        logs = BotLogs(self.registry.r)
+        # The arena's retention, read at each match: `arena up --logs-keep-...` may have changed it meanwhile.
+        policy = self._patient(f"keeping the logs of {spec.match_id}", load_policy, self.registry.r)
+        logs = BotLogs(self.registry.r, LogRetention.of(policy))
         for bot_id, bot in bots.items():
             header = [
                 f"match {spec.match_id}, {spec.ruleset}, version {bot.version}",
@@ -356,14 +377,20 @@ class ArenaRunner:
                     header += b.errors
             # (Its own problems only: another bot's words, even in a forfeit reason, are not its owner's.)
             parts = [read_from(i.bot.stderr_path, offsets[i]) for i in instances.get(bot_id, [])]
-            logs.add(bot.bot_id, match_log(header, parts, spec.match_id, bot.version))
+            self._patient(
+                f"keeping the logs of {spec.match_id}",
+                logs.add,
+                bot.bot_id,
+                match_log(header, parts, spec.match_id, bot.version),
+            )
 
     def _note_handshake_names(self, outcome: MatchOutcome, ids: Mapping[str, str]) -> None:
         """Keep the name each bot gave itself in its Handshake, for its page (all else shows the registered one)."""
         for b in outcome.bots:
             bot_id = ids.get(b.endpoint)
             if bot_id is not None and b.handshake is not None:
-                self.registry.note_handshake_name(seat_bot(bot_id), str(b.handshake.get("name", "")))
+                name = str(b.handshake.get("name", ""))
+                self._patient(f"noting {bot_id}'s name", self.registry.note_handshake_name, seat_bot(bot_id), name)
 
     def _unplayable(self, spec: MatchSpec) -> str:
         """Why the match must not be played now (a bot suspended or retired since it was queued), or empty."""
@@ -379,16 +406,20 @@ class ArenaRunner:
     def _note_forfeits(self, spec: MatchSpec, bots: Mapping[str, Bot], culprit: str | None, reason: str) -> None:
         """Count the match for each bot's forfeit limits (the ladder's): a forfeit for the seat whose failure
         ended it, a match without one for the others."""
-        raw = self.registry.r.hget(keys.LADDERS, spec.ladder)
+        raw = self._patient(f"reading the ladder of {spec.match_id}", self.registry.r.hget, keys.LADDERS, spec.ladder)
         limits = LadderConfig.from_json(raw).forfeit_limits if raw else ForfeitLimits()
         for seat, bot in bots.items():
-            if self.registry.note_forfeit(bot.bot_id, bot.version, seat == culprit, reason, limits):
+            note = self.registry.note_forfeit
+            if self._patient(
+                f"counting {spec.match_id}", note, bot.bot_id, bot.version, seat == culprit, reason, limits
+            ):
                 log.warning("bot %s suspended: %s", bot.name, self.registry.suspended(bot.bot_id))
 
     def _note_starts(self, bots: Mapping[str, Bot], failed: Mapping[str, str]) -> None:
         """Count, per bot, a match it failed to start or answer its Handshake in (3 in a row: suspended)."""
         for bot_id, bot in bots.items():
-            if self.registry.note_start(bot.bot_id, bot.version, bot_id in failed, failed.get(bot_id, "")):
+            note, why = self.registry.note_start, failed.get(bot_id, "")
+            if self._patient(f"counting {bot_id}'s start", note, bot.bot_id, bot.version, bot_id in failed, why):
                 log.warning("bot %s suspended: %s", bot.name, self.registry.suspended(bot.bot_id))
 
 
@@ -436,29 +467,6 @@ def _forfeited_by(outcome: MatchOutcome, legs: Sequence[Sequence[str]]) -> str |
         return None
     seats = legs[f.leg or 0] if (f.leg or 0) < len(legs) else legs[0]
     return seats[f.seat] if 0 <= f.seat < len(seats) else None
-
-
-def not_played(spec: MatchSpec, why: str) -> MatchResult:
-    """The result of a match that is not played (``why``: its bot was suspended or retired since it was
-    queued): void, so never rated, and shown with the reason; its record says the same."""
-    reason = f"void: not played: {why}"
-    record = {"result": {"winner": None, "reason": reason, "not_played": True}}
-    return MatchResult(
-        match_id=spec.match_id,
-        ladder=spec.ladder,
-        seats=spec.result_seats(),
-        winner=None,
-        points=(0, 0),
-        deals_played=0,
-        forfeit=reason,
-        record=json.dumps(record, separators=(",", ":")),
-        duplicate=spec.duplicate,
-        finished=time.time(),
-        ruleset=spec.ruleset,
-        rated=False,
-        void=True,
-        gating=spec.gating,
-    )
 
 
 def _outcome_label(result: MatchResult) -> metrics.Outcome:

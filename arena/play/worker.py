@@ -7,6 +7,8 @@ runners).  The loop in ``Worker.run_once`` reads top to bottom:
     claim (a stale match of a dead worker first, else a new one)
     -> already recorded? (crash between record and ack) -> just ack
     -> delivered too often? -> dead letter
+    -> count the attempt (a match played again deals boards of its own: the first attempt's may
+       have been seen, by its bots or live on its page)
     -> run, while a background thread keeps the claim alive and heartbeats
     -> record (exactly once by match id) -> ack
 
@@ -53,7 +55,9 @@ from typing import Any, TypeVar
 import redis
 
 from arena import metrics
+from arena.bots.trust import Seeds
 from arena.model import MatchResult, MatchSpec
+from arena.play import live
 from arena.play.queue import Claimed, MatchQueue
 from arena.store import keys
 from arena.store.keys import HEARTBEAT_INTERVAL_S, WORKER_LIVE_S
@@ -193,6 +197,7 @@ class Worker:
         self._stop = threading.Event()
         self._signals = 0
         self._hb = _Heartbeat(self)
+        self.seeds = Seeds(r)
 
     # lifecycle --------------------------------------------------------------------
 
@@ -274,6 +279,9 @@ class Worker:
             return True
 
         log.info("%s: playing %s (delivery %d)", self.worker_id, spec.match_id, claimed.deliveries)
+        # A match played again deals other boards: the first attempt's may have been seen (Seeds.for_attempt).
+        attempt = self.queue.start_attempt(spec.match_id)
+        spec = dataclasses.replace(spec, seed=self.seeds.for_attempt(spec.match_id, spec.seed, attempt))
         self._hb.track(claimed)
         error: Exception | None = None
         started = time.monotonic()
@@ -292,25 +300,29 @@ class Worker:
             self.stats.failures += 1
             reason = f"{type(error).__name__}: {error}"
             log.warning("%s: match %s failed: %s", self.worker_id, spec.match_id, reason)
-            if self._patiently(lambda: self.queue.fail(claimed, self.worker_id, reason)):
+            live.discard(self.r, spec.match_id)  # this attempt is not the match's: its next one starts afresh
+            if self._patiently(lambda: self.queue.fail(claimed, self.worker_id, reason), f"failing {spec.match_id}"):
                 self.stats.dead_lettered += 1
             return True
 
         self.stats.played += 1
         metrics.observe_match_duration(spec.ruleset, time.monotonic() - started)
-        recorded = self._patiently(lambda: self.queue.record_result(result, spec.in_flight_bots()))
+        recorded = self._patiently(
+            lambda: self.queue.record_result(result, spec.in_flight_bots()), f"recording the result of {spec.match_id}"
+        )
+        live.discard(self.r, spec.match_id)  # its page shows the replay now, every hand in it
         if recorded:
             self.stats.recorded += 1
         else:
             self.stats.duplicates += 1
             log.warning("%s: %s already recorded elsewhere; not counted", self.worker_id, spec.match_id)
-        self._patiently(lambda: self.queue.ack(claimed))
+        self._patiently(lambda: self.queue.ack(claimed), f"acknowledging {spec.match_id}")
         return True
 
-    def _patiently(self, fn: Callable[[], T]) -> T:
+    def _patiently(self, fn: Callable[[], T], what: str) -> T:
         """Retry ``fn`` while Redis is down, for at most ``record_patience_s``.
         Work already done (a played match) is worth waiting a restart out."""
-        return patiently(fn, self.record_patience_s)
+        return patiently(fn, self.record_patience_s, what=what)
 
 
 def load_runner(spec: str) -> Runner:

@@ -20,7 +20,7 @@ its rating stands still.  Verdicts:
 * ``retired``: the bot was retired while it gated: the gate ends, nothing is ranked, and no gate opens for
   it again (``Gates.end_retired``; a gating match still in flight is played and counts for nothing).
 
-A decided bot rejoins the ordinary matches level with the ladder's least-played bot (``scheduler.pick_pairs``
+A decided bot rejoins the ordinary matches level with the ladder's least-played bot (``pairing.pick_pairs``
 keeps the counts even).
 
 Redis (``arena.store.keys``): ``ladder_ranked`` (bot -> ranked version), ``ladder_gates`` (bot -> the version

@@ -7,12 +7,13 @@ something (an owner token or the admin token) and each one refusing bad input wi
 The transports only translate: ``arena.api`` to gRPC status codes, ``arena.web`` to HTTP.
 
 By concern: ``arena`` (``Arena``, the one entry point), ``bots``, ``ladders``, ``matches``, ``operations`` (dead
-letters, gauges, the admin token), over ``parts`` (the parts every concern shares).
+letters, owners, gauges, the admin token), over ``parts`` (the parts every concern shares).
 
 Layers (docs/arena.md): transport (api, web) -> service (this) -> registry / queue / ratings / scheduler /
 ladder / views -> keys (Redis).  May import every layer below it; only the front ends import it.
 """
 
+from arena.bots.owners import OwnerInfo
 from arena.service.arena import Arena
 from arena.service.bots import BotSource
 from arena.service.ladders import InFlightMatch, LadderStatus, LadderView
@@ -27,6 +28,7 @@ __all__ = [
     "LadderStatus",
     "LadderView",
     "MatchSummary",
+    "OwnerInfo",
     "Page",
     "Requeued",
     "ensure_admin_token",

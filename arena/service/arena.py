@@ -53,6 +53,7 @@ class Arena:
         self.submit_bot = self.bots.submit_bot
         self.check_upload = self.bots.check_upload
         self.bot_logs = self.bots.bot_logs
+        self.log_retention = self.bots.log_retention
         self.bot_status = self.bots.bot_status
         self.bot_gates = self.bots.bot_gates
         self.retire_bot = self.bots.retire_bot
@@ -62,11 +63,13 @@ class Arena:
         self.resolve_ladder = self.ladders.resolve_ladder
         self.start_ladder = self.ladders.start_ladder
         self.stop_ladder = self.ladders.stop_ladder
+        self.extend_ladder = self.ladders.extend_ladder
         self.list_ladders = self.ladders.list_ladders
         self.ladder_status = self.ladders.ladder_status
 
         self.challenge = self.matches.challenge
         self.leaderboard = self.matches.leaderboard
+        self.ladder_name = self.matches.ladder_name
         self.batch_ratings = self.matches.batch_ratings
         self.match_history = self.matches.match_history
         self.replay = self.matches.replay
@@ -84,6 +87,9 @@ class Arena:
         self.queue_state = self.operations.queue_state
         self.dead_letters = self.operations.dead_letters
         self.requeue_dead_letters = self.operations.requeue_dead_letters
+        self.add_owner = self.operations.add_owner
+        self.list_owners = self.operations.list_owners
+        self.revoke_owner = self.operations.revoke_owner
         self.publish_gauges = self.operations.publish_gauges
 
     @property

@@ -5,6 +5,7 @@ budget, gating), stop, list them, and where one stands (played, queued, in fligh
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -13,9 +14,9 @@ from arena.bots.limits import parse_json_object
 from arena.model import ForfeitLimits, UnknownLadderError, ValidationError, seat_bot
 from arena.play import ladder_status
 from arena.play.ladder import (
-    LadderCounts,
     LadderRun,
     default_ladder,
+    extend_ladder,
     ladder_by_name,
     ladder_config,
     ladder_names,
@@ -27,8 +28,9 @@ from arena.play.ladder import (
     stop_ladder,
     validate_ladder_name,
 )
-from arena.play.queue import LadderQueue
-from arena.play.scheduler import DEFAULT_ENDPOINT_POLICY, LadderConfig, holding
+from arena.play.pairing import PairHold, held_by_pairs, holding
+from arena.play.queue_counts import LadderCounts, LadderQueue
+from arena.play.scheduler import DEFAULT_ENDPOINT_POLICY, LadderConfig
 from arena.rating.gating import GateConfig, GateSummary
 from arena.rating.gating import summarize as summarize_gate
 from arena.service.parts import Concern, Parts
@@ -83,8 +85,37 @@ class LadderStatus:
     remaining: int | None = None  # a ladder with a budget: matches not yet played
     eta_s: float | None = None
     in_flight: tuple[InFlightMatch, ...] = ()
-    holding: tuple[str, ...] = ()  # bot names (scheduler.holding)
+    holding: tuple[str, ...] = ()  # bot names (pairing.holding)
+    held_by_pairs: int = 0  # matches the pair rule holds back now (pairing.held_by_pairs)
+    idle_by_pairs: tuple[str, ...] = ()  # the free bots it leaves without a match, by name
     gating: tuple[GateSummary, ...] = ()  # a gated ladder: the versions gating now (``bot`` and ``in_flight`` set)
+
+
+def _taken(name: str, held: LadderConfig | None, asked: LadderConfig) -> str:
+    """Why a ladder cannot be started under ``name``: another ladder has it, and in which settings the two
+    differ ("ladder 'main' exists with deals=8; you asked deals=16")."""
+    if held is None:
+        return f"ladder name {name!r} is taken by another ladder"
+    have, want = held.to_dict(), asked.to_dict()
+    differ = [k for k in have if k != "variant" and have[k] != want.get(k)]
+
+    def shown(d: Mapping[str, object]) -> str:
+        return ", ".join(f"{k}={_setting(d[k])}" for k in differ)
+
+    return (
+        f"ladder {name!r} exists with {shown(have)}; you asked {shown(want)} (settings make a ladder: add "
+        f"matches to it as it is with `arena ladder extend {name} --matches N`, or name the new one otherwise)"
+    )
+
+
+def _setting(value: object) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, Mapping):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return str(value)
 
 
 class Ladders(Concern):
@@ -114,9 +145,14 @@ class Ladders(Concern):
             raise UnknownLadderError(
                 "no ladder yet: start one with `arena ladder start --ruleset pilotta`"
                 if not ladders
-                else f"several ladders; name one of {sorted(ladders)}"
+                else f"several ladders; name one of {self._known(ladders)}"
             )
-        raise UnknownLadderError(f"unknown ladder {name!r} (known: {', '.join(sorted(ladders)) or 'none'})")
+        raise UnknownLadderError(f"unknown ladder {name!r} (known: {self._known(ladders)})")
+
+    def _known(self, ladders: Mapping[str, object]) -> str:
+        """The ladders as a person names them: each one's name, or its id when it has none."""
+        names = ladder_names(self.scheduler)
+        return ", ".join(sorted(names.get(lid, lid) for lid in ladders)) or "none"
 
     def start_ladder(
         self,
@@ -162,7 +198,7 @@ class Ladders(Concern):
         if name:  # before anything is started: a name in use is refused with nothing changed
             holder = ladder_by_name(self.scheduler, name)
             if holder not in (None, config.ladder_id):
-                raise ValidationError(f"ladder name {name!r} is taken by ladder {holder}")
+                raise ValidationError(_taken(name, self.scheduler.ladders().get(str(holder)), config))
         run = start_ladder(self.scheduler, config, matches, max_in_flight)
         if name:
             name_ladder(self.scheduler, run.ladder_id, name)
@@ -178,10 +214,24 @@ class Ladders(Concern):
         ladders = self.scheduler.ladders()
         ladder = ladder_by_name(self.scheduler, ladder) or ladder
         if ladder not in ladders:
-            raise UnknownLadderError(f"unknown ladder {ladder!r} (known: {', '.join(sorted(ladders)) or 'none'})")
+            raise UnknownLadderError(f"unknown ladder {ladder!r} (known: {self._known(ladders)})")
         if stop_ladder(self.scheduler, ladder):
             log.info("ladder %s stopped", ladder)
         return self._ladder_views({ladder: ladders[ladder]}, {})[0]
+
+    def extend_ladder(self, token: str, ladder: str, matches: int) -> LadderView:
+        """Add ``matches`` to a ladder's budget, its settings as they are (admin token): the ladder by name
+        or id; a stopped one is started again for that many (``arena.play.ladder.extend_ladder``)."""
+        self.registry.require_admin(token)
+        if not ladder:
+            raise ValidationError("ladder is required: the name or id of the ladder to extend (see ListLadders)")
+        ladders = self.scheduler.ladders()
+        lid = ladder_by_name(self.scheduler, ladder) or ladder
+        if lid not in ladders:
+            raise UnknownLadderError(f"unknown ladder {ladder!r} (known: {self._known(ladders)})")
+        run = extend_ladder(self.scheduler, lid, matches, ladder_names(self.scheduler).get(lid, lid))
+        log.info("ladder %s extended by %d matches (budget %s)", lid, matches, run.budget)
+        return self._ladder_views({lid: run.config}, {lid: run})[0]
 
     def list_ladders(self) -> list[LadderView]:
         """The default ladder first; then started ladders, most recently started first; then the others
@@ -218,7 +268,7 @@ class Ladders(Concern):
         a budget, what is left and when it should be done; the bots holding the queue, if any."""
         lid = self.resolve_ladder(ladder)
         cfg = self.scheduler.ladder(lid)
-        self.counts.refresh()
+        completed, dead = self.counts.read()
         run = next((x for x in started_runs(self.scheduler) if x.ladder_id == lid), None)
         queue = self.views.queue_by_ladder().get(lid, LadderQueue())
         flying = ladder_status.in_flight(self.r, lid)
@@ -228,8 +278,13 @@ class Ladders(Concern):
         if run is not None and run.budget is not None:
             remaining = int(run.remaining) + queue.waiting
         held: list[str] = []
+        by_pairs = PairHold()
         if run is not None and run.remaining > 0:
-            held = holding(self.scheduler.ordinary_candidates(lid), run.max_in_flight)
+            candidates = self.scheduler.ordinary_candidates(lid)
+            held = holding(candidates, run.max_in_flight)
+            # As the feeder would ask: no more than the ladder has left to schedule.
+            left = None if run.budget is None else int(run.remaining)
+            by_pairs = held_by_pairs(candidates, self.scheduler.met(lid), run.max_in_flight, n=left)
         gates: list[GateSummary] = []
         if cfg.gating is not None:
             going = [g for g in self.scheduler.gates.latest(lid).values() if g.gating]
@@ -244,8 +299,8 @@ class Ladders(Concern):
             ladder_id=lid,
             ruleset=cfg.ruleset,
             queue=queue,
-            completed=self.counts.completed.get(lid, 0),
-            dead_lettered=self.counts.dead.get(lid, 0),
+            completed=completed.get(lid, 0),
+            dead_lettered=dead.get(lid, 0),
             workers_alive=tuple(sorted(self.views.live_workers())),
             name=ladder_names(self.scheduler).get(lid, ""),
             is_default=default_ladder(self.scheduler) == lid,
@@ -263,5 +318,7 @@ class Ladders(Concern):
                 for m in flying
             ),
             holding=tuple(self.views.names(held).values()),
+            held_by_pairs=by_pairs.matches,
+            idle_by_pairs=tuple(sorted(self.views.names(by_pairs.idle).values())),
             gating=tuple(sorted(gates, key=lambda g: g.bot)),
         )

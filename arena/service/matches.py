@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from arena.bots.botlogs import LogRetention
 from arena.bots.limits import QuotaExceeded, RateLimit, clip
 from arena.model import (
     AuthError,
@@ -43,6 +44,7 @@ class MatchSummary:
     finished: float
     rated: bool = True  # False: recorded and shown, never rated
     void: bool = False  # neither side could play
+    ladder_name: str = ""  # the ladder's name; empty when it has none
 
 
 class Matches(Concern):
@@ -112,10 +114,11 @@ class Matches(Concern):
                     "a rated challenge takes the admin token: owners' challenges are never rated (ratings come "
                     "from the ladder's own pairings); ask without rated for a friendly match"
                 )
-            members = self.r.smembers(keys.ladder_members(lid))
+            members = self.views.member_ids(lid)
             off = [b.name for b in distinct.values() if b.bot_id not in members]
             if off:
-                raise ValidationError(f"a rated challenge is between bots on ladder {lid}; not on it: {', '.join(off)}")
+                on = self.views.ladder_label(lid)
+                raise ValidationError(f"a rated challenge is between bots on ladder {on}; not on it: {', '.join(off)}")
         if not is_admin:
             policy = self.policy
             owners = {distinct[b].owner for b in owned}
@@ -161,6 +164,10 @@ class Matches(Concern):
                 out[owner] += 1
         return out
 
+    def ladder_name(self, ladder_id: str) -> str:
+        """The ladder's name, or empty when it has none (what the API's replies carry beside the id)."""
+        return self.views.ladder_names().get(ladder_id, "")
+
     def leaderboard(self, ladder: str = "", page: Page = FIRST_PAGE) -> tuple[str, list[Standing], str]:
         """A page of the ladder's leaderboard (the token: the rank the previous page ended at) and the next
         page's token."""
@@ -180,9 +187,9 @@ class Matches(Concern):
         try:
             table = self.batch.table(self.r, lid, anchor_id)
         except ValueError as e:  # the anchor played none of the ladder's boards
-            raise ValidationError(f"ladder {lid}: {e} (give another anchor)") from None
+            raise ValidationError(f"ladder {self.views.ladder_label(lid)}: {e} (give another anchor)") from None
         names = self.views.names([anchor_id, *(row.bot for row in table.ratings)])
-        return named(table, names)
+        return {**named(table, names), "ladder_name": self.views.ladder_label(lid)}
 
     def match_history(
         self, ladder: str = "", bot: str = "", limit: int = 50, page_token: str = ""
@@ -210,6 +217,7 @@ class Matches(Concern):
     def _summaries(self, found: Sequence[Mapping[str, Any]]) -> list[MatchSummary]:
         names = self.views.with_names(found)
         rulesets = self.views.rulesets(found)
+        ladder_names = self.views.ladder_names()
         out = []
         for s in found:
             seats = [names.get(b, b) for b in s["seats"]]
@@ -225,6 +233,7 @@ class Matches(Concern):
                     finished=float(s.get("finished", 0.0)),
                     rated=bool(s.get("rated", True)),
                     void=bool(s.get("void", False)),
+                    ladder_name=ladder_names.get(str(s["ladder"]), ""),
                 )
             )
         return out
@@ -234,4 +243,9 @@ class Matches(Concern):
         payload = self.views.replay(match_id)
         if payload is None:
             raise NotFoundError(f"no recorded match {match_id!r}")
+        if payload.get("forfeit"):
+            # A forfeit's page says whether each owner can still read why in its logs (read now, not cached
+            # with the replay: the logs expire while the match stays listed).
+            logs = [{"bot": name, "kept": kept} for name, kept in self.views.owner_logs_kept(payload)]
+            payload = {**payload, "owner_logs": logs, "logs_retention": LogRetention.of(self.policy).describe()}
         return payload

@@ -1,5 +1,6 @@
 """The service's operations, for the operator: live workers and the queue's state, the dead letters (admin
-token: list them, put them back in the queue), the gauges published to ``arena.metrics``, and the admin
+token: list them, put them back in the queue), the owners (admin token: add one and get its owner token,
+list them, revoke one: ``arena.bots.owners``), the gauges published to ``arena.metrics``, and the admin
 token itself (``ensure_admin_token``, at start-up).
 """
 
@@ -12,9 +13,11 @@ from dataclasses import dataclass
 import redis
 
 from arena import metrics
+from arena.bots.owners import OwnerInfo, Owners
 from arena.bots.registry import Registry
 from arena.model import AuthError, NotFoundError, NotRequeueable, ValidationError
-from arena.play.queue import UNKNOWN_LADDER, DeadLetter, LadderQueue
+from arena.play.queue import DeadLetter
+from arena.play.queue_counts import UNKNOWN_LADDER, LadderQueue
 from arena.service.parts import Concern
 from arena.views import STREAM_ID_RE
 
@@ -35,7 +38,28 @@ class Requeued:
 
 class Operations(Concern):
     """``Arena``'s operations for the operator (``live_workers``, ``queue_state``, ``dead_letters``,
-    ``requeue_dead_letters``, ``publish_gauges``)."""
+    ``requeue_dead_letters``, ``add_owner``, ``list_owners``, ``revoke_owner``, ``publish_gauges``)."""
+
+    def add_owner(self, token: str, name: str) -> tuple[OwnerInfo, str]:
+        """Add an owner (admin token) and return it with its owner token, shown only now; bots registered
+        under the name before are adopted (theirs from now on).  A revoked owner added again gets a new
+        token."""
+        self.registry.require_admin(token)
+        info, owner_token = Owners(self.r).add(name)
+        log.info("owner %s added (%d active bots adopted)", info.name, info.active_bots)
+        return info, owner_token
+
+    def list_owners(self, token: str) -> list[OwnerInfo]:
+        """Every owner added, by name (admin token)."""
+        self.registry.require_admin(token)
+        return Owners(self.r).list()
+
+    def revoke_owner(self, token: str, name: str) -> OwnerInfo:
+        """Revoke an owner (admin token): its token, and its bots' own tokens, admit nothing from now on."""
+        self.registry.require_admin(token)
+        info = Owners(self.r).revoke(name)
+        log.info("owner %s revoked", info.name)
+        return info
 
     def live_workers(self) -> dict[str, float]:
         return self.views.live_workers()
@@ -87,20 +111,25 @@ class Operations(Concern):
         """Queue depth and age per ladder, live workers, every active bot's rating, to ``arena.metrics``."""
         ladders = self.scheduler.ladders()
         by_ladder = self.views.queue_by_ladder()
+        # Each ladder is labelled by its name (its id when it has none) and by its id (``ladder_id``).
+        names = self.views.ladder_names()
+        metrics.forget_old_ladder_names({lid: names.get(lid, lid) for lid in ladders})
         for ladder in (set(ladders) | set(by_ladder)) - {UNKNOWN_LADDER}:
             q = by_ladder.get(ladder, LadderQueue())
-            metrics.update_queue_gauges(q.waiting, q.oldest_age_s, ladder, q.claimed)
+            label = names.get(ladder, ladder)
+            metrics.update_queue_gauges(q.waiting, q.oldest_age_s, label, q.claimed, ladder_id=ladder)
         # live_workers decided who is live; the gauges take its answer as it is.
         metrics.update_worker_gauges(self.live_workers(), stale_after=float("inf"))
         for ladder in ladders:
             standings = self.views.leaderboard(ladder, limit=1000)
             active = {s.bot_id for s in standings}
+            label = names.get(ladder, ladder)
             for s in standings:
-                metrics.set_rating(s.name, ladder, s.rating.mu, s.rating.sigma, s.rating.games)
+                metrics.set_rating(s.name, label, s.rating.mu, s.rating.sigma, s.rating.games, ladder_id=ladder)
             rated = self.ratings.leaderboard(ladder, limit=1000)
             retired = [row.bot_id for row in rated if row.bot_id not in active]
             for name in self.views.names(retired).values():
-                metrics.remove_rating(name, ladder)
+                metrics.remove_rating(name, label, ladder_id=ladder)
 
 
 def ensure_admin_token(r: redis.Redis, token: str | None = None) -> str | None:

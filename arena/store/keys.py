@@ -31,6 +31,10 @@ def rate(what: str, subject: str, window: int) -> str:
     return f"{PREFIX}rate:{what.replace(' ', '-')}:{subject}:{window}"
 
 
+# Hash owner name -> OwnerRecord JSON {token_sha256, created, revoked (unix time, 0: not)}: the owners the
+# operator added (``arena owner add``, arena.bots.owners); the owner token itself is never stored.
+OWNERS = PREFIX + "owners"
+
 # Hash owner -> how many active (not retired) bots it has: the bots-per-owner cap.
 OWNER_BOTS = PREFIX + "bots:per_owner"
 
@@ -61,9 +65,21 @@ def bot_forfeits(bot_id: str) -> str:
 
 
 def bot_logs(bot_id: str) -> str:
-    """List of BotLog JSON {match_id, version, ts, text}, newest first, capped (``arena.bots.botlogs``): its
-    owner's view of the bot's stderr, match by match."""
+    """List of BotLog JSON {match_id, version, ts, text}, newest first, the last 20: where an older arena kept
+    its owner's logs (``arena.bots.botlogs`` still reads it; nothing writes it now)."""
     return f"{PREFIX}bot:{bot_id}:logs"
+
+
+def bot_log_index(bot_id: str) -> str:
+    """Sorted set match_id -> the time its log was kept (unix seconds): the matches whose owner's log of the
+    bot is kept (``bot_log``), pruned by the arena's retention (``arena.bots.botlogs``, ``Policy.logs_*``)."""
+    return f"{PREFIX}bot:{bot_id}:log_index"
+
+
+def bot_log(bot_id: str, match_id: str) -> str:
+    """String: BotLog JSON {match_id, version, ts, text}, the bot's stderr of one match for its owner; deleted
+    with its ``bot_log_index`` entry."""
+    return f"{PREFIX}bot:{bot_id}:log:{match_id}"
 
 
 def package(digest: str) -> str:
@@ -97,6 +113,10 @@ ENQUEUED = PREFIX + "q:enqueued"
 # or dead-lettering; used to explain a dead letter caused by repeated crashes.
 LAST_ERROR = PREFIX + "q:last_error"
 
+# Hash match_id -> attempts at it begun (a worker's HINCRBY before it plays), cleared when its result is
+# recorded: a later attempt deals from a seed of its own (``arena.bots.trust.Seeds.for_attempt``).
+ATTEMPTS = PREFIX + "q:attempts"
+
 # Stream of matches given up on: match_id, msg_id, spec, reason, deliveries, worker.
 DEAD_STREAM = PREFIX + "q:dead"
 
@@ -116,11 +136,26 @@ def record(match_id: str) -> str:
     return f"{PREFIX}record:{match_id}"
 
 
+def live(match_id: str) -> str:
+    """Stream of a match's public events while it is played (``arena.play.live``): entry ids ``0-1``, ``0-2``,
+    ... (the page's cursor), field ``e`` the event's JSON; capped at ``LIVE_MAX_EVENTS`` entries, a TTL
+    refreshed at each write, deleted once the match's result is recorded (``arena.play.worker``)."""
+    return f"{PREFIX}live:{match_id}"
+
+
 # Stream of recorded results, one entry per match: fields match_id, ladder.
 RESULTS_STREAM = PREFIX + "results"
 
 # Consumer group of the rating updaters on RESULTS_STREAM.
 RATINGS_GROUP = "ratings"
+
+# Hash ladder id -> results recorded for it (+1 in the script that records a result), and hash ladder id ->
+# its dead letters in DEAD_STREAM (+1 when a match is buried, -1 when it is requeued): each ladder's counts
+# in one read, where counting them meant reading both streams from their start (arena.play.queue_counts).
+LADDER_COMPLETED = PREFIX + "ladder_counts:completed"
+LADDER_DEAD = PREFIX + "ladder_counts:dead"
+# String, set once the two hashes were counted from the streams: an arena's data from before the hashes.
+LADDER_COUNTS_SINCE = PREFIX + "ladder_counts:since"
 
 
 def rated(match_id: str) -> str:
@@ -157,6 +192,13 @@ LADDER_RUNS = PREFIX + "ladder_runs"
 # Hash ladder id -> matches scheduled since the ladder was first started (the budget counts against it).
 LADDER_RUNS_SCHEDULED = PREFIX + "ladder_runs:scheduled"
 
+# Hash "<ladder id> <feeder id>" -> matches a feeder has reserved of the budget (counted in
+# LADDER_RUNS_SCHEDULED) and not yet enqueued (each enqueue takes one off, in its own script), and hash of the
+# same fields -> when it reserved them: a reservation left by a feeder that died mid-tick is given back to
+# the budget once it is RESERVATION_STALE_S old (arena.play.ladder).
+LADDER_RUNS_RESERVED = PREFIX + "ladder_runs:reserved"
+LADDER_RUNS_RESERVED_AT = PREFIX + "ladder_runs:reserved_at"
+
 # Hash ladder name -> ladder id, and its inverse (a ladder has at most one name; ``arena.play.ladder``).
 LADDER_NAMES = PREFIX + "ladder_names"
 LADDER_NAME_OF = PREFIX + "ladder_names:of"
@@ -181,13 +223,13 @@ def ladder_inflight(ladder: str) -> str:
 
 def ladder_pairs(ladder_id: str) -> str:
     """Hash ``<bot>|<bot>`` (ids in order) -> matches the scheduler picked between the two on the ladder:
-    the opponents it keeps even (``scheduler.pick_pairs``)."""
+    the opponents it keeps even (``pairing.pick_pairs``)."""
     return f"{PREFIX}ladder:{ladder_id}:pairs"
 
 
 def ladder_games(ladder: str) -> str:
     """Hash bot id -> matches scheduled for it on the ladder (played, playing or waiting), the count the
-    scheduler keeps even (``scheduler.pick_pairs``); a bot joining later starts at the least one."""
+    scheduler keeps even (``pairing.pick_pairs``); a bot joining later starts at the least one."""
     return f"{PREFIX}ladder:{ladder}:games"
 
 

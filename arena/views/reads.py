@@ -26,7 +26,9 @@ from urllib.parse import quote
 
 import redis
 
-from arena.bots.registry import Registry, public_suspension
+from arena.bots.botlogs import BotLogs
+from arena.bots.registry import Registry
+from arena.bots.suspension import public_suspension
 from arena.model import (
     ID_RE,
     SEAT_RE,
@@ -39,7 +41,9 @@ from arena.model import (
     parse_seat,
 )
 from arena.model.replay import replay_payload
-from arena.play.queue import LadderQueue, MatchQueue
+from arena.play.ladder_status import in_flight
+from arena.play.queue import MatchQueue
+from arena.play.queue_counts import LadderQueue
 from arena.play.scheduler import LadderConfig
 from arena.play.worker import live_workers
 from arena.rating import stats
@@ -49,10 +53,11 @@ from arena.rating.ratings import Ratings, head_to_head_rows
 from arena.store import keys
 from arena.store.archive import Archive
 from arena.views.lru import LRU
-from arena.views.pages import Board, BotLadder, BotPage, MatchPage, PublicBot, Standing, Summary
+from arena.views.pages import Board, BotLadder, BotPage, MatchPage, Playing, PublicBot, Standing, Summary
 
 MAX_ROWS = 100  # leaderboard rows per ladder on a page
 PLOT_BOTS = 10  # bots drawn in a ladder's rating plot
+PLAYING_SHOWN = 10  # matches being played listed per ladder on the leaderboard (links to follow them live)
 HISTORY_POINTS = 300  # points per plotted rating line (the latest ones)
 PAGE_MAX = 200  # matches per match list page
 SCAN_CHUNK = 100  # results stream entries read per XREVRANGE
@@ -97,6 +102,14 @@ class Views:
                 out.setdefault(lid, None)
         return dict(sorted(out.items()))
 
+    def ladder_names(self) -> dict[str, str]:
+        """Ladder id -> its name, for every named ladder (the pages show the name, and keep the id in URLs)."""
+        return {str(k): str(v) for k, v in self.r.hgetall(keys.LADDER_NAME_OF).items()}
+
+    def ladder_label(self, ladder: str) -> str:
+        """What a person reads for a ladder: its name, or its id when it has none."""
+        return str(self.r.hget(keys.LADDER_NAME_OF, ladder) or ladder) if ladder else ""
+
     def names(self, bot_ids: Iterable[str]) -> dict[str, str]:
         """Bot id -> name (the id itself for an unknown id); a seat pinning a version (``<bot id>@<n>``, two
         versions of one bot in a gating match) -> ``<name> v<n>``."""
@@ -133,6 +146,10 @@ class Views:
             for lid in ladder_ids:
                 p.scard(keys.ladder_members(lid))
             return {lid: int(n) for lid, n in zip(ladder_ids, p.execute(), strict=True)}
+
+    def member_ids(self, ladder: str) -> set[str]:
+        """The ids of the bots on a ladder (its members: scheduled there, active or not)."""
+        return {str(b) for b in self.r.smembers(keys.ladder_members(ladder))}
 
     # ratings ------------------------------------------------------------------------------
 
@@ -307,7 +324,7 @@ class Views:
         """The replay payload of a match (``arena.model.replay``), or None if no such result."""
         cached = self._replays.get(match_id)
         if cached is not None:
-            return cached
+            return self._with_ladder_name(cached)
         result = self.result(match_id)
         if result is None:
             return None
@@ -318,14 +335,30 @@ class Views:
         url = "/replay/" + quote(match_id, safe="") + "/record.json"
         payload = replay_payload(result.to_dict(), record, self.names(result.seats), record_url=url)
         self._replays.put(match_id, payload)
-        return payload
+        return self._with_ladder_name(payload)
+
+    def _with_ladder_name(self, payload: Summary) -> Summary:
+        # Read each time, not cached with the payload: a ladder can be named after its matches were played.
+        return {**payload, "ladder_name": self.ladder_label(str(payload.get("ladder") or ""))}
+
+    def owner_logs_kept(self, payload: Summary) -> list[tuple[str, bool]]:
+        """(name, whether its owner's log of this match is still kept) of each bot seated in a replay
+        payload (``replay``), by name."""
+        names = {parse_seat(s)[0]: n for s, n in payload["names"].items() if SEAT_RE.match(s)}
+        kept = BotLogs(self.r).kept(sorted(names), str(payload["match_id"]))
+        return sorted((names[b], k) for b, k in kept.items())
 
     # pages ------------------------------------------------------------------------------------
 
     def check_ladder(self, ladder: str | None) -> str | None:
-        """``ladder`` if it is a known ladder id, None if not given; UnknownLadderError otherwise."""
+        """The id of ``ladder`` (a ladder id or a ladder's name), None if not given; UnknownLadderError
+        otherwise."""
         if not ladder:
             return None
+        if len(ladder) <= 64:
+            named = self.r.hget(keys.LADDER_NAMES, ladder)
+            if named is not None:
+                return str(named)
         if not ID_RE.match(ladder) or ladder not in self.ladders():
             raise UnknownLadderError(f"unknown ladder {ladder!r}")
         return ladder
@@ -345,8 +378,18 @@ class Views:
                 continue
             standings = tuple(self.leaderboard(lid))
             hist = {s.bot_id: self.plot_history(lid, s.bot_id) for s in standings[:PLOT_BOTS]}
-            out.append(Board(lid, cfg, standings, hist, names.get(lid, ""), lid == main))
+            out.append(Board(lid, cfg, standings, hist, names.get(lid, ""), lid == main, self.playing(lid)))
         return out
+
+    def playing(self, ladder: str) -> tuple[Playing, ...]:
+        """The ladder's matches a worker is playing now (not those waiting), oldest first, at most
+        ``PLAYING_SHOWN``: a bounded scan of the queue (``ladder_status.in_flight``)."""
+        claimed = [m for m in in_flight(self.r, ladder) if m.worker][:PLAYING_SHOWN]
+        seated = self.names(b for m in claimed for b in m.seats)
+        return tuple(
+            Playing(m.match_id, (seated[m.seats[0]], seated[m.seats[1]], seated[m.seats[2]], seated[m.seats[3]]))
+            for m in claimed
+        )
 
     def match_page(
         self, ladder: str | None = None, bot: str | None = None, before: str | None = None, limit: int = 50
@@ -356,7 +399,9 @@ class Views:
         if before is not None and not STREAM_ID_RE.match(before):
             raise ValidationError(f"before={before!r} is not a results cursor (like 1700000000000-0)")
         matches, cursor = self.matches(lid, bot_id, limit, before)
-        return MatchPage(matches, self.with_names(matches), tuple(self.ladders()), lid, bot or None, cursor)
+        return MatchPage(
+            matches, self.with_names(matches), tuple(self.ladders()), lid, bot or None, cursor, self.ladder_names()
+        )
 
     def bot_page(self, name: str) -> BotPage:
         b = self.registry.get(self.bot_id_by_name(name))
@@ -377,7 +422,8 @@ class Views:
         )
         opponents = [h.opponent for lad in ladders for h in lad.head_to_head]
         names = {**self.names(opponents), **self.with_names(matches)}
-        return BotPage(public, ladders, hist, matches, names, tuple(self.bot_gates(b.bot_id, b.version)))
+        gates = tuple(self.bot_gates(b.bot_id, b.version))
+        return BotPage(public, ladders, hist, matches, names, gates, self.ladder_names())
 
     def bot_gates(self, bot_id: str, version: int) -> list[GateSummary]:
         """The gates of the bot's latest versions (up to ``version``) on every gated ladder, the latest

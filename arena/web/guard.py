@@ -9,7 +9,7 @@ protocol with both:
   arrive whole within ``head_timeout_s`` of the connection opening, or of the previous response on a
   kept-alive connection; else the connection is closed.  Bytes trickling in do not reset it (uvicorn's
   keep-alive timer does reset on every byte, so a body sent a byte a second would otherwise hold the
-  connection for ever: the pages are GETs and need no body).
+  connection for ever: the pages are GETs, and the one form, a challenge, posts at most 4 KiB).
 - **head size**: a request head over ``max_head_bytes`` gets a 431 and the connection is closed.  h11 has
   this limit only for a head still incomplete: one that arrives whole in one read (up to asyncio's 256 KiB,
   10,000 headers) would be parsed and served.

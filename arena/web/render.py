@@ -27,7 +27,8 @@ from arena.model.replay import public_reason
 # Sent with every page (by the web server and by `arena view`): nothing but our own files may load or run, so a
 # string that slipped past escaping still cannot run a script.
 CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; "
+    "form-action 'self'"
 )
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 

@@ -8,14 +8,17 @@ Pages: ``/`` leaderboard per ladder with rating plots, ``/batch?ladder=&anchor=`
 head-to-head table, ``/matches``, ``/bots/NAME``, ``/replay/MATCH_ID`` (and its record,
 ``/replay/MATCH_ID/record.json``).
 API: ``/api/leaderboard?ladder=``, ``/api/batch?ladder=&anchor=``, ``/api/matches?ladder=&bot=&before=&limit=``,
-``/api/bots/NAME``, ``/api/replay/MATCH_ID``, ``/api/rating-history/NAME?ladder=``; ``/healthz`` pings Redis.
+``/api/bots/NAME``, ``/api/replay/MATCH_ID``, ``/api/live/MATCH_ID?since=`` (a match being played:
+``arena.web.live``), ``/api/rating-history/NAME?ladder=``; ``/healthz`` pings Redis.
 
 A handler parses the request, calls one ``Arena`` method, and renders its answer: as JSON, or as HTML
 through the templates (``render``).  The arena's typed errors become statuses: unknown bot, ladder or
 match 404, a bad query value 400, Redis down 503, an unreadable archived record 500 saying so; anything else
 500 (logged).
 
-The server only reads.  One Starlette route takes every GET (and HEAD) and ``Site.respond`` dispatches on
+The server only reads, but for one form: ``POST /bots/NAME/challenge``, the bot's owner challenging another
+bot (``arena.web.challenge``: the token in the body, same-origin posts only, a bounded body).
+One Starlette route takes every GET (and HEAD) and ``Site.respond`` dispatches on
 the raw path, each segment percent-decoded on its own (a bot name may hold a ``/``).  Handlers call Redis
 synchronously, so Starlette runs them on its thread pool while uvicorn's event loop keeps accepting.
 Robustness: idle connections cost a socket, not a thread; a request head must arrive within
@@ -42,6 +45,7 @@ from urllib.parse import parse_qs, unquote
 import redis
 import uvicorn
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -53,7 +57,10 @@ from arena.service import Arena
 from arena.store.archive import Archive, RecordUnreadable
 from arena.store.redis_server import connect
 from arena.views import BotPage, MatchPage
+from arena.web import challenge as challenge_mod
+from arena.web import live as live_mod
 from arena.web.guard import ClientLimits, guarded_protocol
+from arena.web.live import BadRequest, NotFound
 from arena.web.render import CONTENT_SECURITY_POLICY, Pages, points
 
 log = logging.getLogger(__name__)
@@ -66,17 +73,15 @@ MAX_CONNECTIONS = 1000  # beyond this many open connections, requests get a 503
 # below MAX_CONNECTIONS for clients that send their request, whatever idle sockets many addresses hold.
 EVICT_IDLE_AT = MAX_CONNECTIONS - 100
 SHUTDOWN_GRACE_S = 2.0  # requests still running when stopping get this long
-_STATIC_TYPES = {"style.css": "text/css; charset=utf-8", "replay.js": "text/javascript; charset=utf-8"}
+_STATIC_TYPES = {
+    "style.css": "text/css; charset=utf-8",
+    "replay.js": "text/javascript; charset=utf-8",
+    "replay_deal.js": "text/javascript; charset=utf-8",
+    "replay_score.js": "text/javascript; charset=utf-8",
+    "live.js": "text/javascript; charset=utf-8",
+}
 # A handler: query -> (status, content type, body).
 Handler = Callable[[dict[str, str]], tuple[int, str, bytes]]
-
-
-class NotFound(Exception):
-    """The thing asked for does not exist; the message says which, for the 404 page."""
-
-
-class BadRequest(Exception):
-    pass
 
 
 def load_static() -> dict[str, bytes]:
@@ -125,27 +130,61 @@ class Site:
             status, ctype, body = self._error(HTTPStatus.INTERNAL_SERVER_ERROR, "Record unreadable", str(e), api)
         except redis.RedisError as e:
             log.warning("web: redis unavailable: %s", e)
-            status, ctype, body = self._error(
-                HTTPStatus.SERVICE_UNAVAILABLE,
-                "Database unavailable",
-                "The arena's database cannot be reached right now; try again soon.",
-                api,
-            )
+            status, ctype, body = self._unavailable(api)
         except Exception:
             log.exception("web: error serving %s", raw_path)
-            status, ctype, body = self._error(
-                HTTPStatus.INTERNAL_SERVER_ERROR,
-                "Server error",
-                "Something went wrong on our side; it has been logged.",
-                api,
-            )
-        headers = [
-            ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
-            ("X-Content-Type-Options", "nosniff"),
-            ("Referrer-Policy", "no-referrer"),
-            ("Cache-Control", "max-age=3600" if parts[:1] == ["static"] else "no-cache"),
-        ]
-        return status, ctype, body, headers
+            status, ctype, body = self._server_error(api)
+        return status, ctype, body, _headers("max-age=3600" if parts[:1] == ["static"] else "no-cache")
+
+    def _unavailable(self, api: bool) -> tuple[int, str, bytes]:
+        return self._error(
+            HTTPStatus.SERVICE_UNAVAILABLE,
+            "Database unavailable",
+            "The arena's database cannot be reached right now; try again soon.",
+            api,
+        )
+
+    def _server_error(self, api: bool) -> tuple[int, str, bytes]:
+        return self._error(
+            HTTPStatus.INTERNAL_SERVER_ERROR,
+            "Server error",
+            "Something went wrong on our side; it has been logged.",
+            api,
+        )
+
+    def respond_challenge(
+        self, raw_path: str, body: bytes | None, origin: str | None, referer: str | None, host: str | None, client: str
+    ) -> tuple[int, str, bytes, list[tuple[str, str]]]:
+        """A POST of the challenge form to ``raw_path`` (``/bots/NAME/challenge``); ``body`` None: it was over
+        ``MAX_BODY_BYTES``.  The page says the match id queued, or what was wrong (4xx)."""
+        parts = [unquote(p) for p in raw_path.split("/")[1:]]
+        bot = parts[1] if len(parts) == 3 and parts[0] == "bots" and parts[2] == "challenge" else ""
+        try:
+            if not bot:
+                # The challenge form is the only thing one may post: elsewhere the method is refused.
+                raise challenge_mod.Refused(HTTPStatus.METHOD_NOT_ALLOWED, f"There is no form to post at {raw_path}.")
+            if not challenge_mod.same_origin(origin, referer, "http", host):
+                raise challenge_mod.Refused(
+                    HTTPStatus.FORBIDDEN,
+                    "This form is accepted only from the arena's own pages (the request's Origin or Referer "
+                    "is another site's, or missing).",
+                )
+            if body is None:
+                raise challenge_mod.Refused(
+                    HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                    f"The form is too large (at most {challenge_mod.MAX_BODY_BYTES} bytes).",
+                )
+            queued = challenge_mod.challenge(self.arena, bot, challenge_mod.parse_form(body), client)
+            status, ctype, page = self._page("challenged.html", f"Challenge {queued.match_id}", "", queued=queued)
+        except challenge_mod.Refused as e:
+            status, ctype, page = self._error(e.status, "Challenge refused", e.message, False)
+        except redis.RedisError as e:
+            log.warning("web: redis unavailable: %s", e)
+            status, ctype, page = self._unavailable(False)
+        except Exception:
+            log.exception("web: error serving the challenge at %s", raw_path)
+            status, ctype, page = self._server_error(False)
+        return status, ctype, page, _headers("no-store")
 
     def _route(self, p: list[str], api: bool) -> Handler | None:
         one = len(p) == 2 and p[1] != ""
@@ -160,6 +199,8 @@ class Site:
                 return lambda q: _json(self._bot(p[1]).to_dict())
             if one and p[0] == "replay":
                 return lambda q: _json(self._replay(p[1]))
+            if one and p[0] == "live":
+                return lambda q: _json(live_mod.live_events(self.r, p[1], q))
             if one and p[0] == "rating-history":
                 return lambda q: _json(self._rating_history(p[1], q.get("ladder")))
             return None
@@ -183,9 +224,11 @@ class Site:
                 min_boards=PROVISIONAL_BOARDS,
             )
         if one and p[0] == "bots":
-            return lambda q: self._page("bot.html", f"Bot {p[1]}", "", **vars_of(self._bot(p[1])))
+            return lambda q: self._page(
+                "bot.html", f"Bot {p[1]}", "", **vars_of(self._bot(p[1])), all_ladders=self.arena.list_ladders()
+            )
         if one and p[0] == "replay":
-            return lambda q: self._page("replay.html", f"Match {p[1]}", "", payload=self._replay(p[1]))
+            return lambda q: self._replay_page(p[1])
         if len(p) == 3 and p[0] == "replay" and p[2] == "record.json":
             return lambda q: (200, "application/json", self._record(p[1]).encode())
         if one and p[0] == "static" and p[1] in self.static:
@@ -266,6 +309,15 @@ class Site:
         except NotFoundError:
             raise NotFound(f"There is no recorded match “{match_id}”.") from None
 
+    def _replay_page(self, match_id: str) -> tuple[int, str, bytes]:
+        try:
+            return self._page("replay.html", f"Match {match_id}", "", payload=self._replay(match_id))
+        except NotFound:  # being played: its live view (no hand until it is over), else the 404
+            live = live_mod.live_context(self.r, match_id)
+            if live is None:
+                raise
+            return self._page("live.html", f"Match {match_id} (live)", "", **live)
+
     def _record(self, match_id: str) -> str:
         """A match's record as stored (the replay page's download link)."""
         try:
@@ -280,6 +332,17 @@ class Site:
             raise NotFound(f"There is no bot named “{name}”.") from None
         except UnknownLadderError:
             raise NotFound(f"There is no ladder named “{ladder}”.") from None
+
+
+def _headers(cache: str) -> list[tuple[str, str]]:
+    # same-origin: our own pages' form posts name their origin (a browser sends "Origin: null" under
+    # no-referrer), and no other site learns which page linked to it.
+    return [
+        ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "same-origin"),
+        ("Cache-Control", cache),
+    ]
 
 
 def vars_of(page: BotPage | MatchPage) -> dict[str, object]:
@@ -304,7 +367,40 @@ def build_app(site: Site) -> Starlette:
         # The content types name their charset already, so Starlette adds none.
         return Response(body, status_code=status, media_type=ctype, headers=dict(headers))
 
-    return Starlette(routes=[Route("/{path:path}", endpoint, methods=["GET"])])
+    async def post(request: Request) -> Response:
+        body = await _bounded_body(request, challenge_mod.MAX_BODY_BYTES)
+        raw_path = request.scope.get("raw_path") or request.url.path.encode()
+        client = request.client.host if request.client else ""
+        h = request.headers
+        status, ctype, page, headers = await run_in_threadpool(
+            site.respond_challenge,
+            raw_path.decode("latin-1"),
+            body,
+            h.get("origin"),
+            h.get("referer"),
+            h.get("host"),
+            client,
+        )
+        return Response(page, status_code=status, media_type=ctype, headers=dict(headers))
+
+    return Starlette(
+        routes=[Route("/{path:path}", endpoint, methods=["GET"]), Route("/{path:path}", post, methods=["POST"])]
+    )
+
+
+async def _bounded_body(request: Request, limit: int) -> bytes | None:
+    """The request body, or None as soon as it passes ``limit`` bytes (by its Content-Length or as read)."""
+    try:
+        if int(request.headers.get("content-length", "0")) > limit:
+            return None
+    except ValueError:
+        return None
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return None
+    return body
 
 
 class WebServer:

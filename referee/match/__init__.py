@@ -1,7 +1,8 @@
 """The match machinery: four bots over gRPC play a match under deadlines (``run``: ``run_match``), one
-decision at a time (``runner``), over the transport (``transport``), in the protocol's messages (``wire``,
-``wire_bytes``); the bots' processes (``bots``) and their CPU time (``cputime``); what a match is set up with
-and gives (``outcome``); the Referee gRPC service (``service``).
+decision at a time (``runner``) at each leg's table (``table``), each answer classified (``answers``), over
+the transport (``transport``), in the protocol's messages (``wire``; their bytes written by hand:
+``wire_bytes`` over ``wire_fields``); the bots' processes (``bots``) and their CPU time (``cputime``); what
+a match is set up with and gives (``outcome``); the Referee gRPC service (``service``).
 
 Everything with I/O, processes or gRPC in the referee lives here; the pure engine (``referee.cards``,
 ``referee.game``, ``referee.rules``, ...) never imports it.

@@ -55,6 +55,7 @@ from typing import Any
 
 from referee.game import Game
 from referee.match import wire
+from referee.match.answers import timeout_detail
 from referee.match.bots import BotProcess, Manifest, bot_label, launch_bots
 from referee.match.cputime import CpuMeter
 from referee.match.outcome import (
@@ -68,15 +69,8 @@ from referee.match.outcome import (
     MatchOutcome,
     MatchSettings,
 )
-from referee.match.runner import (
-    STOPPED,
-    MatchRunner,
-    Table,
-    _Forfeit,
-    _Stopped,
-    new_game,
-    timeout_detail,
-)
+from referee.match.runner import MatchRunner
+from referee.match.table import STOPPED, Forfeited, Stopped, Table, new_game
 from referee.match.transport import BotLinks
 from referee.record import Forfeit, RecordExtras, game_to_record, match_record
 from referee.record_format import OUTCOMES
@@ -189,10 +183,10 @@ def _play_table(r: MatchRunner, t: Table) -> None:
     """Play table ``t``; a forfeit there is kept in ``t.forfeit``, a stop in ``t.stopped``."""
     try:
         r.play_leg(t)
-    except _Forfeit as f:
+    except Forfeited as f:
         bot = r.bots[f.bot]
         t.forfeit = Forfeit(bot.team, bot.name, f.seat, f.reason, t.leg)
-    except _Stopped:
+    except Stopped:
         t.stopped = True
 
 

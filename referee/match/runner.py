@@ -12,24 +12,18 @@ bot's instances at the other table spend.
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
-from pilotta.arena.v1 import bot_pb2
 
-from referee.actions import ActionKind, action_kind, parse_action
-from referee.boards import Board
 from referee.cards import card_name, cards_in
 from referee.deal import Deal
-from referee.game import Game
 from referee.match import wire, wire_bytes
-from referee.match.bots import BotProcess, last_words
+from referee.match.answers import classify_reply, died, timeout_detail
+from referee.match.bots import BotProcess
 from referee.match.cputime import CpuMeter, ProcessTreeCpu
 from referee.match.outcome import (
     BotStats,
@@ -39,6 +33,7 @@ from referee.match.outcome import (
     Event,
     MatchSettings,
 )
+from referee.match.table import Forfeited, Stopped, Table, leg_seats, new_game, phase_of
 from referee.match.transport import (
     Answer,
     BotLink,
@@ -49,55 +44,14 @@ from referee.match.transport import (
     notice_message,
     unary_decide,
 )
-from referee.record import ActionNote, Forfeit
+from referee.record import ActionNote
 from referee.rules import get_ruleset
-from referee.rules.base import Ruleset
 
-__all__ = ["STOPPED", "MatchRunner", "Table", "new_game", "timeout_detail"]
+__all__ = ["MatchRunner"]
 
 REFEREE_NAME = "pilotta-referee/0.1"
 # Outcomes after which the referee no longer knows a bot's state: its next match shakes hands again.
 _UNKNOWN_AFTER = ("timeout", "crashed", "unreachable")
-
-
-class _Forfeit(Exception):
-    def __init__(self, bot: int, seat: int, reason: str) -> None:
-        super().__init__(reason)
-        self.bot, self.seat, self.reason = bot, seat, reason
-
-
-class _Stopped(Exception):
-    """A table stopped before its end: the match ended at the other table (a forfeit there)."""
-
-
-STOPPED = "the match ended at the other table"  # why a stopped table's game ended (its record's ``stopped``)
-
-
-@dataclass(eq=False)
-class Table:
-    """One leg's table: who sits where, the process playing each seat, and what is played there.
-
-    Everything a leg changes while it is played is here (its streams, game, action notes, its own
-    ``DecisionWriter``), so that the two legs of a duplicate match can be played at the same time on two
-    threads; what they share (the bots' statistics, the channels, the handshakes) is the runner's."""
-
-    leg: int
-    seats: tuple[int, int, int, int]  # the bot (index in MatchRunner.bots) in each seat
-    endpoints: tuple[str, str, str, str]  # the process playing each seat
-    writer: wire_bytes.DecisionWriter  # this table's DecideRequests, written straight from its deal
-    game: Game | None = None  # None until the leg starts
-    streams: dict[int, SeatStream] = field(default_factory=dict)  # by seat: the version 2 bots' streams
-    notes: dict[tuple[int, int], ActionNote] = field(default_factory=dict)  # (deal, action index) -> note
-    forfeit: Forfeit | None = None  # the forfeit that ended the match here
-    stopped: bool = False  # stopped before its end: the match ended at the other table
-    stop: threading.Event = field(default_factory=threading.Event)  # set: stop before the next decision
-    error: BaseException | None = None  # what else ended its thread (a cancel, a bug): raised by run_match
-
-
-def _phase_of(deal_phase: str, action: int) -> str:
-    if deal_phase == "auction":
-        return "auction"
-    return "declare" if action_kind(action) is ActionKind.DECLARE else "play"
 
 
 class MatchRunner:
@@ -172,7 +126,7 @@ class MatchRunner:
 
     def table(self, leg: int) -> Table:
         """A new table for ``leg``: its seating and the process playing each seat."""
-        seats = _leg_seats(self.first_seats, leg)
+        seats = leg_seats(self.first_seats, leg)
         if self.seat_endpoints is not None:
             eps = self.seat_endpoints[leg]
             endpoints = (eps[0], eps[1], eps[2], eps[3])
@@ -197,7 +151,7 @@ class MatchRunner:
         """The bots (indices) a process at ``endpoint`` plays for, in any seat of any leg."""
         found = {i for i, b in enumerate(self.bots) if b.endpoint == endpoint}
         for leg, eps in enumerate(self.seat_endpoints or ()):
-            seats = _leg_seats(self.first_seats, leg)
+            seats = leg_seats(self.first_seats, leg)
             found |= {seats[x] for x, ep in enumerate(eps) if ep == endpoint}
         return sorted(found)
 
@@ -258,14 +212,7 @@ class MatchRunner:
             fut = futures.get(ep)
             if fut is not None:
                 try:
-                    reply: bot_pb2.HandshakeReply = fut.result()
-                    info = {
-                        "name": reply.name,
-                        "version": reply.version,
-                        "author": reply.author,
-                        "protocol_version": wire.reply_protocol_version(reply),
-                        "games": wire.handshake_rulesets(reply),
-                    }
+                    info = wire.handshake_info(fut.result())
                 except grpc.RpcError as e:
                     info, why = None, f"{e.code().name}: {e.details()}"
                 if info is not None and info["protocol_version"] not in self.link_pool.versions:
@@ -383,50 +330,13 @@ class MatchRunner:
                 self._spend(t, seat, bank)
                 detail = timeout_detail(self.s.deadline_ms, bank)
             elif outcome in ("crashed", "unreachable"):
-                detail = self.death(ep, detail)
+                detail = died(self.procs.get(ep), detail)
             return Decision(0, outcome, latency, detail, "", None, cpu_ms)
-        comment = wire.reply_comment(reply) if reply.comment else ""
-        which = reply.WhichOneof("choice")
-        if which == "index" and reply.index < len(legal):  # the fast path (codes in ``legal`` are unique)
-            return Decision(reply.index, "ok", latency, "", comment, None, cpu_ms)
-        if which == "action":
-            code_text = reply.action
-            if code_text in legal:  # the fast path
-                return Decision(legal.index(code_text), "ok", latency, "", comment, None, cpu_ms)
-        try:
-            chosen = wire.chosen_action(reply, legal)
-            return Decision(legal.index(chosen), "ok", latency, "", comment, None, cpu_ms)
-        except wire.MalformedReplyError as e:
-            outcome = "malformed_reply"
-            if which == "action":
-                answer = reply.action[:200]
-                try:
-                    parse_action(reply.action[:100], decl_codes)
-                    outcome = "illegal_action"  # a well-formed action, not legal now
-                except ValueError:
-                    pass
-            else:
-                answer = f"index {reply.index}" if which == "index" else "no choice"
-            return Decision(0, outcome, latency, str(e)[:300], comment, answer, cpu_ms)
-
-    def death(self, endpoint: str, detail: str) -> str:
-        """How a bot this match started failed: its exit code, last words and log when its process has
-        ended (waited for briefly: a broken connection usually comes just before the exit); else ``detail``."""
-        proc = self.procs.get(endpoint)
-        if proc is None:
-            return detail
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.process.wait(timeout=1.0)
-        code = proc.process.poll()
-        if code is None:
-            return f"{detail} (its process still runs; log: {proc.stderr_path})"
-        said = last_words(proc.stderr_path)
-        words = f"; last words: {said!r}" if said else "; no last words"
-        return f"process exited with code {code}{words}; log: {proc.stderr_path}"
+        return classify_reply(reply, legal, decl_codes, latency, cpu_ms)
 
     # --- A leg ----------------------------------------------------------------------------------------
     def play_leg(self, t: Table) -> None:
-        """Play table ``t``'s game. Raises _Forfeit when a team forfeits, _Stopped when ``t.stop`` was set
+        """Play table ``t``'s game. Raises Forfeited when a team forfeits, Stopped when ``t.stop`` was set
         (the other table's forfeit), MatchCancelled when the match was cancelled."""
         s = self.s
         t.game = game = new_game(s, self.ruleset, self.boards)
@@ -452,7 +362,7 @@ class MatchRunner:
             if self.cancel is not None and self.cancel.is_set():
                 raise MatchCancelled()
             if t.stop.is_set():
-                raise _Stopped()
+                raise Stopped()
             ended = self.step(t)
             if ended is not None:
                 deal_number, deal = ended
@@ -463,7 +373,7 @@ class MatchRunner:
 
     def step(self, t: Table) -> tuple[int, Deal] | None:
         """One decision at table ``t``: the seat's DecideRequest bytes -> Decide -> parse -> apply. Returns
-        (number, deal) when the deal ended with it. Raises _Forfeit when the bot's team forfeits."""
+        (number, deal) when the deal ended with it. Raises Forfeited when the bot's team forfeits."""
         s = self.s
         game = t.game
         assert game is not None
@@ -480,7 +390,7 @@ class MatchRunner:
         index, outcome, latency, detail, comment = decision[:5]
         with self.stats_lock:
             if self.ended:  # the match ended at the other table while this decision was asked: not the match's
-                raise _Stopped()
+                raise Stopped()
             b.counts[outcome] += 1
             b.latencies_ms.append(latency)
             if outcome != "ok" and outcome not in ("crashed", "unreachable"):
@@ -493,7 +403,7 @@ class MatchRunner:
             latency, decision.cpu_ms, outcome, decision.answer, detail or None, comment or None
         )
         if self.on_event is not None:
-            phase = _phase_of(deal.phase.value, actions[index])
+            phase = phase_of(deal.phase.value, actions[index])
             if outcome == "ok":
                 event = DecisionEvent(
                     t.leg,
@@ -526,55 +436,14 @@ class MatchRunner:
             self.emit(event)
         if outcome in ("crashed", "unreachable"):
             with self.stats_lock:
-                b.note(f"deal {deal_number}: {detail}")
-            raise _Forfeit(bot_index, seat, f"bot {b.name} (seat {seat}) {outcome}: {detail}")
+                b.note(f"leg {t.leg + 1} deal {deal_number + 1} seat {seat}: {detail}")  # counted from 1, as shown
+            raise Forfeited(bot_index, seat, f"bot {b.name} (seat {seat}) {outcome}: {detail}")
         if outcome != "ok":
             with self.stats_lock:
-                b.note(f"leg {t.leg} deal {deal_number} seat {seat}: {outcome}: {detail}")
+                b.note(f"leg {t.leg + 1} deal {deal_number + 1} seat {seat}: {outcome}: {detail}")
             if strikes > s.max_strikes:
-                raise _Forfeit(
+                raise Forfeited(
                     bot_index, seat, f"bot {b.name} exceeded {s.max_strikes} strikes (last: {outcome}: {detail})"
                 )
         game.apply(actions[index])
         return (deal_number, deal) if deal.is_over else None
-
-
-def timeout_detail(deadline_ms: int, bank_ms: float) -> str:
-    """A timeout, with the clock it ran out of: the deadline and what the bank added."""
-    if bank_ms < 0.5:
-        return f"no answer within the {deadline_ms} ms deadline (the time bank was already empty)"
-    return f"no answer within {deadline_ms} ms deadline + {bank_ms:.0f} ms from the bank; bank now empty"
-
-
-def new_game(settings: MatchSettings, ruleset: Ruleset, boards: tuple[Board, ...] | None = None) -> Game:
-    """A leg's game: dealt from the seed, or from ``boards`` (``settings.match_boards()``: each board's pack
-    and dealer, one board per deal, thrown-in deals included; the leg ends after the last board at the
-    latest). A duplicate leg plays every board once, to no target."""
-    # ``deals`` at a single table is that many played deals: no target cuts them short.
-    fixed = settings.duplicate or settings.deals is not None
-    if boards is None:
-        return Game(
-            ruleset,
-            settings.seed,
-            max_deals=settings.deals,
-            max_total_deals=settings.max_total_deals,
-            to_target=not fixed,
-        )
-    duplicate = settings.duplicate
-    return Game(
-        ruleset,
-        None,
-        max_deals=None if duplicate else settings.deals,
-        first_dealer=boards[0].dealer,
-        decks=lambda i: boards[i].pack,
-        dealers=lambda i: boards[i].dealer,
-        max_total_deals=len(boards) if duplicate else min(len(boards), settings.max_total_deals),
-        to_target=not fixed,
-    )
-
-
-def _leg_seats(first: Sequence[int], leg: int) -> tuple[int, int, int, int]:
-    """Leg 0: as given. Leg 1: every bot one seat further, so the partnerships swap sides."""
-    if leg == 0:
-        return (first[0], first[1], first[2], first[3])
-    return (first[3], first[0], first[1], first[2])

@@ -178,6 +178,11 @@ class _Watchdog:
     store, waking nobody); a wait is cut at most that much after its bound, and the runner classifies an
     answer that came after the bound as a timeout all the same. After ``IDLE_S`` without a wait it sleeps
     until the next one.
+
+    The two tables are read under ``_lock``, the matches' threads changing them as the watchdog reads them:
+    copied without it, a copy that met a garbage collection (whose callbacks let another thread run) raised
+    "dictionary changed size during iteration" in a loaded run, and the watchdog's thread died with it,
+    leaving every later wait of the process unbounded.
     """
 
     TICK_S = 0.01
@@ -186,17 +191,20 @@ class _Watchdog:
     def __init__(self) -> None:
         self._armed: dict[_Pipe, tuple[float, int]] = {}  # a pipe -> (``time.monotonic`` bound, its wait)
         self._ending: dict[_Pipe, float] = {}  # pipes the referee closed: cancelled if not over by then
+        self._lock = threading.Lock()  # guards the two tables (held only to change or copy them)
         self._cond = threading.Condition()
         self._sleeping = False
         self._thread: threading.Thread | None = None
 
     def arm(self, pipe: _Pipe, until: float, wait: int) -> None:
-        self._armed[pipe] = (until, wait)
+        with self._lock:
+            self._armed[pipe] = (until, wait)
         self._awake()
 
     def reap(self, pipe: _Pipe, until: float) -> None:
         """Cancel ``pipe``'s call if the bot has not ended it by ``until`` (the referee waits no more)."""
-        self._ending[pipe] = until
+        with self._lock:
+            self._ending[pipe] = until
         self._awake()
 
     def _awake(self) -> None:
@@ -208,7 +216,8 @@ class _Watchdog:
                 self._cond.notify()
 
     def disarm(self, pipe: _Pipe) -> None:
-        self._armed.pop(pipe, None)
+        with self._lock:
+            self._armed.pop(pipe, None)
 
     def _run(self) -> None:
         busy = time.monotonic()
@@ -225,12 +234,15 @@ class _Watchdog:
                         self._cond.wait()
                     self._sleeping = False
             busy = time.monotonic()
-            for pipe, (until, wait) in list(self._armed.items()):
+            with self._lock:
+                armed, ending = list(self._armed.items()), list(self._ending.items())
+            for pipe, (until, wait) in armed:
                 if busy >= until:
                     pipe.expire(wait)
-            for pipe, until in list(self._ending.items()):
+            for pipe, until in ending:
                 if pipe.ended or busy >= until:
-                    del self._ending[pipe]
+                    with self._lock:
+                        self._ending.pop(pipe, None)
                     pipe.call.cancel()  # a no-op on an ended call
 
 

@@ -205,6 +205,18 @@ def reply_protocol_version(reply: bot_pb2.HandshakeReply) -> int:
     return int(reply.protocol_version) or 1
 
 
+def handshake_info(reply: bot_pb2.HandshakeReply) -> dict[str, object]:
+    """What the referee keeps of a handshake: the bot's name, version and author, the protocol version it
+    answered and the rulesets it lists."""
+    return {
+        "name": reply.name,
+        "version": reply.version,
+        "author": reply.author,
+        "protocol_version": reply_protocol_version(reply),
+        "games": handshake_rulesets(reply),
+    }
+
+
 def match_start_notice(
     match_id: str,
     game: str,

@@ -12,15 +12,42 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
-from referee.cards import _SUIT_BYTE_CARDS, card_name
-from referee.deal import Contract, Deal, Phase, Trick
+from referee.cards import _SUIT_BYTE_CARDS
+from referee.deal import Contract, Deal, Phase
 from referee.declarations import Declaration
-from referee.match.wire import PHASES, SEATS, SUIT_LETTERS, decide_request, observation_to_proto
+from referee.match.wire import decide_request, observation_to_proto
+from referee.match.wire_fields import (
+    BELOTE_SEAT,
+    BELOTE_SUIT,
+    HAND_CARD,
+    OBS_DEALER,
+    OBS_PHASE,
+    OBS_SEAT,
+    OBS_TO_ACT,
+    TRICK_CARD,
+    TRICK_LEADER,
+    TRICK_WINNER,
+    TURNED_CARD,
+    VARINTS,
+    announcements_field,
+    auction_field,
+    contract_field,
+    declarations_field,
+    head_fields,
+    ld,
+    legal_field,
+    number_field,
+    remember,
+    string_field,
+    tail_fields,
+    trick_payload,
+    tricks_field,
+    uv,
+    varint,
+)
 from referee.observation import (
-    AnnouncementView,
     Observation,
     ObservationCache,
-    TrickView,
     action_code_cached,
     announcement_views,
     observe,
@@ -44,185 +71,18 @@ if TYPE_CHECKING:
 # bounded tables keyed by those values.
 
 
-def _varint(n: int) -> bytes:
-    if n < 0:
-        n += 1 << 64  # int32/int64: a negative number is ten bytes of two's complement
-    out = bytearray()
-    while n >= 0x80:
-        out.append(n & 0x7F | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-_VARINTS: tuple[bytes, ...] = tuple(_varint(n) for n in range(1 << 14))
-
-
-def _uv(n: int) -> bytes:
-    """A varint (negative numbers as int32 writes them)."""
-    return _VARINTS[n] if 0 <= n < 16384 else _varint(n)
+_HEADS: dict[tuple[str, int, int, str], bytes] = {}
+_RULESETS: dict[str, bytes] = {}  # field 30 (``ruleset``; field 1 is the deprecated ``game``, the same name)
+_CONTRACTS: dict[tuple[int, int, int, int], bytes] = {}
+_TAILS: dict[tuple[tuple[int, int], tuple[int, int], int, int, int], bytes] = {}
 
 
 def decision_message(decision_id: int, request: bytes) -> bytes:
     """A RefereeMessage's bytes (version 2) carrying a DecideRequest's bytes: fields 1 and 2."""
     n = len(request)
-    return b"".join((b"\x08", _uv(decision_id), b"\x12", _VARINTS[n] if n < 16384 else _varint(n), request))
+    return b"".join((b"\x08", uv(decision_id), b"\x12", VARINTS[n] if n < 16384 else varint(n), request))
 
 
-def _key(field: int, wire_type: int) -> bytes:
-    return _VARINTS[field << 3 | wire_type]  # every field number here is below 2048
-
-
-def _ld(field: int, payload: bytes) -> bytes:
-    """A length-delimited field (string, bytes, message, packed numbers)."""
-    n = len(payload)
-    return _VARINTS[field << 3 | 2] + (_VARINTS[n] if n < 16384 else _varint(n)) + payload
-
-
-def _number(field: int, value: int) -> bytes:
-    """A uint32/int32 field, left out when 0 (implicit presence)."""
-    return _VARINTS[field << 3] + (_VARINTS[value] if 0 <= value < 16384 else _varint(value)) if value else b""
-
-
-def _string(field: int, text: str) -> bytes:
-    """A string field, left out when empty (implicit presence)."""
-    return _ld(field, text.encode()) if text else b""
-
-
-def _check_uint32(*values: int) -> None:
-    for v in values:
-        if not 0 <= v < 1 << 32:
-            raise ValueError(f"{v} does not fit a uint32 field")
-
-
-def _check_int32(*values: int) -> None:
-    for v in values:
-        if not -(1 << 31) <= v < 1 << 31:
-            raise ValueError(f"{v} does not fit an int32 field")
-
-
-def _seat_fields(field: int, always: bool) -> dict[int, bytes]:
-    """A Seat field by engine seat; ``always`` for an ``optional`` field (written even for SOUTH)."""
-    return {s: _key(field, 0) + _uv(int(SEATS[s])) if always or SEATS[s] else b"" for s in range(4)}
-
-
-def _card_fields(field: int) -> dict[int, bytes]:
-    return {c: _ld(field, card_name(c).encode()) for c in range(32)}
-
-
-_OBS_SEAT, _OBS_DEALER, _OBS_TO_ACT = _seat_fields(2, False), _seat_fields(3, False), _seat_fields(19, True)
-_OBS_PHASE = {name: _key(4, 0) + _uv(int(value)) for name, value in PHASES.items()}
-_HAND_CARD, _TURNED_CARD = _card_fields(5), _card_fields(8)
-_TRICK_LEADER, _TRICK_CARD, _TRICK_WINNER = _seat_fields(1, False), _card_fields(2), _seat_fields(3, True)
-_CALL_SEAT, _BELOTE_SEAT, _CONTRACT_BIDDER = _seat_fields(1, False), _seat_fields(1, False), _seat_fields(1, False)
-_ANNOUNCEMENT_SEAT = _seat_fields(1, False)
-_DECL_CARD, _ANNOUNCEMENT_CARD = _card_fields(4), _card_fields(5)
-_BELOTE_SUIT = {suit: _ld(2, SUIT_LETTERS[suit].encode()) for suit in range(4)}
-
-K = TypeVar("K")
-V = TypeVar("V")
-_MEMO_MAX = 4096
-
-
-def _remember(memo: dict[K, V], key: K, value: V) -> V:
-    if len(memo) >= _MEMO_MAX:
-        memo.clear()
-    memo[key] = value
-    return value
-
-
-def _trick_payload(trick: TrickView | Trick) -> bytes:
-    out = _TRICK_LEADER[trick.leader] + b"".join([_TRICK_CARD[c] for c in trick.cards])
-    return out if trick.winner is None else out + _TRICK_WINNER[trick.winner]
-
-
-def _head(obs: Observation) -> bytes:  # fields 1-4
-    return _string(1, obs.ruleset) + _OBS_SEAT[obs.seat] + _OBS_DEALER[obs.dealer] + _OBS_PHASE[obs.phase]
-
-
-_CALLS: dict[tuple[int, str], bytes] = {}
-
-
-def _auction(calls: tuple[tuple[int, str], ...]) -> bytes:  # field 6
-    out = []
-    for call in calls:
-        field = _CALLS.get(call)
-        if field is None:
-            field = _remember(_CALLS, call, _ld(6, _CALL_SEAT[call[0]] + _string(2, call[1])))
-        out.append(field)
-    return b"".join(out)
-
-
-def _contract(contract: Contract) -> bytes:  # field 7
-    _check_uint32(contract.value, contract.multiplier)
-    return _ld(
-        7,
-        _CONTRACT_BIDDER[contract.bidder]
-        + _number(2, contract.value)
-        + _string(3, contract.strain.code)
-        + _number(4, contract.multiplier),
-    )
-
-
-_TRICKS: dict[TrickView, bytes] = {}  # a finished trick -> its field 10
-
-
-def _tricks(tricks: tuple[TrickView, ...]) -> bytes:  # field 10
-    out = []
-    for trick in tricks:
-        block = _TRICKS.get(trick)
-        out.append(block if block is not None else _remember(_TRICKS, trick, _ld(10, _trick_payload(trick))))
-    return b"".join(out)
-
-
-def _declarations(declarations: tuple[Declaration, ...]) -> bytes:  # field 11
-    out = []
-    for d in declarations:
-        _check_uint32(d.points)
-        out.append(
-            _ld(
-                11,
-                _string(1, d.code)
-                + _string(2, d.kind.value)
-                + _number(3, d.points)
-                + b"".join([_DECL_CARD[c] for c in d.cards]),
-            )
-        )
-    return b"".join(out)
-
-
-def _announcements(announcements: tuple[AnnouncementView, ...]) -> bytes:  # field 12
-    out = []
-    for a in announcements:
-        _check_uint32(a.points, a.length)
-        body = (
-            _ANNOUNCEMENT_SEAT[a.seat]
-            + _string(2, a.kind)
-            + _number(3, a.points)
-            + _number(4, a.length)
-            + b"".join([_ANNOUNCEMENT_CARD[c] for c in a.cards])
-        )
-        if a.credited is not None:
-            body += b"\x30\x01" if a.credited else b"\x30\x00"  # field 6
-        out.append(_ld(12, body))
-    return b"".join(out)
-
-
-def _tail(
-    tricks_won: tuple[int, ...], scores: tuple[int, ...], deal_number: int, target: int, hanging: int
-) -> bytes:  # fields 14-18
-    _check_uint32(*tricks_won, deal_number, target)
-    _check_int32(*scores, hanging)
-    out = _ld(14, b"".join([_uv(n) for n in tricks_won])) if tricks_won else b""
-    if scores:
-        out += _ld(15, b"".join([_uv(n) for n in scores]))
-    return out + _number(16, deal_number) + _number(17, target) + _number(18, hanging)
-
-
-_HEADS: dict[tuple[str, int, int, str], bytes] = {}
-_RULESETS: dict[str, bytes] = {}  # field 30 (``ruleset``; field 1 is the deprecated ``game``, the same name)
-_CONTRACTS: dict[tuple[int, int, int, int], bytes] = {}
-_TAILS: dict[tuple[tuple[int, int], tuple[int, int], int, int, int], bytes] = {}
 T = TypeVar("T")
 
 
@@ -247,38 +107,38 @@ def _observation_payload(obs: Observation, cache: ObservationCache | None) -> by
     key = (obs.ruleset, obs.seat, obs.dealer, obs.phase)
     block = _HEADS.get(key)
     parts = [
-        block if block is not None else _remember(_HEADS, key, _head(obs)),
-        b"".join(map(_HAND_CARD.__getitem__, obs.hand)),
+        block if block is not None else remember(_HEADS, key, head_fields(obs)),
+        b"".join(map(HAND_CARD.__getitem__, obs.hand)),
     ]
     if obs.auction:
-        parts.append(_part(encoded, "auction", obs.auction, _auction))
+        parts.append(_part(encoded, "auction", obs.auction, auction_field))
     contract = obs.contract
     if contract is not None:
         ckey = (contract.bidder, contract.value, int(contract.strain), contract.multiplier)
         block = _CONTRACTS.get(ckey)
-        parts.append(block if block is not None else _remember(_CONTRACTS, ckey, _contract(contract)))
+        parts.append(block if block is not None else remember(_CONTRACTS, ckey, contract_field(contract)))
     if obs.turned_card is not None:
-        parts.append(_TURNED_CARD[obs.turned_card])
+        parts.append(TURNED_CARD[obs.turned_card])
     trick = obs.trick
-    block = _TRICK_LEADER[trick.leader] + b"".join(map(_TRICK_CARD.__getitem__, trick.cards))
+    block = TRICK_LEADER[trick.leader] + b"".join(map(TRICK_CARD.__getitem__, trick.cards))
     if trick.winner is not None:
-        block += _TRICK_WINNER[trick.winner]
-    parts.append(b"\x4a" + _VARINTS[len(block)] + block)  # field 9 (at most 4 * 32 + 4 bytes long)
+        block += TRICK_WINNER[trick.winner]
+    parts.append(b"\x4a" + VARINTS[len(block)] + block)  # field 9 (at most 4 * 32 + 4 bytes long)
     if obs.tricks:
-        parts.append(_part(encoded, "tricks", obs.tricks, _tricks))
+        parts.append(_part(encoded, "tricks", obs.tricks, tricks_field))
     if obs.own_declarations:
-        parts.append(_part(encoded, ("declarations", obs.seat), obs.own_declarations, _declarations))
+        parts.append(_part(encoded, ("declarations", obs.seat), obs.own_declarations, declarations_field))
     if obs.announcements:
-        parts.append(_part(encoded, ("announcements", obs.seat), obs.announcements, _announcements))
+        parts.append(_part(encoded, ("announcements", obs.seat), obs.announcements, announcements_field))
     if obs.belotes:
-        parts += [_ld(13, _BELOTE_SEAT[seat] + _BELOTE_SUIT[suit]) for seat, suit in obs.belotes]
+        parts += [ld(13, BELOTE_SEAT[seat] + BELOTE_SUIT[suit]) for seat, suit in obs.belotes]
     tkey = (obs.tricks_won, obs.scores, obs.deal_number, obs.target, obs.hanging)
     block = _TAILS.get(tkey)
-    parts.append(block if block is not None else _remember(_TAILS, tkey, _tail(*tkey)))
+    parts.append(block if block is not None else remember(_TAILS, tkey, tail_fields(*tkey)))
     if obs.to_act is not None:
-        parts.append(_OBS_TO_ACT[obs.to_act])
+        parts.append(OBS_TO_ACT[obs.to_act])
     block = _RULESETS.get(obs.ruleset)
-    parts.append(block if block is not None else _remember(_RULESETS, obs.ruleset, _string(30, obs.ruleset)))
+    parts.append(block if block is not None else remember(_RULESETS, obs.ruleset, string_field(30, obs.ruleset)))
     return b"".join(parts)
 
 
@@ -289,19 +149,6 @@ def observation_bytes(obs: Observation, cache: ObservationCache | None = None) -
         return _observation_payload(obs, cache)
     except (LookupError, ValueError, TypeError, AttributeError):
         return bytes(observation_to_proto(obs).SerializeToString())  # raises the runtime's error if any
-
-
-_LEGAL_CODES: dict[str, bytes] = {}  # an action code -> field 3 of a DecideRequest
-
-
-def _legal(codes: Sequence[str]) -> bytes:
-    out = []
-    for code in codes:
-        field = _LEGAL_CODES.get(code)
-        if field is None:
-            field = _remember(_LEGAL_CODES, code, _ld(3, code.encode()))
-        out.append(field)
-    return b"".join(out)
 
 
 _MATCH_IDS: dict[str, bytes] = {}
@@ -332,17 +179,19 @@ def decide_request_bytes(
     if cache is not None and isinstance(legal, tuple):  # the runner's lists (``legal_codes``): encoded once each
         block = cache.legal_bytes.get(legal)
         if block is None:
-            block = _remember(cache.legal_bytes, legal, _legal(legal))
+            block = remember(cache.legal_bytes, legal, legal_field(legal))
     else:
-        block = _legal(legal)
+        block = legal_field(legal)
     head = _MATCH_IDS.get(match_id)
     if head is None:
-        head = _remember(_MATCH_IDS, match_id, _string(1, match_id) + b"\x12")  # then field 2's length
+        head = remember(_MATCH_IDS, match_id, string_field(1, match_id) + b"\x12")  # then field 2's length
     numbers = _NUMBERS.get((deadline_ms, time_bank_ms))  # fields 4 and 5: the same request after request
     if numbers is None:
-        numbers = _remember(_NUMBERS, (deadline_ms, time_bank_ms), _number(4, deadline_ms) + _number(5, time_bank_ms))
+        numbers = remember(
+            _NUMBERS, (deadline_ms, time_bank_ms), number_field(4, deadline_ms) + number_field(5, time_bank_ms)
+        )
     n = len(observation)
-    return b"".join((head, _VARINTS[n] if n < 16384 else _varint(n), observation, block, numbers))
+    return b"".join((head, VARINTS[n] if n < 16384 else varint(n), observation, block, numbers))
 
 
 # --- The match runner's writer: a seat's DecideRequest straight from the deal ------------------------------
@@ -358,7 +207,7 @@ def decide_request_bytes(
 
 # Field 5 (hand) of the cards of each suit's byte of a mask, in ``cards_in``'s order.
 _HAND_SUIT_BYTES: tuple[tuple[bytes, ...], ...] = tuple(
-    tuple(b"".join([_HAND_CARD[c] for c in _SUIT_BYTE_CARDS[s][byte]]) for byte in range(256)) for s in range(4)
+    tuple(b"".join([HAND_CARD[c] for c in _SUIT_BYTE_CARDS[s][byte]]) for byte in range(256)) for s in range(4)
 )
 _HC, _HD, _HH, _HS = _HAND_SUIT_BYTES
 _PLAY = Phase.PLAY
@@ -403,8 +252,10 @@ class _DealBytes:
         self.tail_key: tuple[int, ...] = ()  # what ``tail`` was written from
         self.tail = b""
         name = deal.ruleset.name
-        self.ruleset = _string(30, name)  # field 30 (``ruleset``; field 1 is the deprecated ``game``, the same name)
-        self.name = _string(1, name)
+        self.ruleset = string_field(
+            30, name
+        )  # field 30 (``ruleset``; field 1 is the deprecated ``game``, the same name)
+        self.name = string_field(1, name)
 
 
 class DecisionWriter:
@@ -418,7 +269,7 @@ class DecisionWriter:
 
     def __init__(self, match_id: str) -> None:
         self.match_id = match_id
-        self.head = _string(1, match_id) + b"\x12"  # field 1, then field 2's key (its length follows)
+        self.head = string_field(1, match_id) + b"\x12"  # field 1, then field 2's key (its length follows)
         self._deal: _DealBytes | None = None
         self._legal: dict[tuple[tuple[int, ...], tuple[str, ...]], tuple[tuple[str, ...], bytes]] = {}
 
@@ -428,7 +279,7 @@ class DecisionWriter:
         known = self._legal.get(key)
         if known is None:
             codes = tuple(action_code_cached(a, declaration_codes) for a in actions)
-            known = _remember(self._legal, key, (codes, _legal(codes)))
+            known = remember(self._legal, key, (codes, legal_field(codes)))
         return known
 
     def observation(self, deal: Deal, seat: int, game: Game | None = None) -> bytes:
@@ -465,12 +316,12 @@ class DecisionWriter:
                         self.match_id, obs, codes, deadline_ms=deadline_ms, time_bank_ms=time_bank_ms
                     ).SerializeToString()
                 )
-            numbers = _remember(
-                _NUMBERS, (deadline_ms, time_bank_ms), _number(4, deadline_ms) + _number(5, time_bank_ms)
+            numbers = remember(
+                _NUMBERS, (deadline_ms, time_bank_ms), number_field(4, deadline_ms) + number_field(5, time_bank_ms)
             )
         observation = self.observation(deal, seat, game)
         n = len(observation)
-        return codes, b"".join((self.head, _VARINTS[n] if n < 16384 else _varint(n), observation, block, numbers))
+        return codes, b"".join((self.head, VARINTS[n] if n < 16384 else varint(n), observation, block, numbers))
 
     def _observation(self, deal: Deal, seat: int, game: Game | None) -> bytes:
         d = self._deal
@@ -481,14 +332,14 @@ class DecisionWriter:
             d.phase, d.heads = phase, [None, None, None, None]
         head = d.heads[seat]
         if head is None:
-            head = d.heads[seat] = d.name + _OBS_SEAT[seat] + _OBS_DEALER[deal.dealer] + _OBS_PHASE[phase.value]
+            head = d.heads[seat] = d.name + OBS_SEAT[seat] + OBS_DEALER[deal.dealer] + OBS_PHASE[phase.value]
         hand = deal.hands[seat]
         parts = [head, _HC[hand & 255], _HD[hand >> 8 & 255], _HH[hand >> 16 & 255], _HS[hand >> 24 & 255]]
         calls = deal.auction
         if len(calls) != d.calls:
             if len(calls) < d.calls:  # not the engine's doing (it only appends): start again
                 d.calls, d.auction = 0, b""
-            d.auction += _auction(tuple((s, action_code_cached(a)) for s, a in calls[d.calls :]))
+            d.auction += auction_field(tuple((s, action_code_cached(a)) for s, a in calls[d.calls :]))
             d.calls = len(calls)
         if d.calls:
             parts.append(d.auction)
@@ -497,20 +348,20 @@ class DecisionWriter:
             if contract is not d.contract:
                 ckey = (contract.bidder, contract.value, int(contract.strain), contract.multiplier)
                 block = _CONTRACTS.get(ckey)
-                d.contract_bytes = block if block is not None else _remember(_CONTRACTS, ckey, _contract(contract))
+                d.contract_bytes = block if block is not None else remember(_CONTRACTS, ckey, contract_field(contract))
                 d.contract = contract
             parts.append(d.contract_bytes)
         if deal.turned_card is not None:
-            parts.append(_TURNED_CARD[deal.turned_card])
-        trick = _TRICK_LEADER[deal.leader]
+            parts.append(TURNED_CARD[deal.turned_card])
+        trick = TRICK_LEADER[deal.leader]
         if phase is _PLAY and deal.trick:
-            trick += b"".join([_TRICK_CARD[c] for c in deal.trick])
-        parts.append(b"\x4a" + _VARINTS[len(trick)] + trick)  # field 9 (at most 4 * 4 + 2 bytes long)
+            trick += b"".join([TRICK_CARD[c] for c in deal.trick])
+        parts.append(b"\x4a" + VARINTS[len(trick)] + trick)  # field 9 (at most 4 * 4 + 2 bytes long)
         tricks = deal.tricks
         if len(tricks) != d.tricks:
             if len(tricks) < d.tricks:
                 d.tricks, d.tricks_bytes = 0, b""
-            d.tricks_bytes += b"".join([_ld(10, _trick_payload(t)) for t in tricks[d.tricks :]])
+            d.tricks_bytes += b"".join([ld(10, trick_payload(t)) for t in tricks[d.tricks :]])
             d.tricks = len(tricks)
         if d.tricks:
             parts.append(d.tricks_bytes)
@@ -518,7 +369,7 @@ class DecisionWriter:
         if own:
             known = d.declarations[seat]
             if known is None or known[0] is not own:
-                known = d.declarations[seat] = (own, _declarations(own))
+                known = d.declarations[seat] = (own, declarations_field(own))
             parts.append(known[1])
         a = deal.announced
         if a[0] or a[1] or a[2] or a[3]:
@@ -537,10 +388,10 @@ class DecisionWriter:
                 d.announcements = [None, None, None, None]
             block = d.announcements[seat]
             if block is None:
-                block = d.announcements[seat] = _announcements(announcement_views(deal, seat))
+                block = d.announcements[seat] = announcements_field(announcement_views(deal, seat))
             parts.append(block)
         if deal.belotes:
-            parts += [_ld(13, _BELOTE_SEAT[b.seat] + _BELOTE_SUIT[b.suit]) for b in deal.belotes]
+            parts += [ld(13, BELOTE_SEAT[b.seat] + BELOTE_SUIT[b.suit]) for b in deal.belotes]
         won = deal.tricks_won
         if game is not None:
             scores = game.scores
@@ -549,9 +400,9 @@ class DecisionWriter:
             tkey = (won[0], won[1], 0, 0, 0, 0)
         if tkey != d.tail_key:  # compared, not hashed: it changes once a trick
             d.tail_key = tkey
-            d.tail = _tail((tkey[0], tkey[1]), (tkey[2], tkey[3]), tkey[4], deal.ruleset.target, tkey[5])
+            d.tail = tail_fields((tkey[0], tkey[1]), (tkey[2], tkey[3]), tkey[4], deal.ruleset.target, tkey[5])
         parts.append(d.tail)
         if phase is not _SCORED:
-            parts.append(_OBS_TO_ACT[deal.to_act])
+            parts.append(OBS_TO_ACT[deal.to_act])
         parts.append(d.ruleset)
         return b"".join(parts)

@@ -30,7 +30,8 @@ from referee.actions import (
     bid_value,
 )
 from referee.cards import CARD_BITS, Card, CardMask, Rank, make_card
-from referee.deal import BeloteCall, Contract, Deal, DealScore, side_of
+from referee.deal import BeloteCall, Contract, Deal, side_of
+from referee.deal_score import DealScore
 from referee.declarations import Declaration, DeclarationScale, declaration_choices
 from referee.errors import IllegalActionError, RulesetError
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from referee.cards import PLAIN_POINTS, TRUMP_POINTS, Rank
-from referee.deal import Deal, DealScore
+from referee.deal import Deal
+from referee.deal_score import DealScore
 from referee.declarations import NATURAL_RUN_ORDER, Declaration, DeclarationKind, DeclarationScale
 from referee.notes import Note, note
 

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from referee.actions import NO_TRUMP_STRAIN, Action, Strain, action_code, bid_action, bid_strain, bid_value
 from referee.cards import PLAIN_POINTS
-from referee.deal import Contract, Deal, DealScore
+from referee.deal import Contract, Deal
+from referee.deal_score import DealScore
 from referee.declarations import Declaration, DeclarationKind, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
 from referee.notes import note

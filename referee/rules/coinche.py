@@ -19,7 +19,8 @@ from referee.actions import (
     bid_strain,
     bid_value,
 )
-from referee.deal import Contract, Deal, DealScore
+from referee.deal import Contract, Deal
+from referee.deal_score import DealScore
 from referee.declarations import Declaration, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
 from referee.notes import note

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 from referee.actions import PASS, Action, ActionKind, Strain, action_code, action_kind, bid_action, bid_strain
 from referee.cards import Card
-from referee.deal import Contract, Deal, DealScore
+from referee.deal import Contract, Deal
+from referee.deal_score import DealScore
 from referee.declarations import Declaration, DeclarationScale
 from referee.errors import IllegalActionError
 from referee.rules.base import CardPlayRules, RulesetOf, RulesetOptions

@@ -22,7 +22,8 @@ from referee.actions import (
     bid_value,
 )
 from referee.cards import Card
-from referee.deal import Contract, Deal, DealScore
+from referee.deal import Contract, Deal
+from referee.deal_score import DealScore
 from referee.declarations import NATURAL_RUN_ORDER, PLAIN_RUN_ORDER, Declaration, DeclarationScale
 from referee.errors import IllegalActionError, RulesetError
 from referee.notes import note

@@ -152,13 +152,14 @@ def test_100_challenges_in_a_second_are_throttled_and_the_victim_keeps_playing(
     )
     lid = _start(stub, admin)
     store_policy(r, Policy(challenges_per_minute=5, challenges_queued=10))
-    started, accepted, refused = time.monotonic(), [], []
+    # However long a loaded machine takes over the 100 calls, they count in one window (one_rate_window pins
+    # the limiter's clock): what is checked is what was let through, not how fast.
+    accepted, refused = [], []
     for _ in range(100):
         try:
             accepted.append(_challenge(stub, ["attacker", "victim"], tokens["attacker"]).match_id)
         except grpc.RpcError as e:
             refused.append(e)
-    assert time.monotonic() - started < 10.0
     assert len(accepted) == 5 and len(refused) == 95
     assert {(e.code(), e.details()) for e in refused} == {
         (Code.RESOURCE_EXHAUSTED, "too many challenges: at most 5 a minute; try again in a minute")

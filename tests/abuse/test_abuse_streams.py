@@ -1,6 +1,6 @@
 """Streams that would hold the API's threads (issue 23, part 3): twenty SubmitBot streams sending a byte a
-second held all sixteen handler threads, and ListLadders waited 21 s. Now an upload without its key is refused
-on its first chunk; past the upload slots (overall, per address) one is refused before a byte is read; one
+second held all sixteen handler threads, and ListLadders waited 21 s. Now an upload without its owner's token
+is refused on its first chunk; past the upload slots (overall, per address) one is refused before a byte is read; one
 that trickles is cut by the rate and time bounds, naming them; and while the slots are held the other calls
 answer. The attack is sent from this process, over real gRPC on loopback, to the real API (arena.api.guard).
 Nothing here is timed beyond "before the attack ends": the trickling streams run until the test stops them."""
@@ -20,6 +20,7 @@ from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 from arena.api import ApiServer
 from arena.api.guard import StreamLimits, Watchdog
 from arena.bots import trust
+from arena.bots.owners import Owners
 from arena.bots.registry import Registry
 
 Code = grpc.StatusCode
@@ -31,12 +32,12 @@ BOUND_S = 60.0  # generous: what must happen "before the attack ends" happens lo
 class Attack:
     """``n`` SubmitBot streams, each a first chunk and then one byte a second, until ``stop``."""
 
-    def __init__(self, stub: arena_pb2_grpc.ArenaStub, n: int, key: str = "") -> None:
+    def __init__(self, stub: arena_pb2_grpc.ArenaStub, n: int, token: str = "") -> None:
         self.stop = threading.Event()
-        self.calls = [stub.SubmitBot.future(self._chunks(f"trickle-{k}", key), timeout=BOUND_S * 2) for k in range(n)]
+        self.calls = [stub.SubmitBot.future(self._chunks(f"trickle-{k}", token), timeout=BOUND_S * 2) for k in range(n)]
 
-    def _chunks(self, name: str, key: str) -> Iterator[arena_pb2.SubmitBotChunk]:
-        yield arena_pb2.SubmitBotChunk(name=name, owner="mallory", registration_key=key, data=b"x")
+    def _chunks(self, name: str, token: str) -> Iterator[arena_pb2.SubmitBotChunk]:
+        yield arena_pb2.SubmitBotChunk(name=name, owner="mallory", token=token, data=b"x")
         while not self.stop.wait(1.0):
             yield arena_pb2.SubmitBotChunk(data=b"x")
 
@@ -67,26 +68,27 @@ def wait_for(pred, what: str) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.timeout(180)
-def test_uploads_without_the_key_are_refused_at_their_first_chunk(r):
-    key = trust.set_registration_key(Registry(r))
+def test_uploads_without_the_owner_token_are_refused_at_their_first_chunk(r):
+    trust.set_registration_key(Registry(r))  # closed: a new bot's owner must be one the operator added
+    _, token = Owners(r).add("mallory")
     api = serve(r, HELD)
     try:
         with grpc.insecure_channel(api.address) as channel:
             attack = Attack(arena_pb2_grpc.ArenaStub(channel), ATTACK)
             try:
                 # Every stream ends while it is still trickling: refused without reading it to its end.
-                wait_for(lambda: len(attack.ended()) == ATTACK, "every keyless upload refused")
+                wait_for(lambda: len(attack.ended()) == ATTACK, "every upload without a token refused")
                 codes = {e.code() for e in attack.ended()}
                 assert codes <= {Code.UNAUTHENTICATED, Code.RESOURCE_EXHAUSTED}, codes
                 refused = [e for e in attack.ended() if e.code() == Code.UNAUTHENTICATED]
-                assert refused and "requires its registration key" in refused[0].details()
+                assert refused and "a bot of owner 'mallory' takes that owner's token" in refused[0].details()
                 assert not attack.stop.is_set()
             finally:
                 attack.end()
             wait_for(lambda: api.service.uploads.active == 0, "the slots freed")
-            # With the key, the same stream is admitted (and refused only as the package it is not).
-            keyed = Attack(arena_pb2_grpc.ArenaStub(channel), 1, key)
-            wait_for(lambda: api.service.uploads.active == 1, "the keyed upload admitted")
+            # With the owner's token, the same stream is admitted (and refused only as the package it is not).
+            keyed = Attack(arena_pb2_grpc.ArenaStub(channel), 1, token)
+            wait_for(lambda: api.service.uploads.active == 1, "the upload with the token admitted")
             keyed.end()
             assert keyed.calls[0].exception(timeout=BOUND_S).code() == Code.INVALID_ARGUMENT
     finally:

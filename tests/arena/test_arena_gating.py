@@ -28,8 +28,8 @@ from arena.model import (
     VersionState,
     parse_seat,
 )
+from arena.play.pairing import Candidate, GatePick, gating_bots, pick_gating
 from arena.play.queue import MatchQueue
-from arena.play.scheduler import Candidate, GatePick, gating_bots, pick_gating
 from arena.rating.gating import GateAction, GateConfig, Gates, GateState, counted_scores, next_action, verdict_of
 from arena.rating.ratings import Ratings
 from arena.service import Arena

@@ -65,7 +65,10 @@ def test_a_planted_circle_is_found() -> None:
     source, is_package = modules["arena.cli.client"]
     planted = source + "\n\ndef _planted() -> None:\n    from arena.cli.ladder import cmd_ladder_list  # noqa\n"
     found = cycles({**modules, "arena.cli.client": (planted, is_package)})
-    assert found == [["arena.cli.client", "arena.cli.ladder"]]
+    # One circle, through the planted import (ladder's own imports may draw more modules into it: its
+    # display imports the client too).
+    assert len(found) == 1 and {"arena.cli.client", "arena.cli.ladder"} <= set(found[0]), found
+    assert cycles(modules) == []
 
 
 @pytest.mark.parametrize(

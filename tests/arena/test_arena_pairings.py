@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from arena.play.scheduler import PAIR_SLACK, Candidate, level_pairs, pick_pairs
+from arena.play.pairing import PAIR_SLACK, Candidate, level_pairs, pick_pairs
 
 NOW = 1_700_000_000.0
 WORKING = ("leader", "second", "third")

@@ -69,10 +69,14 @@ def test_zombie_worker_result_is_detected_and_not_counted(r, redis_server, procs
     q = MatchQueue(r)
     msg_id = q.enqueue(make_spec("m-zombie"))
     # w-a's match lasts until the gate opens, after w-b has recorded it (not 3 s that a loaded machine
-    # might spend before w-a is frozen).
-    gate = tmp_path / "gate"
-    a = procs.worker(redis_server.url, "w-a", "sleepy", {"ARENA_TEST_GATE": str(gate)}, "--stale-ms", "500")
-    wait_until(lambda: owner_of(r, msg_id) == "w-a", 30, "w-a to claim")
+    # might spend before w-a is frozen). w-a is frozen once its runner has begun (the mark), not once it
+    # has claimed: frozen between the claim and the runner, it would wake to find the match recorded and
+    # only ack it, which CI's loaded run met.
+    gate, marks = tmp_path / "gate", tmp_path / "marks"
+    marks.mkdir()
+    env = {"ARENA_TEST_GATE": str(gate), "ARENA_TEST_MARK_DIR": str(marks)}
+    a = procs.worker(redis_server.url, "w-a", "sleepy", env, "--stale-ms", "500")
+    wait_until(lambda: owner_of(r, msg_id) == "w-a" and any(marks.iterdir()), 30, "w-a to start the match")
     a.send_signal(signal.SIGSTOP)
     b = procs.worker(redis_server.url, "w-b", "sleepy", {}, "--stale-ms", "500")
     wait_until(lambda: q.results_count() == 1, 30, "w-b to take over and record")

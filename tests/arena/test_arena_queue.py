@@ -48,14 +48,16 @@ def test_reclaim_after_idle_and_keep_alive(q):
     q.enqueue(make_spec("m-1"))
     c = q.claim("w1", block_ms=100)
     assert c is not None
-    # Owner keeps it alive: never idle 1 s (over 1.5 s in all), so nobody can take it. (With 200 ms, a pause
-    # of the test between a keep-alive and the reclaim on a loaded machine let the reclaim through.)
+    # Owner keeps it alive: a keep-alive a second (6 s in all, twice the 3 s idle that lets another worker
+    # take it), so nobody can take it: each reclaim comes right after a keep-alive, and only a pause of the
+    # test of 3 s between the two would let it through. (With 1 s of idle and keep-alives every 200 ms, a
+    # loaded machine's pause did.)
     for _ in range(6):
-        time.sleep(0.25)
+        time.sleep(1.0)  # pacing: time passing, nothing waited for
         assert q.keep_alive("w1", c.msg_id)
-        assert q.reclaim_stale("w2", min_idle_ms=1000) is None
+        assert q.reclaim_stale("w2", min_idle_ms=3000) is None
     # Owner goes silent: another worker takes it over, delivery count goes up.
-    stolen = wait_until(lambda: q.reclaim_stale("w2", min_idle_ms=1000), 30, "reclaim")
+    stolen = wait_until(lambda: q.reclaim_stale("w2", min_idle_ms=3000), 30, "reclaim")
     assert stolen.msg_id == c.msg_id and stolen.deliveries == 2 and stolen.reclaimed
     assert not q.keep_alive("w1", c.msg_id)  # the old owner learns it lost the match
     assert q.keep_alive("w2", c.msg_id)

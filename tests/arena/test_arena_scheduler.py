@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from arena.bots.registry import Registry
 from arena.model import RetiredBotError, UnknownLadderError, ValidationError
+from arena.play.pairing import FAIRNESS_SLACK, Candidate, PairHold, held_by_pairs, holding, pick_pairs, priority
 from arena.play.queue import MatchQueue
-from arena.play.scheduler import FAIRNESS_SLACK, Candidate, LadderConfig, Scheduler, holding, pick_pairs, priority
+from arena.play.scheduler import LadderConfig, Scheduler
 from arena.rating.ratings import Ratings
 from arena.store import keys
 
@@ -207,3 +208,48 @@ def test_a_bot_joining_late_starts_level_with_the_least_played(r):
     assert r.hget(keys.ladder_games(lad), c.bot_id) == "5"
     sched.join(lad, c.bot_id)  # joining again changes nothing
     assert {x.bot_id: x.scheduled for x in sched.candidates(lad)} == {a.bot_id: 5, b.bot_id: 5, c.bot_id: 5}
+
+
+# The pair rule (pairing, 5.): a pair may meet at most PAIR_SLACK (2) more times than the least-met opponent of
+# either of its bots. In both cases below every bot is within the games' slack, so only the pair rule holds.
+def _met(**pairs: int) -> dict[frozenset[str], int]:
+    """``CD=4`` -> {frozenset({"C", "D"}): 4}."""
+    return {frozenset(name): n for name, n in pairs.items()}
+
+
+def test_the_pair_rule_holding_back_the_only_free_pair_is_counted():
+    # A and B play each other; C and D are free, but have met 4 times, and each has met A and B once: 4 > 1 + 2,
+    # so the scheduler pairs nobody, where without the rule it would pair C with D.
+    cands = [
+        Candidate("A", scheduled=4, in_flight=1),
+        Candidate("B", scheduled=4, in_flight=1),
+        Candidate("C", scheduled=6),
+        Candidate("D", scheduled=6),
+    ]
+    met = _met(AB=2, AC=1, AD=1, BC=1, BD=1, CD=4)
+    assert pick_pairs(cands, 1, NOW, random.Random(0), max_in_flight=1, met=met) == []
+    assert holding(cands, max_in_flight=1) == []  # the games' slack holds nobody: A and B are not why
+    assert held_by_pairs(cands, met, max_in_flight=1) == PairHold(1, ("C", "D"))
+    # Once they are even again (CD 3 = 1 + 2), nothing is held back and the scheduler pairs them.
+    even = {**met, frozenset("CD"): 3}
+    assert held_by_pairs(cands, even, max_in_flight=1) == PairHold()
+    assert pick_pairs(cands, 1, NOW, random.Random(0), max_in_flight=1, met=even) == [("C", "D")]
+
+
+def test_the_pair_rule_holding_back_one_of_two_matches_names_the_bots_it_leaves_idle():
+    # C, D, E, F free; C has met each of them 4 times (its least-met, A and B, once): no pair with C. D pairs
+    # with E (mu 25 like D; F's 40 is further), and F, left with C only, waits: 1 match of 2 held back.
+    cands = [
+        Candidate("A", scheduled=5, in_flight=1),
+        Candidate("B", scheduled=5, in_flight=1),
+        Candidate("C", scheduled=5),
+        Candidate("D", scheduled=5),
+        Candidate("E", scheduled=5),
+        Candidate("F", mu=40.0, scheduled=5),
+    ]
+    met = _met(AB=1, AC=1, AD=1, AE=1, AF=1, BC=1, BD=1, BE=1, BF=1, CD=4, CE=4, CF=4, DE=1, DF=1, EF=1)
+    assert pick_pairs(cands, 2, NOW, random.Random(0), max_in_flight=1, met=met) == [("D", "E")]
+    assert len(pick_pairs(cands, 2, NOW, random.Random(0), max_in_flight=1)) == 2
+    assert held_by_pairs(cands, met, max_in_flight=1) == PairHold(1, ("C", "F"))
+    # Asked for one match only (a budget's last), the rule holds back none: D-E is that one.
+    assert held_by_pairs(cands, met, max_in_flight=1, n=1) == PairHold()

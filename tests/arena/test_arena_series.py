@@ -13,7 +13,8 @@ from arena.cli.series import EXIT_DONE, EXIT_H0, EXIT_UNDECIDED, EXIT_USAGE
 from arena.rating.sprt import Sprt
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_bots"
-HEURISTIC, RANDOM = str(SAMPLES / "heuristic"), str(SAMPLES / "random")
+# The uniform bot: the heuristic wins nearly every board against it, which the SPRT tests below rely on.
+HEURISTIC, UNIFORM = str(SAMPLES / "heuristic"), str(SAMPLES / "uniform")
 pytestmark = pytest.mark.timeout(180)
 
 
@@ -24,7 +25,7 @@ def series(tmp_path: Path, *args: str) -> tuple[int, dict[str, object]]:
 
 
 def test_sprt_accepts_h1_for_the_stronger_bot_and_stops(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, record = series(tmp_path, HEURISTIC, RANDOM, "--boards", "200", "--concurrency", "2", "--sprt")
+    code, record = series(tmp_path, HEURISTIC, UNIFORM, "--boards", "200", "--concurrency", "2", "--sprt")
     assert code == EXIT_DONE
     sprt = record["sprt"]
     assert isinstance(sprt, dict) and sprt["verdict"] == "H1" and sprt["llr"] >= sprt["bounds"][1]
@@ -45,15 +46,17 @@ def test_sprt_accepts_h1_for_the_stronger_bot_and_stops(tmp_path: Path, capsys: 
 
 
 def test_sprt_accepts_h0_for_the_weaker_bot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, record = series(tmp_path, RANDOM, HEURISTIC, "--boards", "100", "--boards-per-match", "5", "--sprt")
+    code, record = series(tmp_path, UNIFORM, HEURISTIC, "--boards", "100", "--boards-per-match", "5", "--sprt")
     assert code == EXIT_H0
     sprt = record["sprt"]
     assert isinstance(sprt, dict) and sprt["verdict"] == "H0" and sprt["llr"] <= sprt["bounds"][0]
-    assert "H0 accepted: random is not stronger" in capsys.readouterr().out
+    assert "H0 accepted: uniform is not stronger" in capsys.readouterr().out
 
 
 def test_a_series_without_sprt_plays_every_board(tmp_path: Path) -> None:
-    code, record = series(tmp_path, HEURISTIC, RANDOM, "--boards", "6", "--boards-per-match", "4", "--scale", "winloss")
+    code, record = series(
+        tmp_path, HEURISTIC, UNIFORM, "--boards", "6", "--boards-per-match", "4", "--scale", "winloss"
+    )
     assert code == EXIT_DONE and record["sprt"] is None and record["scale"] == "winloss"
     boards = record["boards"]
     assert isinstance(boards, list) and len(boards) == 6  # a match of 4 boards, then one of 2
@@ -62,7 +65,7 @@ def test_a_series_without_sprt_plays_every_board(tmp_path: Path) -> None:
 
 
 def test_an_sprt_short_of_boards_is_undecided(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, record = series(tmp_path, HEURISTIC, RANDOM, "--boards", "8", "--sprt")
+    code, record = series(tmp_path, HEURISTIC, UNIFORM, "--boards", "8", "--sprt")
     assert code == EXIT_UNDECIDED  # fewer boards than the test's minimum of 30
     assert record["sprt"]["verdict"] == "continue"  # type: ignore[index]
     assert "undecided after 8 boards" in capsys.readouterr().out
@@ -79,10 +82,22 @@ def test_an_sprt_short_of_boards_is_undecided(tmp_path: Path, capsys: pytest.Cap
 def test_bad_options_are_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
-    code, _ = series(tmp_path, HEURISTIC, RANDOM, *args)
+    code, _ = series(tmp_path, HEURISTIC, UNIFORM, *args)
     assert code == EXIT_USAGE and message in capsys.readouterr().err
 
 
 def test_a_bot_that_is_not_there_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _ = series(tmp_path, str(tmp_path / "nobot"), RANDOM)
+    code, _ = series(tmp_path, str(tmp_path / "nobot"), UNIFORM)
     assert code == EXIT_USAGE and "nobot" in capsys.readouterr().err
+
+
+def test_without_out_the_record_goes_to_the_data_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not into the working directory unasked (issue 26): the data dir's series/, and it says where."""
+    data = tmp_path / "data"
+    argv = ["series", HEURISTIC, UNIFORM, "--boards", "2", "--boards-per-match", "2", "--quiet"]
+    code = main([*argv, "--data-dir", str(data), "--logs", str(tmp_path / "logs")])
+    assert code == EXIT_DONE
+    (written,) = (data / "series").iterdir()
+    assert written.name.startswith("series-") and written.suffix == ".json"
+    assert len(json.loads(written.read_text())["boards"]) == 2
+    assert f"record of every board written to {written}" in capsys.readouterr().err

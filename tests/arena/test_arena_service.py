@@ -16,7 +16,7 @@ from arena_testkit import make_spec, play
 from prometheus_client import REGISTRY
 
 from arena.model import AuthError, MatchResult, MatchSpec, NotFoundError, NotRequeueable, Unauthenticated
-from arena.play.queue import UNKNOWN_LADDER, LadderQueue
+from arena.play.queue_counts import UNKNOWN_LADDER, LadderQueue
 from arena.play.scheduler import LadderConfig
 from arena.play.worker import WORKER_LIVE_S, live_workers
 from arena.service import Arena
@@ -238,5 +238,5 @@ def test_gauges_are_published_despite_a_queue_entry_without_a_ladder(r):
     r.xadd(keys.MATCH_STREAM, {"match_id": "m-junk", "spec": "[]"})
     r.zadd(keys.WORKERS, {"w-gauge": time.time()})
     arena.publish_gauges()
-    assert REGISTRY.get_sample_value("pilotta_queue_depth", {"ladder": lid}) == 2
+    assert REGISTRY.get_sample_value("pilotta_queue_depth", {"ladder": lid, "ladder_id": lid}) == 2  # no name: its id
     assert REGISTRY.get_sample_value("pilotta_worker_heartbeat_timestamp_seconds", {"worker": "w-gauge"}) > 0

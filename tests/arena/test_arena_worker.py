@@ -4,6 +4,7 @@ failures and dead letters, warm stop.  Runners are the small real ones in arena_
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 
@@ -159,3 +160,37 @@ def test_load_runner_by_module_and_bad_specs():
 def test_a_heartbeat_too_rare_to_look_live_is_refused(r):
     with pytest.raises(ValueError, match=r"keepalive_interval_s must be at most 5 s .*got 6"):
         Worker(r, play, "w-rare", keepalive_interval_s=6.0)
+
+
+def test_a_match_played_again_deals_from_a_seed_of_its_own(r):
+    """The first attempt deals from the match's seed; an attempt after it failed (and one after a dead
+    letter's requeue) from HMAC(secret, "<match id>/<attempt>"), worked out here from the secret; a seed the
+    challenger chose is kept at every attempt."""
+    import hashlib
+    import hmac
+
+    from arena.bots.trust import Seeds, seed_secret
+
+    def secret_seed(text: str) -> int:
+        return int.from_bytes(hmac.new(seed_secret(r), text.encode(), hashlib.sha256).digest()[:8], "big") >> 1
+
+    q = MatchQueue(r, max_deliveries=2)
+    q.enqueue(make_spec("m-again", seed=Seeds(r).seed("m-again")))
+    q.enqueue(make_spec("m-chosen", seed=12345))
+    dealt: dict[str, list[int]] = {"m-again": [], "m-chosen": []}
+
+    def fails_twice(spec: MatchSpec) -> MatchResult:
+        dealt[spec.match_id].append(spec.seed)
+        if len(dealt[spec.match_id]) <= 2:
+            raise RuntimeError("the bot's host went away")
+        return play(spec)
+
+    w = Worker(r, fails_twice, "w1", block_ms=50, stale_ms=100, max_deliveries=2)
+    wait_until(lambda: (w.run_once(), len(q.dead_letters()) == 2)[1], 30, "both matches dead-lettered")
+    for dead in q.dead_letters():
+        assert q.requeue_dead(dead.dead_id)
+    wait_until(lambda: (w.run_once(), q.results_count() == 2)[1], 30, "both matches recorded")
+    assert dealt["m-again"] == [secret_seed("m-again"), secret_seed("m-again/2"), secret_seed("m-again/3")]
+    assert dealt["m-chosen"] == [12345, 12345, 12345]
+    assert json.loads(q.get_result("m-again").record)["seed"] == secret_seed("m-again/3")  # the record says so
+    assert r.hgetall(keys.ATTEMPTS) == {}  # cleared with each result

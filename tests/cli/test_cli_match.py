@@ -60,6 +60,14 @@ def test_exit_codes(arena: Run, tmp_path: Path, bots: list[str], flags: list[str
         assert record["legs"] == [] or all(not leg["deals"][0]["actions"] for leg in record["legs"])
 
 
+def test_a_match_neither_side_could_play_is_void_not_a_draw(arena: Run, tmp_path: Path) -> None:
+    # Nothing listens on ports 1 and 2 of loopback: both bots forfeit, so no side wins.
+    done = arena("match", "127.0.0.1:1", "127.0.0.1:2", "--deals", "1", "--out", str(tmp_path / "m.json"))
+    assert done.returncode != 0, done.stdout + done.stderr
+    assert re.search(r"^Result: void: neither side could play, ", done.stdout, re.M), done.stdout
+    assert "draw" not in done.stdout
+
+
 @pytest.mark.smoke  # make check runs it: `arena match` of real bot processes, the README's first command
 @pytest.mark.timeout(120)
 def test_results_name_the_bots_and_their_logs(arena: Run, referee: Run, tmp_path: Path) -> None:
@@ -76,6 +84,25 @@ def test_results_name_the_bots_and_their_logs(arena: Run, referee: Run, tmp_path
     assert verified.returncode == 0, verified.stderr
     assert re.search(r"^Match: (first|test-random) won, first -?\d+, test-random -?\d+ ", verified.stdout, re.M)
     assert re.search(r"^Result: (first|test-random) won, first -?\d+, test-random -?\d+ ", verified.stdout, re.M)
+
+
+@pytest.mark.timeout(120)
+def test_without_out_the_record_goes_to_the_data_dir_not_the_working_directory(arena: Run, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    data = tmp_path / "data"
+    bots = [str(TEST_BOTS / "first"), str(TEST_BOTS / "random")]
+    args = ["--deals", "1", "--quiet", "--match-id", "local-abc", "--data-dir", str(data)]
+    done = arena("match", *bots, *args, cwd=work)
+    assert done.returncode == 0, done.stderr
+    record = data / "matches" / "match-local-abc.json"
+    assert f"record written to {record} (arena view {record})" in done.stderr
+    assert json.loads(record.read_text())["format"] == "pilotta-arena/match-record"
+    assert list(work.iterdir()) == []  # nothing written where it ran
+    # The default data dir is arena up's, relative to where it runs: var/arena/matches.
+    done = arena("match", *bots, "--deals", "1", "--quiet", "--match-id", "local-def", cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert [p.relative_to(work).as_posix() for p in work.rglob("*.json")] == ["var/arena/matches/match-local-def.json"]
 
 
 @pytest.mark.timeout(120)

@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+import argparse
+import copy
 import json
 import os
 import re
@@ -99,9 +101,12 @@ def _check_expr(expr: str, series_labels: dict[str, frozenset[str]], where: str)
 # parsing
 
 
+BUILD = DEPLOY / "docker" / "build"  # what `make image` prepares (git-ignored: the wheelhouse, node_modules)
+
+
 def _deploy_files(*suffixes: str) -> Iterator[Path]:
     for path in sorted(DEPLOY.rglob("*")):
-        if path.is_file() and path.suffix in suffixes:
+        if path.is_file() and path.suffix in suffixes and BUILD not in path.parents:
             yield path
 
 
@@ -214,7 +219,7 @@ def test_alert_rules_use_only_defined_metrics(series_labels: dict[str, frozenset
 def test_the_bot_error_alert_says_what_the_arena_does_about_a_failing_bot() -> None:
     """The alert's text states the limits the arena suspends a version at (its defaults: ForfeitLimits and
     SUSPEND_AFTER), so that an operator paged by it knows that the rate itself suspends nobody."""
-    from arena.bots.registry import SUSPEND_AFTER
+    from arena.bots.suspension import SUSPEND_AFTER
     from arena.model import ForfeitLimits
 
     rules = _load_yaml_docs(PROMETHEUS_DIR / "alerts.yml")[0]
@@ -251,21 +256,27 @@ def _flag(command: list[str], flag: str) -> str | None:
     return command[command.index(flag) + 1] if flag in command else None
 
 
+WORKERS = ("worker-1", "worker-2", "worker-3")
+
+
 @pytest.mark.timeout(60)
 def test_compose_services() -> None:
-    services = _compose()["services"]
-    expected = {"redis", "arena-api", "worker", "web", "bot-random", "bot-heuristic", "bot-node"}
+    compose = _compose()
+    services = compose["services"]
+    expected = {"redis", "arena-api", *WORKERS, "web", "archiver", "bot-random", "bot-heuristic", "bot-node"}
     assert expected | {"prometheus", "grafana"} <= set(services)
-    assert services["redis"]["image"].startswith("redis:7")
+    # Every image is the one built here (make image); Grafana's alone comes from a registry, in its profile.
+    for name, service in services.items():
+        assert service["image"] == "pilotta-arena:local" or service.get("profiles") == ["grafana"], name
+        assert "build" not in service, f"{name}: make image builds the image (deploy/docker/image.sh)"
     assert "ports" not in services["redis"], "Redis must not be published"
-    assert services["worker"]["deploy"]["replicas"] == 3
-    assert "container_name" not in services["worker"], "a fixed container name prevents replicas"
+    assert services["redis"]["networks"] == ["backend"] and compose["networks"]["backend"]["internal"] is True
+    assert "container_name" not in services["worker-1"], "a fixed container name prevents two deployments"
 
-    api, worker, web = (services[s]["command"] for s in ("arena-api", "worker", "web"))
+    api, web = (services[s]["command"] for s in ("arena-api", "web"))
     assert api[0] == "api" and _flag(api, "--port") == "50051" and _flag(api, "--metrics-port") == "9100"
-    assert worker[0] == "worker" and _flag(worker, "--metrics-port") == "9101"
     assert web[0] == "web" and _flag(web, "--port") == "8080"
-    for command in (api, worker, web):
+    for command in (api, web, *(services[w]["command"] for w in WORKERS)):
         assert _flag(command, "--redis") == "redis://redis:6379/0"
 
     assert services["bot-random"]["entrypoint"] == ["python", "-m", "sample_bots.random"]
@@ -277,14 +288,64 @@ def test_compose_services() -> None:
     for name, service in services.items():
         for mapping in service.get("ports", []):
             assert str(mapping).startswith("127.0.0.1:"), f"{name} publishes {mapping} beyond loopback"
-        if "build" in service:
-            assert (COMPOSE.parent / service["build"]["context"] / service["build"]["dockerfile"]).is_file()
         for volume in service.get("volumes", []):
             source = volume.split(":")[0]
             if source.startswith("."):
                 assert (COMPOSE.parent / source).exists(), f"{name} mounts missing {source}"
             else:
-                assert source in (_compose().get("volumes") or {}), f"{name}: undeclared volume {source}"
+                assert source in (compose.get("volumes") or {}), f"{name}: undeclared volume {source}"
+
+
+@pytest.mark.timeout(60)
+def test_compose_workers_have_what_the_sandbox_needs_and_no_more() -> None:
+    from arena.sandbox.needs import CAPABILITIES
+
+    services = _compose()["services"]
+    for name in WORKERS:
+        worker = services[name]
+        assert worker["command"][0] == "worker" and _flag(worker["command"], "--metrics-port") == "9101"
+        # Root in the container's own user namespace, every capability dropped but the five the probe names.
+        assert worker["user"] == "0" and worker["cap_drop"] == ["ALL"]
+        assert {f"CAP_{c}" for c in worker["cap_add"]} == set(CAPABILITIES), name
+        assert worker["security_opt"] == [
+            "no-new-privileges:true",
+            "seccomp=./docker/build/seccomp-worker.json",
+            "systempaths=unconfined",
+        ]
+        env = worker["environment"]
+        assert env["PILOTTA_SANDBOX_LIMITS"] == "rlimits" and env["PILOTTA_SANDBOX_UIDS"] == "20000-21023"
+        assert worker["networks"] == {"backend": {"aliases": ["worker"]}}, "only the internal network"
+        assert "ports" not in worker and "volumes" not in worker
+    # Nothing else gets the worker's privileges.
+    for name, service in services.items():
+        if name not in WORKERS:
+            assert "cap_add" not in service and "security_opt" not in service, name
+            assert str(service.get("user", "10001")) != "0", name
+
+
+@pytest.mark.timeout(60)
+def test_the_k8s_worker_has_what_the_compose_worker_proved() -> None:
+    from arena.cli.worker import SANDBOX_HEALTH_SERVICE
+
+    compose_worker = _compose()["services"]["worker-1"]
+    deployment = _by_kind(_k8s_objects(), "Deployment")["arena-worker"]
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert pod["hostUsers"] is False, "root in the pod's own user namespace only"
+    assert pod["securityContext"]["runAsUser"] == 0 and pod["securityContext"]["runAsNonRoot"] is False
+    profile = pod["securityContext"]["seccompProfile"]
+    assert profile == {"type": "Localhost", "localhostProfile": "pilotta-arena/seccomp-worker.json"}
+    assert compose_worker["security_opt"][1] == "seccomp=./docker/build/seccomp-worker.json"
+    context = container["securityContext"]
+    assert context["procMount"] == "Unmasked" and context["allowPrivilegeEscalation"] is False
+    assert context["capabilities"] == {"drop": ["ALL"], "add": compose_worker["cap_add"]}
+    env = {e["name"]: e["value"] for e in container["env"]}
+    for name in ("PILOTTA_SANDBOX_UIDS", "PILOTTA_SANDBOX_LIMITS"):
+        assert env[name] == compose_worker["environment"][name], name
+    mounts = {m["mountPath"] for m in container["volumeMounts"]}
+    assert {"/tmp", "/run/pilotta-sandbox-uids"} <= mounts, "a read-only root: the sandbox's writable places"
+    assert container["readinessProbe"]["grpc"]["service"] == SANDBOX_HEALTH_SERVICE
+    assert compose_worker["environment"]["HEALTH_SERVICE"] == SANDBOX_HEALTH_SERVICE
 
 
 @pytest.mark.timeout(60)
@@ -301,7 +362,7 @@ def test_compose_runs_one_archiver_writing_the_archive_the_api_and_web_read() ->
         assert services[name]["environment"]["ARENA_ARCHIVE_DIR"] == directory, name
         assert f"archive:{directory}:ro" in services[name]["volumes"], f"{name} reads the archive, read-only"
     assert "archive" in compose["volumes"]
-    assert "worker" not in [n for n, s in services.items() if any("archive:" in v for v in s.get("volumes", []))]
+    assert not set(WORKERS) & {n for n, s in services.items() if any("archive:" in v for v in s.get("volumes", []))}
 
 
 @pytest.mark.timeout(60)
@@ -341,7 +402,7 @@ def test_prometheus_scrapes_what_compose_runs() -> None:
     jobs = {job["job_name"]: job for job in config["scrape_configs"]}
     services = _compose()["services"]
     api_port = _flag(services["arena-api"]["command"], "--metrics-port")
-    worker_port = _flag(services["worker"]["command"], "--metrics-port")
+    worker_port = _flag(services["worker-1"]["command"], "--metrics-port")
     assert f"arena-api:{api_port}" in jobs["pilotta-api"]["static_configs"][0]["targets"]
     dns = jobs["pilotta-workers"]["dns_sd_configs"][0]
     assert dns["names"] == ["worker"] and str(dns["port"]) == worker_port
@@ -364,10 +425,15 @@ def test_prometheus_scrapes_what_compose_runs() -> None:
 @pytest.mark.timeout(60)
 def test_dockerfile() -> None:
     text = (REPO / "Dockerfile").read_text()
-    assert re.search(r"^ARG PYTHON_IMAGE=python:3\.11-slim$", text, re.M)
-    assert re.search(r"^FROM \$\{PYTHON_IMAGE\}\s*$", text, re.M)
-    assert "pip install" in text and re.search(r"pip install (--no-deps )?\.", text)
-    assert "nodejs" in text
+    # Built here, from the debootstrap base (deploy/docker/base.sh), with no registry: no BuildKit frontend
+    # to fetch, the Python packages from the wheelhouse only.
+    assert re.search(r"^ARG BASE_IMAGE=pilotta-arena-base:bookworm$", text, re.M)
+    assert re.search(r"^FROM \$\{BASE_IMAGE\}\s*$", text, re.M)
+    assert not re.search(r"^# *syntax=", text, re.M)
+    assert "PIP_NO_INDEX=1" in text and re.search(r"pip install --find-links /wheels --no-deps \.", text)
+    base = (DEPLOY / "docker" / "base.sh").read_text()
+    (packages,) = re.findall(r"^packages=(\S+)$", base, re.M)
+    assert {"python3", "python3-venv", "bubblewrap", "nodejs", "redis-server", "prometheus"} <= set(packages.split(","))
     assert re.search(r'^ENTRYPOINT \["arena"\]$', text, re.M)
     assert re.search(r"^USER (?!root)\w+", text, re.M), "the image must not run as root"
 
@@ -442,13 +508,10 @@ def test_k8s_workloads_and_services_agree() -> None:
     assert "pilotta-arena" in _by_kind(objects, "Namespace")
 
 
-@pytest.mark.timeout(120)
-def test_kustomize_builds() -> None:
-    kubectl = shutil.which("kubectl")
-    if kubectl is None:
-        pytest.skip("kubectl not installed: kustomize build not checked (YAML checked above)")
+def _kustomize(kubectl: str, directory: Path) -> list[dict[str, Any]]:
+    """The documents ``kubectl kustomize DIRECTORY`` builds (it must build)."""
     result = subprocess.run(
-        [kubectl, "kustomize", str(K8S)],
+        [kubectl, "kustomize", str(directory)],
         capture_output=True,
         text=True,
         timeout=90,
@@ -456,7 +519,15 @@ def test_kustomize_builds() -> None:
         stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 0, result.stderr
-    docs = [d for d in _yaml().safe_load_all(result.stdout) if d]
+    return [d for d in _yaml().safe_load_all(result.stdout) if d]
+
+
+@pytest.mark.timeout(120)
+def test_kustomize_builds() -> None:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl not installed: kustomize build not checked (YAML checked above)")
+    docs = _kustomize(kubectl, K8S)
     assert all(d["metadata"].get("namespace") == "pilotta-arena" for d in docs if d["kind"] != "Namespace")
 
 
@@ -473,14 +544,14 @@ def test_compose_passes_the_redis_password_as_a_secret_file_only() -> None:
     compose = _compose()
     services = compose["services"]
     assert compose["secrets"]["redis-password"]["file"] == "./secrets/redis-password"
-    for name in ("arena-api", "worker", "web", "archiver"):
+    for name in ("arena-api", *WORKERS, "web", "archiver"):
         command = services[name]["command"]
         assert _flag(command, "--redis-password-file") == SECRET_FILE_COMPOSE, name
         assert "redis-password" in services[name]["secrets"], name
         assert not any("@" in arg for arg in command), f"{name}: a password in the Redis URL"
     redis = services["redis"]
     assert "redis-password" in redis["secrets"]
-    assert f"requirepass $(cat {SECRET_FILE_COMPOSE})" in " ".join(redis["command"])
+    assert f"requirepass $$(cat {SECRET_FILE_COMPOSE})" in " ".join(redis["command"])  # ($$: compose's escape)
     assert "--requirepass" not in " ".join(redis["command"])
     assert SECRET_FILE_COMPOSE in " ".join(redis["healthcheck"]["test"])
     for name in ("bot-random", "bot-heuristic", "bot-node"):
@@ -521,3 +592,128 @@ def test_k8s_passes_the_redis_password_as_a_mounted_secret_only() -> None:
             if volume["name"] in secret_volumes:
                 assert volume["secret"]["defaultMode"] & 0o007 == 0, f"{name}: the secret is world-readable"
     assert clients == {"api", "worker", "web", "archive"}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# autoscaling: worker-hpa.yaml by default, KEDA's ScaledObject (deploy/k8s/keda, a component) instead
+
+KEDA = K8S / "keda"
+KNOWN_KINDS = {
+    ("v1", "Namespace"), ("v1", "Service"), ("v1", "ConfigMap"), ("v1", "ServiceAccount"),
+    ("v1", "PersistentVolumeClaim"), ("apps/v1", "Deployment"), ("apps/v1", "StatefulSet"),
+    ("autoscaling/v2", "HorizontalPodAutoscaler"), ("networking.k8s.io/v1", "NetworkPolicy"),
+    ("rbac.authorization.k8s.io/v1", "Role"), ("rbac.authorization.k8s.io/v1", "RoleBinding"),
+    ("keda.sh/v1alpha1", "ScaledObject"), ("keda.sh/v1alpha1", "TriggerAuthentication"),
+}  # fmt: skip
+
+
+def _keda_objects() -> list[dict[str, Any]]:
+    component = _load_yaml_docs(KEDA / "kustomization.yaml")[0]
+    assert component["kind"] == "Component"
+    return [doc for resource in component["resources"] for doc in _load_yaml_docs(KEDA / resource)]
+
+
+def _unknown_kinds(objects: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(o["apiVersion"], o["kind"]) for o in objects if (o["apiVersion"], o["kind"]) not in KNOWN_KINDS]
+
+
+def _worker_autoscalers(objects: list[dict[str, Any]]) -> list[str]:
+    return [
+        f"{o['kind']}/{o['metadata']['name']}"
+        for o in objects
+        if o["kind"] in ("HorizontalPodAutoscaler", "ScaledObject")
+        and o["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "arena-worker"}
+    ]
+
+
+def _redis_streams_trigger(scaled: dict[str, Any]) -> dict[str, Any]:
+    (trigger,) = scaled["spec"]["triggers"]
+    assert trigger["type"] == "redis-streams"
+    metadata: dict[str, Any] = trigger["metadata"]
+    return {**metadata, "auth": trigger["authenticationRef"]["name"]}
+
+
+def _check_scaled_object(objects: list[dict[str, Any]]) -> None:
+    from arena.store import keys
+
+    (scaled,) = _by_kind(objects, "ScaledObject").values()
+    trigger = _redis_streams_trigger(scaled)
+    assert trigger["stream"] == keys.MATCH_STREAM, "the stream the queue reads (arena/store/keys.py)"
+    assert trigger["consumerGroup"] == keys.WORKER_GROUP, "the workers' consumer group"
+    assert int(trigger["pendingEntriesCount"]) >= 1
+    assert trigger["address"] == "redis.pilotta-arena.svc.cluster.local:6379"
+    auth = _by_kind(objects, "TriggerAuthentication")[trigger["auth"]]
+    assert auth["spec"]["secretTargetRef"] == [{"parameter": "password", "name": "redis-auth", "key": "password"}]
+
+
+@pytest.mark.timeout(60)
+def test_every_k8s_kind_and_api_version_is_known() -> None:
+    objects = _k8s_objects() + _keda_objects()
+    assert not _unknown_kinds(objects)
+    planted = [{**objects[0], "apiVersion": "extensions/v1beta1", "kind": "Deployment"}]
+    assert _unknown_kinds(planted) == [("extensions/v1beta1", "Deployment")]
+
+
+@pytest.mark.timeout(60)
+def test_the_scaled_object_reads_the_queue_the_code_uses() -> None:
+    objects = _keda_objects()
+    _check_scaled_object(objects)
+    scaled = copy.deepcopy(_by_kind(objects, "ScaledObject")["arena-worker"])
+    scaled["spec"]["triggers"][0]["metadata"]["stream"] = "pa:q:match"  # a planted typo
+    with pytest.raises(AssertionError, match="the stream the queue reads"):
+        _check_scaled_object([scaled, *_by_kind(objects, "TriggerAuthentication").values()])
+    from arena.store import keys
+
+    scaled["spec"]["triggers"][0]["metadata"].update(stream=keys.MATCH_STREAM, consumerGroup="worker")
+    with pytest.raises(AssertionError, match="consumer group"):
+        _check_scaled_object([scaled, *_by_kind(objects, "TriggerAuthentication").values()])
+
+
+@pytest.mark.timeout(60)
+def test_one_autoscaler_targets_the_workers() -> None:
+    default = _k8s_objects()
+    assert _worker_autoscalers(default) == ["HorizontalPodAutoscaler/arena-worker"]
+    assert len(_worker_autoscalers(default + _keda_objects())) == 2, "the check sees both when both are there"
+    # The component deletes the CPU HPA it replaces.
+    (patch,) = _load_yaml_docs(KEDA / "kustomization.yaml")[0]["patches"]
+    deleted = _yaml().safe_load(patch["patch"])
+    assert deleted["$patch"] == "delete" and (deleted["kind"], deleted["metadata"]["name"]) == (
+        "HorizontalPodAutoscaler",
+        "arena-worker",
+    )
+
+
+@pytest.mark.timeout(60)
+def test_k8s_secrets_referenced_exist_and_commands_are_cli_subcommands() -> None:
+    from arena.cli.main import build_parser
+
+    objects = _k8s_objects() + _keda_objects()
+    # The one Secret the manifests use, made by hand before `kubectl apply` (deploy/README.md says how).
+    documented = set(re.findall(r"create secret generic ([\w-]+)", (DEPLOY / "README.md").read_text()))
+    text = "\n".join(p.read_text() for p in [*K8S.glob("*.yaml"), *KEDA.glob("*.yaml")])
+    referenced = set(re.findall(r"secretName: ([\w-]+)", text)) | {
+        ref["name"] for a in _by_kind(objects, "TriggerAuthentication").values() for ref in a["spec"]["secretTargetRef"]
+    }
+    assert referenced and referenced <= documented, f"Secrets nobody is told to create: {referenced - documented}"
+    parser = build_parser()
+    (subparsers,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    commands = set(subparsers.choices)
+    for name, workload in _by_kind(objects, "Deployment").items():
+        for container in workload["spec"]["template"]["spec"]["containers"]:
+            if container.get("image") == "pilotta-arena" and "command" not in container:
+                assert container["args"][0] in commands, f"{name}: arena has no command {container['args'][0]}"
+    assert "worker" in commands and "wrker" not in commands, "the planted misspelling would be caught"
+
+
+@pytest.mark.timeout(120)
+def test_kustomize_builds_with_the_keda_component(tmp_path: Path) -> None:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl not installed: kustomize build not checked (YAML checked above)")
+    overlay = tmp_path / "k8s"
+    shutil.copytree(K8S, overlay)
+    with (overlay / "kustomization.yaml").open("a") as f:
+        f.write("\ncomponents: [keda]\n")
+    docs = _kustomize(kubectl, overlay)
+    assert _worker_autoscalers(docs) == ["ScaledObject/arena-worker"], "the CPU HPA is deleted, KEDA's alone"
+    _check_scaled_object(docs)

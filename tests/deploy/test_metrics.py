@@ -57,7 +57,8 @@ def test_exposition_over_http(registry: CollectorRegistry, server_url: str) -> N
     metrics.observe_decision("bid", "random", 3.0, registry=registry)
     metrics.record_bot_error("random", "timeout", registry=registry)
     metrics.record_bot_error("random", "illegal_action", 2, registry=registry)
-    metrics.update_queue_gauges(12, 4.5, "cypriot_pilotta", 3, registry=registry)
+    # A named ladder is labelled by its name and its id; one without a name by its id twice.
+    metrics.update_queue_gauges(12, 4.5, "main", 3, ladder_id="pilotta-1a2b3c4d5e", registry=registry)
     metrics.observe_match_duration("cypriot_pilotta", 0.7, registry=registry)
     metrics.observe_match_duration("cypriot_pilotta", 42.0, registry=registry)
     metrics.update_queue_gauges(0, None, "coinche", registry=registry)
@@ -65,7 +66,7 @@ def test_exposition_over_http(registry: CollectorRegistry, server_url: str) -> N
     metrics.record_match_dead_lettered(3, registry=registry)
     metrics.set_worker_heartbeat("host-a-1", 1_700_000_000.0, registry=registry)
     metrics.set_workers_alive(2, registry=registry)
-    metrics.set_rating("heuristic", "cypriot_pilotta", mu=30.0, sigma=2.0, games=57, registry=registry)
+    metrics.set_rating("heuristic", "main", 30.0, 2.0, 57, ladder_id="pilotta-1a2b3c4d5e", registry=registry)
 
     text = _scrape(server_url)
     samples = _samples(text)
@@ -86,10 +87,11 @@ def test_exposition_over_http(registry: CollectorRegistry, server_url: str) -> N
     assert value("pilotta_decision_latency_seconds_sum", phase="bid", bot="random") == pytest.approx(3.0)
     assert value("pilotta_bot_errors_total", bot="random", kind="timeout") == 1
     assert value("pilotta_bot_errors_total", bot="random", kind="illegal_action") == 2
-    assert value("pilotta_queue_depth", ladder="cypriot_pilotta") == 12
-    assert value("pilotta_queue_oldest_pending_age_seconds", ladder="cypriot_pilotta") == 4.5
-    assert value("pilotta_matches_in_flight", ladder="cypriot_pilotta") == 3
-    assert value("pilotta_matches_in_flight", ladder="coinche") == 0
+    main = {"ladder": "main", "ladder_id": "pilotta-1a2b3c4d5e"}
+    assert value("pilotta_queue_depth", **main) == 12
+    assert value("pilotta_queue_oldest_pending_age_seconds", **main) == 4.5
+    assert value("pilotta_matches_in_flight", **main) == 3
+    assert value("pilotta_matches_in_flight", ladder="coinche", ladder_id="coinche") == 0
     duration = {"ruleset": "cypriot_pilotta"}
     assert value("pilotta_match_duration_seconds_bucket", **duration, le="0.5") == 0
     assert value("pilotta_match_duration_seconds_bucket", **duration, le="1.0") == 1
@@ -98,13 +100,13 @@ def test_exposition_over_http(registry: CollectorRegistry, server_url: str) -> N
     assert value("pilotta_match_duration_seconds_sum", **duration) == pytest.approx(42.7)
     # No _created series (disable_created_metrics): nothing reads them, and they doubled the series count.
     assert not [name for name, _labels in samples if name.endswith("_created")], text
-    assert value("pilotta_queue_depth", ladder="coinche") == 0
-    assert value("pilotta_queue_oldest_pending_age_seconds", ladder="coinche") == 0
+    assert value("pilotta_queue_depth", ladder="coinche", ladder_id="coinche") == 0
+    assert value("pilotta_queue_oldest_pending_age_seconds", ladder="coinche", ladder_id="coinche") == 0
     assert value("pilotta_matches_reclaimed_total") == 1
     assert value("pilotta_matches_dead_lettered_total") == 3
     assert value("pilotta_worker_heartbeat_timestamp_seconds", worker="host-a-1") == 1_700_000_000.0
     assert value("pilotta_workers_alive") == 2
-    rating = {"bot": "heuristic", "ladder": "cypriot_pilotta"}
+    rating = {"bot": "heuristic", **main}
     assert value("pilotta_bot_rating_mu", **rating) == 30.0
     assert value("pilotta_bot_rating_sigma", **rating) == 2.0
     assert value("pilotta_bot_rating_conservative", **rating) == 24.0
@@ -228,11 +230,12 @@ def test_update_worker_gauges_keeps_only_live_workers(registry: CollectorRegistr
 
 
 def test_remove_rating(registry: CollectorRegistry) -> None:
-    metrics.set_rating("old", "bela", 20.0, 5.0, 3, registry=registry)
-    assert registry.get_sample_value("pilotta_bot_rating_conservative", {"bot": "old", "ladder": "bela"}) == 5.0
-    metrics.remove_rating("old", "bela", registry=registry)
-    metrics.remove_rating("old", "bela", registry=registry)  # idempotent
-    assert registry.get_sample_value("pilotta_bot_rating_mu", {"bot": "old", "ladder": "bela"}) is None
+    labels = {"bot": "old", "ladder": "main", "ladder_id": "bela-0a1b2c3d4e"}
+    metrics.set_rating("old", "main", 20.0, 5.0, 3, ladder_id="bela-0a1b2c3d4e", registry=registry)
+    assert registry.get_sample_value("pilotta_bot_rating_conservative", labels) == 5.0
+    metrics.remove_rating("old", "main", ladder_id="bela-0a1b2c3d4e", registry=registry)
+    metrics.remove_rating("old", "main", ladder_id="bela-0a1b2c3d4e", registry=registry)  # idempotent
+    assert registry.get_sample_value("pilotta_bot_rating_mu", labels) is None
 
 
 @pytest.mark.timeout(30)
@@ -253,3 +256,25 @@ def test_metrics_addr_env_default(monkeypatch: pytest.MonkeyPatch, registry: Col
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def test_a_ladder_named_later_is_not_exported_twice(registry: CollectorRegistry) -> None:
+    # Exported under its id, then named "main": the series under the old label go, the others stay.
+    metrics.update_queue_gauges(3, 1.0, "pilotta-0a1b2c3d4e", registry=registry)
+    metrics.set_rating("ace", "pilotta-0a1b2c3d4e", 25.0, 8.0, 1, registry=registry)
+    metrics.update_queue_gauges(1, 2.0, "side", ladder_id="bela-5f6a7b8c9d", registry=registry)
+    metrics.update_queue_gauges(4, 1.0, "main", ladder_id="pilotta-0a1b2c3d4e", registry=registry)
+    metrics.set_rating("ace", "main", 26.0, 7.0, 2, ladder_id="pilotta-0a1b2c3d4e", registry=registry)
+    names = {"pilotta-0a1b2c3d4e": "main", "bela-5f6a7b8c9d": "side"}
+    # Three queue gauges and four rating gauges had a series under the old label.
+    assert metrics.forget_old_ladder_names(names, registry=registry) == 7
+    assert metrics.forget_old_ladder_names(names, registry=registry) == 0
+    get = registry.get_sample_value
+    old, new = (
+        {"ladder_id": "pilotta-0a1b2c3d4e", "ladder": "pilotta-0a1b2c3d4e"},
+        {"ladder_id": "pilotta-0a1b2c3d4e", "ladder": "main"},
+    )
+    assert get("pilotta_queue_depth", old) is None and get("pilotta_queue_depth", new) == 4
+    assert get("pilotta_bot_rating_mu", {"bot": "ace", **old}) is None
+    assert get("pilotta_bot_rating_mu", {"bot": "ace", **new}) == 26.0
+    assert get("pilotta_queue_depth", {"ladder": "side", "ladder_id": "bela-5f6a7b8c9d"}) == 1

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -72,41 +72,18 @@ def prometheus_binary() -> str:
     return path
 
 
-def port_block(n: int, attempts: int = 100) -> int:
-    """A port P with P .. P+n-1 all free on loopback now.
+def logged_port(log: Path, pattern: str, alive: Callable[[], None], what: str, timeout_s: float = 60) -> int:
+    """The port a server bound itself (port 0) and wrote in its log: the last match of ``pattern`` (its first
+    group; the last, for a process restarted into the same log). A port the test picked and handed over could
+    be taken by another process before the server bound it; one the server bound itself cannot."""
 
-    ``arena up --metrics-port P`` serves the API's metrics on P and worker i's on P+1+i; with port 0 the
-    workers would pick ports nobody records, and Prometheus needs static targets.
-    """
-    for _ in range(attempts):
-        held: list[socket.socket] = []
-        try:
-            first = socket.socket()
-            held.append(first)
-            first.bind(("127.0.0.1", 0))
-            base = first.getsockname()[1]
-            if base + n > 65536:
-                continue
-            for p in range(base + 1, base + n):
-                s = socket.socket()
-                held.append(s)
-                s.bind(("127.0.0.1", p))
-            return int(base)
-        except OSError:
-            continue
-        finally:
-            for s in held:
-                s.close()
-    raise RuntimeError(f"no block of {n} free loopback ports found")
+    def found() -> int:
+        ports = re.findall(pattern, log.read_text(errors="replace")) if log.exists() else []
+        if not ports:
+            raise NotYet(f"no {pattern!r} in {log.name} yet")
+        return int(ports[-1])
 
-
-def port_outside(taken: Any, attempts: int = 100) -> int:
-    """A free loopback port not in ``taken`` (ports handed out earlier but not bound yet)."""
-    for _ in range(attempts):
-        port = port_block(1)
-        if port not in taken:
-            return port
-    raise RuntimeError("no free loopback port outside the ones already chosen")
+    return wait_until(found, timeout_s, what, alive=alive)
 
 
 def arena_cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -123,17 +100,17 @@ def arena_cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 class ArenaUp:
-    """``arena up`` started by a test: API, ``workers`` workers, metrics on ``metrics_port`` (API) and the ports
-    after it (one per worker), all on loopback; ``state`` is its state file once written."""
+    """``arena up`` started by a test: API, ``workers`` workers, each serving its metrics on a port it binds
+    itself (``--metrics-port 0``), all on loopback; ``state`` is its state file once written, which gives the
+    API's address and metrics port; the workers' ports are read from their logs (``metrics_ports``)."""
 
     def __init__(self, procs: Callable[..., subprocess.Popen[bytes]], tmp_path: Path, workers: int) -> None:
         self.data = tmp_path / "arena"
         self.log = tmp_path / "arena-up.log"
-        self.metrics_port = port_block(1 + workers)
-        self.metrics_ports = list(range(self.metrics_port, self.metrics_port + 1 + workers))
-        self.api_port = port_outside(self.metrics_ports)
+        self.workers = workers
         cmd = [sys.executable, "-m", "arena.cli", "up", "--data-dir", str(self.data), "--workers", str(workers)]
-        cmd += ["--api-port", str(self.api_port), "--web-port", "0", "--metrics-port", str(self.metrics_port)]
+        # INFO: the workers log the metrics port they got (arena up's own default, WARNING, would not say it).
+        cmd += ["--api-port", "0", "--web-port", "0", "--metrics-port", "0", "--log-level", "INFO"]
         # Metrics on loopback whatever the caller's environment says (the container image sets 0.0.0.0);
         # arena up stops its workers warm (they finish their match), up to ~25 s, hence the 40 s bound.
         env = {**os.environ, "PILOTTA_METRICS_ADDR": "127.0.0.1"}
@@ -145,6 +122,18 @@ class ArenaUp:
             "arena up's state file",
             alive=self.alive,
         )
+        self.metrics_port = int(self.state["metrics"])  # the API's
+        self.api_port = int(str(self.state["api"]).rsplit(":", 1)[1])
+
+    def worker_metrics_port(self, i: int) -> int:
+        """Worker ``i``'s metrics port now (a worker arena up restarted logs a new one into the same log)."""
+        log = self.data / "logs" / f"worker-{i}.log"
+        return logged_port(log, r"metrics on port (\d+)", self.alive, f"worker {i}'s metrics port")
+
+    @property
+    def metrics_ports(self) -> list[int]:
+        """The API's metrics port, then each worker's, as they are now."""
+        return [self.metrics_port, *(self.worker_metrics_port(i) for i in range(self.workers))]
 
     def alive(self) -> None:
         """Fail at once, with its log, if ``arena up`` has exited."""

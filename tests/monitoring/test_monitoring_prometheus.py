@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import grpc
 import pytest
-from monitoring_helpers import ArenaUp, NotYet, arena_cli, log_tail, port_outside, prometheus_binary, wait_until
+from monitoring_helpers import ArenaUp, NotYet, arena_cli, log_tail, logged_port, prometheus_binary, wait_until
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
 
 from arena.store.redis_server import find_redis_server
@@ -114,16 +114,15 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
     timings: dict[str, float] = {}
     t0 = time.monotonic()
 
-    # -- arena up: API + 2 workers, metrics on P (API), P+1, P+2 (workers), all on loopback
+    # -- arena up: API + 2 workers, each serving metrics on a loopback port it bound itself
     up = ArenaUp(procs, tmp_path, WORKERS)
     data, state, up_alive = up.data, up.state, up.alive
-    metrics_port, metrics_ports, api_port = up.metrics_port, up.metrics_ports, up.api_port
-    assert state["metrics"] == metrics_port, state
+    metrics_port, *worker_ports = up.metrics_ports
     timings["arena up"] = time.monotonic() - t0
 
-    # -- prometheus, scraping the API and both workers, evaluating deploy/prometheus/alerts.yml
-    prom_port = port_outside([*metrics_ports, api_port])
-    worker_targets = ", ".join(f'"127.0.0.1:{metrics_port + 1 + i}"' for i in range(WORKERS))
+    # -- prometheus, scraping the API and both workers, evaluating deploy/prometheus/alerts.yml; it serves on a
+    # port it binds itself too, which it logs ("Listening on" address=127.0.0.1:N)
+    worker_targets = ", ".join(f'"127.0.0.1:{port}"' for port in worker_ports)
     config = tmp_path / "prometheus.yml"
     config.write_text(
         string.Template(TEMPLATE.read_text()).substitute(
@@ -136,7 +135,7 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
             prometheus,
             f"--config.file={config}",
             f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-            f"--web.listen-address=127.0.0.1:{prom_port}",
+            "--web.listen-address=127.0.0.1:0",
         ],
     )
 
@@ -145,6 +144,9 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
         if prom.poll() is not None:
             raise AssertionError(f"prometheus exited with {prom.returncode}:\n{log_tail(tmp_path / 'prometheus.log')}")
 
+    prom_port = logged_port(
+        tmp_path / "prometheus.log", r'msg="Listening on" address=127\.0\.0\.1:(\d+)', both_alive, "prometheus's port"
+    )
     api = PromAPI(f"http://127.0.0.1:{prom_port}")
 
     def targets_up() -> list[dict[str, Any]]:
@@ -161,7 +163,19 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
     # -- the sample bots and a short ladder, through the CLI (it finds the arena through the state file)
     for bot in BOTS:
         arena_cli(data, "bot", "register", bot, "--manifest", str(SAMPLES / bot), "--owner", "monitoring-test")
-    arena_cli(data, "ladder", "start", "--ruleset", "pilotta", "--deals", str(DEALS), "--matches", str(MATCHES))
+    arena_cli(
+        data,
+        "ladder",
+        "start",
+        "--ruleset",
+        "pilotta",
+        "--deals",
+        str(DEALS),
+        "--matches",
+        str(MATCHES),
+        "--name",
+        "monitored",
+    )
     t_ladder = time.monotonic()
 
     channel = grpc.insecure_channel(state["api"])
@@ -214,7 +228,9 @@ def test_prometheus_scrapes_ratings_throughput_latency_and_evaluates_alerts(proc
 
     # -- ratings: one series per bot, from the API target, equal to the leaderboard.  The API republishes
     # the gauges every 2 s and a scrape may land between two gauges of one update, hence the bounded wait.
-    sel = f'{{ladder="{ladder}"}}'
+    # The ladder is labelled by its name, and by its id beside it (docs/metrics.md).
+    assert board.ladder_name == "monitored" and ladder != "monitored"
+    sel = f'{{ladder="monitored", ladder_id="{ladder}"}}'
     seen: dict[str, dict[str, float]] = {}
 
     def ratings_match() -> bool:

@@ -16,12 +16,15 @@ import grpc
 import pilotta_bot
 import pytest
 from pilotta.arena.v1 import bot_pb2_grpc
-from protocol_helpers import NODE_DIR, REPO, free_port, start_process, stop_process
+from protocol_helpers import NODE_DIR, REPO, start_on_any_port, stop_process
 
 from sample_bots.cpp import build as cpp_build
+from sample_bots.go import build as go_build
 from sample_bots.heuristic import HeuristicBot
+from sample_bots.java import build as java_build
 from sample_bots.random import RandomBot
-from tests.shared_builds import built_cpp_bot, exclusive
+from sample_bots.uniform import UniformBot
+from tests.shared_builds import built_cpp_bot, built_go_bot, built_java_bot, exclusive
 
 
 @pytest.fixture
@@ -55,8 +58,12 @@ def bot_stub() -> Iterator[Callable[[str], bot_pb2_grpc.BotStub]]:
 
 @pytest.fixture(scope="module")
 def sample_bot_addresses() -> Iterator[dict[str, str]]:
-    """The random and heuristic sample bots, in-process."""
-    servers = {"random": pilotta_bot.start(RandomBot(7), 0), "heuristic": pilotta_bot.start(HeuristicBot(), 0)}
+    """The uniform, random and heuristic sample bots, in-process."""
+    servers = {
+        "uniform": pilotta_bot.start(UniformBot(7), 0),
+        "random": pilotta_bot.start(RandomBot(7), 0),
+        "heuristic": pilotta_bot.start(HeuristicBot(), 0),
+    }
     yield {name: r.address for name, r in servers.items()}
     for r in servers.values():
         r.stop(grace=1.0)
@@ -90,14 +97,32 @@ def cpp_bot_dir() -> Path:
         pytest.skip(f"the C++ sample bot cannot be built here: {e}")
 
 
+@pytest.fixture(scope="session")
+def go_bot_dir() -> Path:
+    """sample_bots/go with its executable and package built (once: make finds them up to date afterwards)."""
+    try:
+        return built_go_bot()  # under a lock: other test processes may be building it too
+    except go_build.CannotBuild as e:
+        pytest.skip(f"the Go sample bot cannot be built here: {e}")
+
+
+@pytest.fixture(scope="session")
+def java_bot_dir() -> Path:
+    """sample_bots/java with its jar and package built (once: make finds them up to date afterwards)."""
+    try:
+        return built_java_bot()  # under a lock: other test processes may be building it too
+    except java_build.CannotBuild as e:
+        pytest.skip(f"the Java sample bot cannot be built here: {e}")
+
+
 @pytest.fixture
 def python_bot_process() -> Iterator[Callable[[str, list[str]], tuple[subprocess.Popen[bytes], int]]]:
-    """Start ``python -m <module> --port N`` subprocesses from the repo root; stopped at teardown."""
+    """Start ``python -m <module> --port 0`` subprocesses from the repo root, each on the port it binds itself
+    (``start_on_any_port``); stopped at teardown."""
     processes: list[subprocess.Popen[bytes]] = []
 
     def start(module: str, extra: list[str]) -> tuple[subprocess.Popen[bytes], int]:
-        port = free_port()
-        p = start_process([sys.executable, "-m", module, "--port", str(port), *extra], REPO, port)
+        p, port = start_on_any_port([sys.executable, "-m", module, "--port", "0", *extra], REPO)
         processes.append(p)
         return p, port
 

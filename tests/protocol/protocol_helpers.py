@@ -6,6 +6,7 @@ A module of its own (not conftest) so that test modules can import it by a name 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -16,13 +17,20 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from pilotta.arena.v1 import bot_pb2
 
+from tests.ports import start_listening
+
 REPO = Path(__file__).resolve().parents[2]
 NODE_DIR = REPO / "sample_bots" / "node"
 CALL_TIMEOUT = 5.0  # seconds: the deadline of every call the tests make
 
 
+LISTENING = re.compile(r"listening on [^\s:]+:(\d+)")
+
+
 def free_port() -> int:
-    # The OS picks a free port; a process started right after binds it (a small race, fine on loopback).
+    # The OS picks a free port, which a process started next binds, unless another process took it
+    # meanwhile: only for the bots that cannot say which port they got (Go, C++); the others listen on port
+    # 0 and say it (start_on_any_port).
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -60,6 +68,21 @@ def start_process(
         stop_process(process)
         raise
     return process
+
+
+def start_on_any_port(
+    command: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 20.0
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start a bot told to listen on port 0 (``command`` says so, or ``env``'s PORT) and return it with the port
+    it got, read from the line it prints once listening (``bot NAME listening on HOST:PORT``: the Python SDK's
+    and the Node bot's; ``tests/ports.py``), once it serves."""
+    started = start_listening(command, LISTENING.pattern, cwd, env, timeout)
+    try:
+        wait_serving(f"127.0.0.1:{started.port}", timeout)
+    except BaseException:
+        stop_process(started.process)
+        raise
+    return started.process, started.port
 
 
 def stop_process(process: subprocess.Popen[bytes], timeout: float = 10.0) -> int:

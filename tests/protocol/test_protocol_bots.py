@@ -1,4 +1,5 @@
-"""The sample bots over real gRPC answer legal codes in many game states, and the heuristic beats random."""
+"""The sample bots over real gRPC answer legal codes in many game states, and the heuristic beats the uniform
+bot (which reaches every call, contra and surcontra included, where the random bot bids only with cause)."""
 
 from __future__ import annotations
 
@@ -12,14 +13,14 @@ import pilotta_bot
 import pytest
 from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
 from protocol_duel import duel, play_deal
-from protocol_helpers import free_port, referee_messages, start_process, stop_process
+from protocol_helpers import free_port, referee_messages, start_on_any_port, start_process, stop_process
 
 from referee.game import Game
 from referee.match import wire
 from referee.observation import observe
 from referee.rules import get_ruleset, ruleset_names
 from sample_bots.heuristic import HeuristicBot
-from sample_bots.random import RandomBot
+from sample_bots.uniform import UniformBot
 
 
 def ask_through_games(stub: bot_pb2_grpc.BotStub, seed: int, games: int, game_name: str = "pilotta") -> int:
@@ -46,7 +47,7 @@ def ask_through_games(stub: bot_pb2_grpc.BotStub, seed: int, games: int, game_na
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("bot", ["random", "heuristic"])
+@pytest.mark.parametrize("bot", ["uniform", "random", "heuristic"])
 def test_sample_bots_answer_legal_codes_over_grpc(sample_bot_addresses: dict[str, str], bot: str) -> None:
     with grpc.insecure_channel(sample_bot_addresses[bot]) as channel:
         stub = bot_pb2_grpc.BotStub(channel)
@@ -54,7 +55,7 @@ def test_sample_bots_answer_legal_codes_over_grpc(sample_bot_addresses: dict[str
         # Offered both versions, the SDK speaks version 2 (the decisions below are its version 1 calls,
         # which it still serves).
         assert hello.protocol_version == 2 and "pilotta" in hello.games and "pilotta" in hello.rulesets
-        # Random bids wildly, so its games can end early on the target: count decisions, not deals.
+        # The uniform bot bids wildly, so its games can end early on the target: count decisions, not deals.
         assert ask_through_games(stub, seed=3, games=6) > 200
 
 
@@ -64,7 +65,8 @@ def test_heuristic_answers_legal_codes_in_every_registered_game(game_name: str) 
     # In-process (the SDK's decoder included): every ruleset's bids, declarations and belote codes.
     rng = random.Random(4)
     ruleset = get_ruleset(game_name)
-    bots = [HeuristicBot(), RandomBot(1), HeuristicBot(), RandomBot(2)]
+    # Uniform opponents: they bid anything, double and redouble, so the heuristic meets every call.
+    bots = [HeuristicBot(), UniformBot(1), HeuristicBot(), UniformBot(2)]
     for _ in range(25):
         cards = list(range(32))
         rng.shuffle(cards)
@@ -72,11 +74,11 @@ def test_heuristic_answers_legal_codes_in_every_registered_game(game_name: str) 
 
 
 @pytest.mark.timeout(120)
-def test_heuristic_beats_random_clearly_on_duplicate_deals() -> None:
-    result = duel(HeuristicBot(), RandomBot(9), decks=40, seed=2024)
+def test_heuristic_beats_uniform_clearly_on_duplicate_deals() -> None:
+    result = duel(HeuristicBot(), UniformBot(9), decks=40, seed=2024)
     heuristic, rand = result.points
     print(
-        f"heuristic {heuristic} vs random {rand} over {result.deals} deals; contracts made "
+        f"heuristic {heuristic} vs uniform {rand} over {result.deals} deals; contracts made "
         f"{result.contracts_made} of {result.contracts_played}"
     )
     assert result.deals == 80
@@ -104,8 +106,7 @@ def test_heuristic_card_play_beats_random_card_play() -> None:
 
 @pytest.mark.timeout(180)
 def test_node_bot_handshake_and_decisions_over_grpc(node_bot_dir: Path) -> None:
-    port = free_port()
-    process = start_process(["node", "bot.js", "--port", str(port)], node_bot_dir, port)
+    process, port = start_on_any_port(["node", "bot.js", "--port", "0"], node_bot_dir)
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub = bot_pb2_grpc.BotStub(channel)

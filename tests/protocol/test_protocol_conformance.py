@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow  # make check leaves it to make test
 @pytest.mark.timeout(240)
-@pytest.mark.parametrize("bot", ["random", "heuristic"])
+@pytest.mark.parametrize("bot", ["uniform", "random", "heuristic"])
 def test_python_sample_bots_pass_check_bot(bot: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert arena_main(["check-bot", str(REPO / "sample_bots" / bot), "--logs", str(tmp_path)]) == 0
     report = capsys.readouterr().out

@@ -13,7 +13,7 @@ import pilotta_bot
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from pilotta.arena.v1 import bot_pb2, bot_pb2_grpc
-from protocol_helpers import REPO, free_port, referee_messages, start_process, stop_process, wait_serving
+from protocol_helpers import REPO, referee_messages, start_on_any_port, stop_process, wait_serving
 
 from sample_bots.random import RandomBot
 
@@ -179,8 +179,7 @@ def test_index_answers_and_helpers(serve_bot: ServeBot, bot_stub: Connect) -> No
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("module", ["sample_bots.random", "sample_bots.heuristic"])
 def test_sample_bot_process_serves_and_stops_gracefully_on_sigterm(module: str) -> None:
-    port = free_port()
-    process = start_process([sys.executable, "-m", module, "--port", str(port)], REPO, port)
+    process, port = start_on_any_port([sys.executable, "-m", module, "--port", "0"], REPO)
     with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
         hello = bot_pb2_grpc.BotStub(channel).Handshake(bot_pb2.HandshakeRequest(protocol_version=1), timeout=5)
         assert hello.name == module.rsplit(".", 1)[1]
@@ -189,8 +188,7 @@ def test_sample_bot_process_serves_and_stops_gracefully_on_sigterm(module: str) 
 
 @pytest.mark.timeout(60)
 def test_port_from_the_environment() -> None:
-    port = free_port()
-    process = start_process([sys.executable, "-m", "sample_bots.random"], REPO, port, env={"PORT": str(port)})
+    process, port = start_on_any_port([sys.executable, "-m", "sample_bots.random"], REPO, env={"PORT": "0"})
     try:
         wait_serving(f"127.0.0.1:{port}")
     finally:
@@ -208,16 +206,15 @@ def test_missing_port_is_a_clear_usage_error() -> None:
 
 @pytest.mark.timeout(60)
 def test_pilotta_bot_protocol_keeps_an_sdk_bot_on_version_1() -> None:
-    port = free_port()
-    env = {"PORT": str(port), "PILOTTA_BOT_PROTOCOL": "1"}
-    process = start_process([sys.executable, "-m", "sample_bots.random"], REPO, port, env=env)
+    env = {"PORT": "0", "PILOTTA_BOT_PROTOCOL": "1"}
+    process, port = start_on_any_port([sys.executable, "-m", "sample_bots.random"], REPO, env=env)
     try:
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             offered = bot_pb2.HandshakeRequest(protocol_version=1, protocol_versions=[1, 2], referee="tests")
             assert bot_pb2_grpc.BotStub(channel).Handshake(offered, timeout=5).protocol_version == 1
     finally:
         assert stop_process(process) == 0
-    bad = {**os.environ, "PORT": str(free_port()), "PILOTTA_BOT_PROTOCOL": "3"}
+    bad = {**os.environ, "PORT": "0", "PILOTTA_BOT_PROTOCOL": "3"}
     result = subprocess.run(
         [sys.executable, "-m", "sample_bots.random"], cwd=REPO, env=bad, capture_output=True, text=True, timeout=30
     )

@@ -235,21 +235,23 @@ def test_legs_one_process_plays_at_both_tables_are_played_in_turn(start_bot, pro
 
 @pytest.mark.timeout(60)
 def test_a_timeout_at_one_table_forfeits_and_the_other_stops(start_bot, protocol):
-    # Leg 2's seat 0 plays for the east-west bot (leg 1's seat 3, one seat on) and answers in 400 ms: past
-    # its 100 ms deadline with no bank, a timeout, and with no strike allowed a forfeit. Leg 1's bots answer
-    # in 5 ms.
-    eps = instances(start_bot, protocol, [["random"] * 4, ["random"] * 4], sleep_ms=5)
-    eps[1][0] = start_bot("sleep", protocol=protocol, name="east-west", sleep_ms=400)[0]
+    # Leg 2's seat 0 plays for the east-west bot (leg 1's seat 3, one seat on) and never answers (it waits
+    # until the referee gives up on the call): past its 1,000 ms deadline with no bank, a timeout, and with
+    # no strike allowed a forfeit. Every other bot answers in 25 ms: 975 ms before its deadline however loaded
+    # the machine, and leg 1's 4 deals (some 160 decisions, 4 s of sleeps at the least) are still being
+    # played when leg 2 forfeits, one second and a few decisions in.
+    eps = instances(start_bot, protocol, [["random"] * 4, ["random"] * 4], sleep_ms=25)
+    eps[1][0] = start_bot("hang", protocol=protocol, name="east-west")[0]
     out = run_match(
         eps[0][:2],
-        settings(deadline_ms=100, time_bank_ms=0, max_strikes=0),
+        settings(deadline_ms=1000, time_bank_ms=0, max_strikes=0),
         "slow",
         seat_endpoints=eps,
     )
     f = out.forfeit
     assert f is not None
     assert (f.team, f.bot, f.seat, f.leg) == (1, "east-west", 0, 1)
-    assert f.reason.startswith("bot east-west exceeded 0 strikes (last: timeout: no answer within the 100 ms")
+    assert f.reason.startswith("bot east-west exceeded 0 strikes (last: timeout: no answer within the 1000 ms")
     assert out.winner == 0
     assert out.record["legs"][0]["result"]["stopped"] == STOPPED
     verify_match_record(out.record)
@@ -269,7 +271,9 @@ def test_bots_timing_out_at_both_tables_count_no_decision_after_the_forfeit(star
         assert f is not None
         assert f.reason.startswith(f"bot {f.bot} exceeded 3 strikes (last: timeout: ")
         strikes = {b.name: b.strikes for b in out.bots}
-        assert strikes[f.bot] == 4 and max(strikes.values()) == 4 and min(strikes.values()) >= 3
+        # No bot past 4; how far the other table's bot got depends on how the two tables were scheduled
+        # (in step on a quiet machine: 3; one table can lag behind on a loaded one), so it is not asserted.
+        assert strikes[f.bot] == 4 and max(strikes.values()) == 4
         assert all(b.counts["timeout"] == b.strikes == sum(b.counts.values()) for b in out.bots)
         played = [a for leg in out.record["legs"] for d in leg["deals"] for a in d["actions"]]
         assert {a.get("outcome") for a in played} == {"timeout"}

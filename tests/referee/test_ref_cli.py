@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -16,8 +15,9 @@ from testbot import BOTS_DIR
 
 from arena.cli import main as arena_main
 from referee.match import MatchSettings, run_match
-from referee.match.bots import free_port, load_manifest, wait_serving
+from referee.match.bots import load_manifest, wait_serving
 from referee.record import verify_record
+from tests.ports import start_listening
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_bots"
@@ -88,13 +88,12 @@ def test_arena_match_refuses_bad_arguments(capsys: pytest.CaptureFixture[str]) -
 
 @pytest.mark.timeout(60)
 def test_referee_serve_and_sigterm() -> None:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "referee.cli", "serve", "--port", str(port), "--grace", "2"],
+    started = start_listening(  # on a port it binds itself, which it prints
+        [sys.executable, "-m", "referee.cli", "serve", "--port", "0", "--grace", "2"],
+        r"referee serving on \S+:(\d+)",
         cwd=REPO,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
     )
+    proc, port = started.process, started.port
     try:
         assert wait_serving(f"127.0.0.1:{port}", 20.0, proc) is None
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:

@@ -73,12 +73,13 @@ def test_an_answer_to_a_decision_not_asked_is_malformed(start_bot: StartBot) -> 
 
 @pytest.mark.timeout(60)
 def test_late_answers_after_a_timeout_are_dropped_not_taken_for_the_next_decision(start_bot: StartBot) -> None:
-    # Each answer takes 150 ms; the deadline is 100 ms with no bank, so every decision times out, and each
-    # late answer arrives while the referee waits for the next decision of that seat (it must drop it).
-    slow, behaviour = start_bot("sleep", sleep_ms=150, protocol=2)
+    # Each answer takes 600 ms (a sleep: never less); the deadline is 400 ms with no bank, so every decision
+    # times out, and each late answer arrives while the referee waits for the next decision of that seat (it
+    # must drop it). The other bot answers at once, 400 ms before its deadline however loaded the machine.
+    slow, behaviour = start_bot("sleep", sleep_ms=600, protocol=2)
     good, _ = start_bot("random", seed=3, protocol=2)
     events: list[Any] = []
-    out = run_match([slow, good], settings(deadline_ms=100, time_bank_ms=0, max_strikes=5), "late", events.append)
+    out = run_match([slow, good], settings(deadline_ms=400, time_bank_ms=0, max_strikes=5), "late", events.append)
     s = out.bots[0]
     assert s.counts["timeout"] == 6 and s.counts["malformed_reply"] == 0 and s.counts["ok"] == 0
     assert "exceeded 5 strikes" in out.forfeit_reason
@@ -110,10 +111,11 @@ def test_links_keep_the_channel_and_the_handshake_while_the_bot_behaves(start_bo
         assert ba.handshakes == 1 and bb.handshakes == 1  # the first match's handshake served all three
         assert links.known(a) and links.known(b)
         # A bot that times out leaves its state unknown: the next match shakes hands with it again.
-        slow, bs = start_bot("sleep", sleep_ms=80, protocol=protocol)
-        run_match([slow, b], settings(deadline_ms=20, time_bank_ms=0, max_strikes=0), "slow", links=links)
+        # (It never answers, whatever the load; the other answers at once, with a whole second to do it.)
+        slow, bs = start_bot("hang", protocol=protocol)
+        run_match([slow, b], settings(deadline_ms=1000, time_bank_ms=0, max_strikes=0), "slow", links=links)
         assert not links.known(slow) and links.known(b)
-        run_match([slow, b], settings(deadline_ms=20, time_bank_ms=0, max_strikes=0), "slow-2", links=links)
+        run_match([slow, b], settings(deadline_ms=1000, time_bank_ms=0, max_strikes=0), "slow-2", links=links)
         assert bs.handshakes == 2 and bb.handshakes == 1
     finally:
         links.close()

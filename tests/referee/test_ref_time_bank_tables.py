@@ -14,7 +14,8 @@ from __future__ import annotations
 from pilotta.arena.v1 import bot_pb2
 
 from referee.match import MatchSettings
-from referee.match.runner import MatchRunner, Table, new_game
+from referee.match.runner import MatchRunner
+from referee.match.table import Table, new_game
 from referee.match.transport import Answer
 
 DEADLINE_MS, BANK_MS, OVER_MS = 100, 5000, 60

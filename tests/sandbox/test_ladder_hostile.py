@@ -53,8 +53,11 @@ def test_hostile_packages_on_a_ladder_end_with_clear_outcomes_and_every_match_co
     runner = ArenaRunner(
         reg,
         log_dir=tmp_path / "logs",
-        deadline_ms=300,
-        time_bank_ms=300,
+        # 2 s a decision: the stderr bot's 8 MB go through a pipe the worker drains and caps, which a loaded
+        # machine (a run at load 20 on 2 cores) once stretched past a 300 ms deadline and its bank four times,
+        # forfeiting a bot that is contained, not slow. The sleeper still times out (it sleeps an hour).
+        deadline_ms=2000,
+        time_bank_ms=1000,
         # No mode here is about starting (they misbehave at their first decision): a generous start bound. With
         # the default 15 s, a parallel run at load 13 on 2 cores once ended the fork bomb's match with "could not
         # be started" instead of its process limit (most likely its sandbox's start outlasting the bound).

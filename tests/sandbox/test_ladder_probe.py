@@ -61,8 +61,13 @@ def test_a_probing_upload_on_a_ladder_reaches_nothing_and_plays_on(tmp_path, mod
     for spec in specs:
         queue.enqueue(spec)
     sandbox = Sandbox()
-    runner = ArenaRunner(
-        reg, log_dir=tmp_path / "logs", deadline_ms=1000, sandbox=sandbox, packages=PackageCache(store)
+    runner = ArenaRunner(  # a start under load can outlast the default 15 s; starts are not what is tested
+        reg,
+        log_dir=tmp_path / "logs",
+        deadline_ms=1000,
+        sandbox=sandbox,
+        packages=PackageCache(store),
+        startup_timeout_s=60.0,
     )
     worker = Worker(r, runner, "w-probe", block_ms=200)
     try:

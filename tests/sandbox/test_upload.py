@@ -146,7 +146,7 @@ def test_python_and_node_packages_are_validated_and_play_in_the_sandbox(r, stub,
         (v,) = got.versions
         assert v.state == "validated", (name, v.reason, v.output)
         assert "passed, 0 failed" in v.output
-    runner = ArenaRunner(reg, log_dir=tmp_path / "logs", sandbox=sandbox, packages=cache)
+    runner = ArenaRunner(reg, log_dir=tmp_path / "logs", sandbox=sandbox, packages=cache, startup_timeout_s=60.0)
     try:
         for name in ("pyup", "nodeup"):
             bot = reg.by_name(name)
@@ -184,7 +184,7 @@ def test_a_native_package_is_validated_and_plays_a_ladder_match_in_the_sandbox(r
     (v,) = got.versions
     assert v.state == "validated", (v.reason, v.output)
     assert "passed, 0 failed" in v.output
-    runner = ArenaRunner(reg, log_dir=tmp_path / "logs", sandbox=sandbox, packages=cache)
+    runner = ArenaRunner(reg, log_dir=tmp_path / "logs", sandbox=sandbox, packages=cache, startup_timeout_s=60.0)
     try:
         bot = reg.by_name("cppup")
         result = runner(MatchSpec("m-cppup", "lad", "bela", 11, (bot.bot_id, other[0].bot_id), deals=2))

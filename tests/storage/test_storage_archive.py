@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from arena.play.queue import MatchQueue
 from arena.rating.ratings import Ratings
 from arena.store import keys
-from arena.store.archive import Archive, Archiver, RecordUnreadable, Retention, load_result, pack_record, unpack_record
+from arena.store.archive import Archive, RecordUnreadable, load_result, pack_record, unpack_record
+from arena.store.archiver import Archiver, Retention
 from arena.store.retry import patiently
 
 from .conftest import make_result, store_legacy

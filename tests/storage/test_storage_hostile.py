@@ -19,7 +19,8 @@ from arena.play.queue import MatchQueue
 from arena.rating.ratings import Ratings
 from arena.service import Arena
 from arena.store import keys
-from arena.store.archive import MAX_RECORD_BYTES, Archive, Archiver, RecordUnreadable, Retention, load_result
+from arena.store.archive import MAX_RECORD_BYTES, Archive, RecordUnreadable, load_result
+from arena.store.archiver import Archiver, Retention
 from arena.web import serve_web
 
 from .conftest import make_result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -30,6 +31,20 @@ def wait_until(pred: Callable[[], T], timeout_s: float, what: str, poll_s: float
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
         time.sleep(poll_s)
+
+
+def logged_port(log: Path, pattern: str, proc: subprocess.Popen[bytes], timeout_s: float = 60) -> int:
+    """The port a server started with port 0 says in its log that it got (``pattern``: a regular expression
+    whose first group is the port, e.g. ``r"health on \\S+:(\\d+)"``). A port the test picked and handed over
+    could be taken by another process in between; one the server bound itself cannot."""
+
+    def found() -> int | None:
+        if proc.poll() is not None:
+            raise AssertionError(f"the process exited ({proc.returncode}) before logging its port:\n{log.read_text()}")
+        m = re.search(pattern, log.read_text(errors="replace")) if log.exists() else None
+        return int(m.group(1)) if m else None
+
+    return wait_until(found, timeout_s, f"the port in {log.name} ({pattern})")
 
 
 def manifest_source(name: str) -> arena_pb2.BotSource:

@@ -89,7 +89,7 @@ def test_an_author_submits_checks_status_and_reads_logs_through_the_cli(r, api, 
     assert status.stdout.startswith("pyup: active\nversion 1 (current): package validated\n"), status.stdout
     assert "passed, 0 failed" in status.stdout
 
-    runner = ArenaRunner(reg, log_dir=tmp_path / "logs", sandbox=sandbox, packages=cache)
+    runner = ArenaRunner(reg, log_dir=tmp_path / "logs", sandbox=sandbox, packages=cache, startup_timeout_s=60.0)
     try:
         result = runner(MatchSpec("m-cli", "lad", "pilotta", 3, (reg.by_name("pyup").bot_id, other.bot_id), deals=1))
     finally:
@@ -100,7 +100,10 @@ def test_an_author_submits_checks_status_and_reads_logs_through_the_cli(r, api, 
         assert logs.returncode == 0 and logs.stdout.startswith("=== match m-cli (version 1)\n"), logs
         assert "pyup says hello" in logs.stdout  # its own words
     one = bot_cli(api.address, "logs", "pyup", "--token", token, "--match", "m-other")
-    assert one.returncode == 0 and one.stdout == "no logs of pyup in match m-other kept\n"
+    assert one.returncode == 0 and one.stdout == (
+        "no logs of pyup in match m-other kept\n(the arena's retention: each bot's logs of its last 200 matches and "
+        "of the last 7 days are kept, whichever keeps more (2000 matches at most))\n"
+    )
     for reader, code in ((other_token, "PERMISSION_DENIED"), ("not-a-token", "PERMISSION_DENIED")):
         denied = bot_cli(api.address, "logs", "pyup", "--token", reader)
         assert denied.returncode == 1 and code in denied.stderr and "hello" not in denied.stdout

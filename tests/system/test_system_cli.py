@@ -10,10 +10,11 @@ import urllib.request
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from system_helpers import REPO, arena_cmd, wait_until
+from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
+from system_helpers import REPO, arena_cmd, logged_port, wait_until
 
 from arena.cli import build_parser
-from referee.match.bots import free_port
+from arena.store import keys
 
 
 @pytest.mark.timeout(10)
@@ -38,7 +39,6 @@ def test_deploy_command_lines_parse():
 
 @pytest.mark.timeout(60)
 def test_worker_serves_health_and_metrics_and_stops_on_sigterm(module_redis, tmp_path):
-    health_port, metrics_port = free_port(), free_port()
     log = tmp_path / "worker.log"
     with open(log, "wb") as out:
         w = subprocess.Popen(
@@ -48,16 +48,20 @@ def test_worker_serves_health_and_metrics_and_stops_on_sigterm(module_redis, tmp
                 module_redis.url,
                 "--host",
                 "127.0.0.1",
+                "--worker-id",
+                "cli-worker",
                 "--health-port",
-                str(health_port),
+                "0",  # ports it binds itself and logs: one picked here could be taken before it binds
                 "--metrics-port",
-                str(metrics_port),
+                "0",
             ),
             stdout=out,
             stderr=subprocess.STDOUT,
             cwd=REPO,
         )
     try:
+        health_port = logged_port(log, r"worker cli-worker: health on \S+:(\d+)", w)
+        metrics_port = logged_port(log, r"worker cli-worker: metrics on port (\d+)", w)
         with grpc.insecure_channel(f"127.0.0.1:{health_port}") as channel:
             stub = health_pb2_grpc.HealthStub(channel)
 
@@ -77,3 +81,48 @@ def test_worker_serves_health_and_metrics_and_stops_on_sigterm(module_redis, tmp
             w.kill()
             w.wait(10)
     assert '"failures": 0' in log.read_text()
+
+
+@pytest.mark.timeout(120)
+def test_arena_api_starts_closed_to_owners_nobody_added_unless_told_to_open(r, module_redis, tmp_path):
+    """A deployment's ``arena api`` is closed as ``arena up`` is (issue 24): an upload under an owner the operator
+    did not add is refused at its first chunk; with ``--open-registration`` the same upload is read (and refused
+    only as the package it is not)."""
+
+    def upload_refusal(*flags: str) -> grpc.RpcError:
+        log = tmp_path / ("api-open.log" if flags else "api-closed.log")
+        with open(log, "wb") as out:
+            api = subprocess.Popen(  # on a port it binds itself (0) and logs
+                arena_cmd("api", "--redis", module_redis.url, "--host", "127.0.0.1", "--port", "0", *flags),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=REPO,
+            )
+        try:
+            port = logged_port(log, r"api: serving on \S+:(\d+)", api)
+            with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub = arena_pb2_grpc.ArenaStub(channel)
+                chunk = arena_pb2.SubmitBotChunk(name="stranger", owner="mallory", data=b"not a package")
+
+                def refusal() -> grpc.RpcError | None:
+                    try:
+                        stub.SubmitBot(iter([chunk]), timeout=5)
+                    except grpc.RpcError as e:
+                        return None if e.code() == grpc.StatusCode.UNAVAILABLE else e
+                    raise AssertionError("the upload was taken")
+
+                return wait_until(refusal, 60, "the arena api answering")
+        finally:
+            api.send_signal(signal.SIGTERM)
+            try:
+                api.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                api.kill()
+                api.wait(10)
+
+    closed = upload_refusal()
+    assert closed.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "owner 'mallory' is not registered on this arena" in closed.details()
+    opened = upload_refusal("--open-registration")
+    assert opened.code() == grpc.StatusCode.INVALID_ARGUMENT, opened.details()
+    assert r.get(keys.REGISTRATION_KEY_HASH) is None

@@ -35,7 +35,9 @@ def _bot(reg, sample):
 @pytest.mark.timeout(120)
 def test_sigkilled_worker_mid_match_is_completed_by_another_and_counted_once(r, module_redis, tmp_path):
     reg = Registry(r)
-    h, rnd = _bot(reg, "heuristic"), _bot(reg, "random")
+    # uniform, not random: random passes with a weak hand, and a deal all four pass is thrown in, which
+    # counts towards the 80 boards but not the deals played.
+    h, rnd = _bot(reg, "heuristic"), _bot(reg, "uniform")
     queue = MatchQueue(r)
     # Long enough to be caught mid-play: 40 deals per leg, a target no one reaches.
     spec = MatchSpec("m-kill", "lad", "pilotta", 5, (h, rnd), deals=40, options={"target": 1_000_000})

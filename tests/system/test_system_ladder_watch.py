@@ -19,7 +19,7 @@ from typing import IO
 import grpc
 import pytest
 from pilotta.arena.v1 import arena_pb2, arena_pb2_grpc
-from system_helpers import REPO, TIMEOUT, arena_cmd, register, rpc_error, wait_until, worker_proc
+from system_helpers import REPO, TIMEOUT, arena_cmd, logged_port, register, rpc_error, wait_until, worker_proc
 
 from arena.api import ApiServer
 from arena.bots.registry import Registry
@@ -105,19 +105,36 @@ def test_ladders_have_names_and_one_default(r, admin, api, stub):
     lines = listed.stdout.splitlines()
     assert lines[0].startswith(f"main ({main_id}) [default]") and lines[1].startswith("blitz (")
     # A name stands for the id everywhere a ladder is named; no name: the default ladder.
-    assert f"Leaderboard of ladder {main_id}" in arena(api.address, "leaderboard").stdout
+    assert f"Leaderboard of ladder main ({main_id})" in arena(api.address, "leaderboard").stdout  # the name first
     blitz_id = stub.ListLadders(arena_pb2.ListLaddersRequest(), timeout=TIMEOUT).ladders[1].ladder
     assert stub.Leaderboard(arena_pb2.LeaderboardRequest(ladder="blitz"), timeout=TIMEOUT).ladder == blitz_id
     status = arena(api.address, "ladder", "status", "--ladder", "blitz")
-    assert status.returncode == 0 and status.stdout.startswith(f"ladder blitz ({blitz_id}): pilotta, started")
+    assert status.returncode == 0 and status.stdout.startswith(f"ladder blitz ({blitz_id}): pilotta, running")
 
     # --default moves the default; a name another ladder has, or a ruleset's, is refused, nothing changed.
     moved = start(api.address, admin, "--single", "--deals", "2", "--default")
     assert moved.returncode == 0 and "blitz" in moved.stdout and "[default]" in moved.stdout
     assert stub.Leaderboard(arena_pb2.LeaderboardRequest(), timeout=TIMEOUT).ladder == blitz_id
     taken = start(api.address, admin, "--name", "main", "--deals", "3")
-    assert taken.returncode == 1 and f"ladder name 'main' is taken by ladder {main_id}" in taken.stderr
+    # The refusal names the setting that differs (main plays 1 board a match), and how to add matches instead.
+    assert taken.returncode == 1 and "ladder 'main' exists with deals=1; you asked deals=3" in taken.stderr
+    assert "arena ladder extend main --matches N" in taken.stderr
     assert len(stub.ListLadders(arena_pb2.ListLaddersRequest(), timeout=TIMEOUT).ladders) == 2
+    # extend: main was started for 1 match (scheduled at most 1 so far): 5 more make a budget of 6, its
+    # settings untouched; without the admin token, nothing.
+    extended = arena(api.address, "ladder", "extend", "main", "--matches", "5", "--token", admin)
+    assert extended.returncode == 0, extended.stderr
+    assert extended.stdout.startswith(f"ladder extended by 5 matches: main ({main_id}): pilotta, 1 deals")
+    info = next(
+        x for x in stub.ListLadders(arena_pb2.ListLaddersRequest(), timeout=TIMEOUT).ladders if x.name == "main"
+    )
+    assert (info.ladder, info.budget, info.deals) == (main_id, 6, 1)
+    denied = arena(api.address, "ladder", "extend", "main", "--matches", "5", "--token", "not-the-admin-token")
+    assert denied.returncode != 0 and "token" in denied.stderr
+    unbounded = arena(api.address, "ladder", "extend", "blitz", "--matches", "2", "--token", admin)
+    assert unbounded.returncode == 1 and "ladder blitz runs without an end (no budget)" in unbounded.stderr
+    unknown = arena(api.address, "ladder", "extend", "nope", "--matches", "2", "--token", admin)
+    assert unknown.returncode != 0 and "unknown ladder 'nope' (known: blitz, main)" in unknown.stderr
     refused = start(api.address, admin, "--name", "coinche", "--deals", "4")
     assert refused.returncode == 1 and "ladder name 'coinche' is a ruleset's name" in refused.stderr
     for bad, why in (("Main Ladder", "invalid ladder name"), (main_id, "is a ladder's id"), ("x" * 33, "1-32")):
@@ -125,7 +142,11 @@ def test_ladders_have_names_and_one_default(r, admin, api, stub):
         assert why in rpc_error(lambda request=request: stub.StartLadder(request, timeout=TIMEOUT)).details()
     stopped = arena(api.address, "ladder", "stop", "blitz", "--token", admin)
     assert stopped.returncode == 0, stopped.stderr
-    assert not stub.ListLadders(arena_pb2.ListLaddersRequest(), timeout=TIMEOUT).ladders[0].started
+    held = stub.ListLadders(arena_pb2.ListLaddersRequest(), timeout=TIMEOUT).ladders[0]
+    assert not held.started
+    # A stopped ladder extended starts again for that many matches (from those it had scheduled when stopped).
+    again = stub.ExtendLadder(arena_pb2.ExtendLadderRequest(token=admin, ladder="blitz", matches=2), timeout=TIMEOUT)
+    assert again.started and again.name == "blitz" and again.budget == held.scheduled + 2
 
 
 @pytest.mark.timeout(150)
@@ -163,7 +184,7 @@ def test_watch_shows_pace_eta_and_matches_in_flight_then_ends_with_the_budget(
     blocks = out.strip().split("\n\n")
     first = blocks[0]
     # Before any match is played: 3 matches left, no pace yet, the first matches waiting with their bots.
-    assert "ladder main (pilotta-" in first and ", the default: pilotta, started" in first
+    assert "ladder main (pilotta-" in first and ", the default: pilotta, running" in first
     assert f"pace: 0.0 matches/min; {matches} left, ETA unknown (no match finished yet)" in first
     assert "in flight:" in first and ("node vs random" in first or "random vs node" in first)
     assert any(re.search(r"pace: [0-9.]+ matches/min; 2 left, ETA [0-9]+ .*UTC\)", b) for b in blocks), out
@@ -324,3 +345,88 @@ def test_status_names_the_slow_bot_holding_the_queue(r, admin, tmp_path: Path):
     assert plain.returncode == 0, plain.stderr
     assert "held by slowbot: fewest games, all 1 of its matches in flight" in plain.stdout
     assert spec.match_id in plain.stdout and "slowbot vs heuristic" in plain.stdout
+
+
+def api_proc(url: str, port: int, log: Path) -> subprocess.Popen[bytes]:
+    """A real ``arena api`` process on ``port`` (0: any free one, which it logs: ``api: serving on HOST:N``) over
+    the module's Redis, its output in ``log``."""
+    out = open(log, "ab")  # noqa: SIM115 - handed to the child
+    try:
+        return subprocess.Popen(
+            arena_cmd("api", "--redis", url, "--host", "127.0.0.1", "--port", str(port), "--log-level", "INFO"),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=REPO,
+        )
+    finally:
+        out.close()
+
+
+def serving(address: str) -> bool:
+    with grpc.insecure_channel(address) as channel:
+        try:
+            arena_pb2_grpc.ArenaStub(channel).ListLadders(arena_pb2.ListLaddersRequest(), timeout=2)
+            return True
+        except grpc.RpcError:
+            return False
+
+
+@pytest.mark.timeout(300)
+def test_watch_rides_out_an_arena_restart_and_list_says_running(r, admin, module_redis, tmp_path):
+    """The API process is killed (SIGKILL) under a watch and started again on the same port: the watch says
+    it cannot reach the arena and keeps trying, then draws the ladder again; only Ctrl-C ends it."""
+    # The first API binds a port of its own (one picked here could be taken before it bound it); the second
+    # takes it over once the first is killed, as a restarted arena would.
+    procs = [api_proc(module_redis.url, 0, tmp_path / "api1.log")]
+    watch = None
+    try:
+        port = logged_port(tmp_path / "api1.log", r"api: serving on \S+:(\d+)", procs[0])
+        address = f"127.0.0.1:{port}"
+        wait_until(lambda: serving(address), 60, "the first arena api serving")
+        with grpc.insecure_channel(address) as channel:
+            stub = arena_pb2_grpc.ArenaStub(channel)
+            register(stub, admin, "random")
+            register(stub, admin, "heuristic")
+        assert start(address, admin, "--name", "main", "--deals", "1").returncode == 0  # no budget, no worker
+        listed = arena(address, "ladder", "list")
+        assert listed.returncode == 0, listed.stderr
+        assert re.search(
+            r"^main \(pilotta-\S+\) \[default\]: .*; 2 bots; \d+ scheduled; running, no end", listed.stdout
+        )
+        watch = subprocess.Popen(
+            arena_cmd("ladder", "status", "--watch", "--interval", "0.5", "--api", address),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
+        assert watch.stdout is not None and watch.stderr is not None
+        lines = Lines(watch.stdout)
+        assert lines.wait_for(r"^ladder main \(pilotta-\S+\), the default: pilotta, running$", 60), lines.text()
+        procs[0].kill()
+        assert procs[0].wait(30) == -signal.SIGKILL
+        assert lines.wait_for(r"^arena unreachable, retrying in [0-9.]+ s \(try 1\): cannot reach the arena", 60)
+        assert watch.poll() is None  # still watching
+        procs.append(api_proc(module_redis.url, port, tmp_path / "api2.log"))
+        assert lines.wait_for(r"^arena reachable again after \d+ failed tries$", 120), lines.text()
+        wait_until(lambda: "\nladder main (" in lines.text().split("arena reachable again", 1)[1], 30, "a block")
+        text = lines.text()
+        # The waits between tries doubled from the interval: 0.5, 1, 2 ... (at most 30 s).
+        waits = [float(w) for w in re.findall(r"retrying in ([0-9.]+) s", text)]
+        assert waits[:3] == [0.5, 1.0, 2.0][: len(waits)] and max(waits) <= 30
+        watch.send_signal(signal.SIGINT)
+        assert watch.wait(timeout=30) == 0  # (its stdout is the Lines thread's to read)
+        err = watch.stderr.read()
+        assert "Traceback" not in err, err
+        assert lines.close().rstrip().endswith("stopped watching (the ladder goes on)")
+    finally:
+        for p in [*procs, *([watch] if watch else [])]:
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+
+
+@pytest.mark.timeout(60)
+def test_watch_of_an_arena_never_reached_exits_3(refused_port: int) -> None:
+    done = arena(f"127.0.0.1:{refused_port}", "ladder", "status", "--watch", "--interval", "0.5", timeout=40)
+    assert done.returncode == 3 and "cannot reach the arena API" in done.stderr and "retrying" not in done.stdout

@@ -22,7 +22,6 @@ from system_helpers import REPO, TIMEOUT, arena_cmd, wait_until
 from arena.bots.packages import pack
 from arena.sandbox import probe
 from arena.store.redis_server import connect
-from referee.match.bots import free_port
 from tests.redis_choice import path_without
 
 PYBOT = REPO / "tests" / "sandbox" / "packages" / "pybot"
@@ -46,8 +45,9 @@ def test_an_upload_is_validated_by_arena_up_on_a_machine_without_redis(tmp_path)
     shadow = Path(tempfile.mkdtemp(prefix="pilotta-no-redis-"))  # not under tmp_path: the sandbox's uid reads it
     env["PATH"] = path_without("redis-server", env.get("PATH", ""), shadow)
     assert shutil.which("redis-server", path=env["PATH"]) is None
-    data, api_port = tmp_path / "arena", free_port()
-    args = ["--data-dir", str(data), "--workers", "1", "--api-port", str(api_port)]
+    data = tmp_path / "arena"
+    # Any free port for the API, which the state file gives: one picked here could be taken before it binds.
+    args = ["--data-dir", str(data), "--workers", "1", "--api-port", "0"]
     log = tmp_path / "up.log"
     with open(log, "wb") as out:
         up = subprocess.Popen(

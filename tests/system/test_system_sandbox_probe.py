@@ -13,21 +13,22 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from system_helpers import REPO, TIMEOUT, arena_cmd, wait_until
+from system_helpers import REPO, TIMEOUT, arena_cmd, logged_port, wait_until
 
 from arena.cli.worker import SANDBOX_HEALTH_SERVICE
 from arena.sandbox import probe
-from referee.match.bots import free_port
 
 Status = health_pb2.HealthCheckResponse
 
 
 def start_worker(url: str, worker_id: str, log: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], int, int]:
-    health, metrics = free_port(), free_port()
+    """A worker serving health and metrics on ports it binds itself (0), read back from its log."""
     args = ["worker", "--redis", url, "--worker-id", worker_id, "--host", "127.0.0.1"]
-    args += ["--health-port", str(health), "--metrics-port", str(metrics), "--log-level", "INFO"]
+    args += ["--health-port", "0", "--metrics-port", "0", "--log-level", "INFO"]
     with open(log, "wb") as out:
         proc = subprocess.Popen(arena_cmd(*args), stdout=out, stderr=subprocess.STDOUT, cwd=REPO, env=env)
+    health = logged_port(log, rf"worker {worker_id}: health on \S+:(\d+)", proc)
+    metrics = logged_port(log, rf"worker {worker_id}: metrics on port (\d+)", proc)
     return proc, health, metrics
 
 

@@ -1,6 +1,6 @@
 """Registration trust (issue 9): operator manifests take the admin token, endpoint bots are checked at
-registration, the registration key, what a ladder does with endpoint bots, and public forfeit reasons that
-never quote a bot's own output.  Real Redis, the real API over gRPC, real bot processes."""
+registration (the owners and their tokens: test_system_owners.py), what a ladder does with endpoint bots, and
+public forfeit reasons that never quote a bot's own output.  Real Redis, the real API over gRPC, real bot processes."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from pilotta.arena.v1 import arena_pb2
 from system_helpers import SAMPLES, TIMEOUT, keyspace, manifest_source, rpc_error
 
 from arena.bots import trust
-from arena.bots.botlogs import BotLog, BotLogs, read_from
+from arena.bots.botlogs import BotLogs, read_from
+from arena.bots.limits import Policy, store_policy
 from arena.bots.registry import Registry
 from arena.model import MatchResult, MatchSpec
 from arena.play.runner import ArenaRunner
@@ -128,30 +129,6 @@ def test_an_endpoint_bot_is_checked_at_registration(r, stub, endpoint_bot, tmp_p
     assert reply.bot.endpoint == endpoint_bot and list(reply.bot.rulesets) == ["pilotta", "bela"]
 
 
-@pytest.mark.timeout(60)
-def test_the_registration_key(r, admin, stub, endpoint_bot):
-    registry = Registry(r)
-    key = trust.set_registration_key(registry)
-
-    def register(name, **kw):
-        return lambda: stub.RegisterBot(
-            arena_pb2.RegisterBotRequest(
-                name=name, owner="o", source=arena_pb2.BotSource(endpoint=endpoint_bot), rulesets=["pilotta"], **kw
-            ),
-            timeout=TIMEOUT,
-        )
-
-    e = rpc_error(register("nokey"))
-    assert e.code() == Code.UNAUTHENTICATED and "registration key" in e.details()
-    e = rpc_error(register("badkey", registration_key="guessed-key-123"))
-    assert e.code() == Code.PERMISSION_DENIED and "not this arena's" in e.details()
-    assert register("withkey", registration_key=key)().bot.name == "withkey"
-    assert register("byadmin", token=admin)().bot.name == "byadmin"  # the admin token stands in for the key
-    assert str(r.get("pa:admin:registration_key_sha256")) != key  # only its hash is kept
-    trust.open_registration(registry)
-    assert register("open")().bot.name == "open"
-
-
 def _result(spec: MatchSpec, winner: int) -> MatchResult:
     return MatchResult(spec.match_id, spec.ladder, spec.seats(), winner, (10, 0), 1, rated=spec.rated)
 
@@ -185,7 +162,9 @@ def test_a_ladder_rates_plays_unrated_or_refuses_endpoint_bots(r, admin, endpoin
     rated = arena.scheduler.create_match(views["rated"].ladder_id, (remote.bot_id, other.bot_id), 2)
     plain = arena.scheduler.create_match(views["unrated"].ladder_id, (runner_bot.bot_id, other.bot_id), 3)
     assert (unrated.rated, rated.rated, plain.rated) == (False, True, True)
-    with pytest.raises(ValueError, match="does not take endpoint bots"):
+    with pytest.raises(
+        ValueError, match=rf"^ladder {views['refused'].ladder_id} does not take endpoint bots \(remote\)$"
+    ):
         arena.scheduler.create_match(views["refused"].ladder_id, (remote.bot_id, other.bot_id), 4)
     # An unrated result is recorded but moves nobody's rating.
     assert ratings.apply(_result(unrated, 0)) is True and ratings.apply(_result(unrated, 0)) is False
@@ -280,13 +259,23 @@ def test_a_matchs_log_keeps_its_last_64_kb(tmp_path):
     assert len(text.encode()) < (64 << 10) + 100
 
 
-def test_a_bot_keeps_the_logs_of_its_last_20_matches_newest_first(r):
+@pytest.mark.timeout(90)
+def test_the_runner_keeps_owners_logs_as_the_arenas_policy_says(r, tmp_path):
+    """The arena keeps each bot's last match only (logs_keep_matches 1, logs_most_matches 1): after two
+    matches a worker played, each bot's log of the first is gone and the second's is there."""
+    store_policy(r, Policy(logs_keep_matches=1, logs_keep_days=1, logs_most_matches=1))
+    reg = Registry(r)
+    ids = []
+    for name in ("random", "heuristic"):
+        manifest = json.loads((SAMPLES / name / "manifest.json").read_text())
+        ids.append(reg.register(name, "t", manifest=manifest, manifest_dir=str(SAMPLES / name))[0].bot_id)
+    runner = ArenaRunner(reg, log_dir=tmp_path / "logs")
+    try:
+        for n in (1, 2):
+            assert runner(MatchSpec(f"m-kept-{n}", "lad", "pilotta", n, (ids[0], ids[1]), deals=1)).forfeit is None
+    finally:
+        runner.close()
     logs = BotLogs(r)
-    for n in range(22):
-        logs.add("b-1", BotLog(f"m-{n}", 1, 1000.0 + n, f"match {n}\n"))
-    logs.add("b-2", BotLog("m-0", 1, 1000.0, "another bot's\n"))
-    kept = logs.recent("b-1")
-    assert [x.match_id for x in kept] == [f"m-{n}" for n in range(21, 1, -1)]  # m-21 down to m-2
-    assert [x.text for x in logs.recent("b-1", "m-5")] == ["match 5\n"]
-    assert logs.recent("b-1", "m-1") == []  # the 21st newest is gone
-    assert [x.text for x in logs.recent("b-2")] == ["another bot's\n"]
+    for bot_id in ids:
+        assert [x.match_id for x in logs.recent(bot_id)] == ["m-kept-2"]
+        assert logs.kept([bot_id], "m-kept-1") == {bot_id: False}

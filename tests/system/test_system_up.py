@@ -3,7 +3,8 @@ start, leaderboard, replay), a second ``arena up`` on the same data dir refused,
 everything (workers, bots, Redis) cleanly within a bound.  Its embedded Redis is supervised: killed, it is
 restarted and no result is lost; ``arena up`` SIGKILLed and started again gives one Redis and the same
 results after a reload from disk; no password in any process's arguments or a bot's environment;
-``--open-registration`` takes new bots without a key, and a start without it requires the kept key again."""
+``--open-registration`` takes new bots under any owner name, and a start without it closes it again (only
+owners the operator added, with their tokens)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from system_helpers import REPO, SAMPLES, alive, arena_cmd, wait_until
 
 from arena.store import keys
 from arena.store.redis_server import EmbeddedRedis, connect, find_redis_server
-from referee.match.bots import free_port, load_manifest, start_bot
+from referee.match.bots import load_manifest, start_bot
 
 STOP_BOUND_S = 30.0
 PYBOT = REPO / "tests" / "sandbox" / "packages" / "pybot"  # a small package to upload
@@ -57,7 +58,6 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
     if find_redis_server() is None:
         pytest.skip("no redis-server")
     data = tmp_path / "arena"
-    api_port = free_port()
     log = open(tmp_path / "up.log", "wb")  # noqa: SIM115
     up = subprocess.Popen(
         arena_cmd(
@@ -67,7 +67,7 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
             "--workers",
             "1",
             "--api-port",
-            str(api_port),
+            "0",  # any free port, which the state file gives: one picked here could be taken before it binds
             "--web-port",
             "0",
             "--metrics-port",
@@ -85,7 +85,7 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
             60,
             "arena up's state file",
         )
-        assert state["api"] == f"127.0.0.1:{api_port}" and state["pid"] == up.pid
+        assert re.fullmatch(r"127\.0\.0\.1:[1-9][0-9]*", state["api"]) and state["pid"] == up.pid
         with grpc.insecure_channel(state["api"]) as channel:
             reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(), timeout=10)
             assert reply.status == health_pb2.HealthCheckResponse.SERVING
@@ -105,16 +105,18 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
         assert again.returncode == 1 and "ALREADY_EXISTS" in again.stderr
         no_games = _cli(data, "bot", "register", "remote", "--endpoint", "127.0.0.1:1")
         assert no_games.returncode == 2 and "--rulesets is required" in no_games.stderr
-        # An endpoint bot: its Handshake is checked, and the arena's registration key is required.
+        # An endpoint bot: its Handshake is checked, and its owner must be one the operator added, with its token.
         key = (data / "registration-key").read_text().strip()
-        assert key in out and (data / "registration-key").stat().st_mode & 0o077 == 0
+        assert key not in out and (data / "registration-key").stat().st_mode & 0o077 == 0  # it marks it closed
         endpoint_bot = start_bot(load_manifest(SAMPLES / "random"), tmp_path / "remote-bot")
         try:
             ep = endpoint_bot.endpoint
-            args = ("bot", "register", "remote", "--endpoint", ep, "--games", "bela,coinche")
-            wrong = _cli(data, *args, "--registration-key", "not-the-key-123")
-            assert wrong.returncode == 1 and "PERMISSION_DENIED" in wrong.stderr and "registration key" in wrong.stderr
-            remote = _cli(data, *args)  # the key arena up keeps in its data dir
+            args = ("bot", "register", "remote", "--endpoint", ep, "--games", "bela,coinche", "--owner", "ann")
+            wrong = _cli(data, *args)  # ann is a name nobody added
+            assert wrong.returncode == 1 and "PERMISSION_DENIED: owner 'ann' is not registered" in wrong.stderr
+            added = _cli(data, "owner", "add", "ann")  # the admin token arena up keeps in its data dir
+            assert added.returncode == 0, added.stderr
+            remote = _cli(data, *args, "--token", re.search(r"owner token .*: (\S+)", added.stdout).group(1))
             assert remote.returncode == 0, remote.stderr
         finally:
             endpoint_bot.stop()
@@ -177,7 +179,7 @@ def test_arena_up_cli_round_trip_and_clean_sigterm(tmp_path):
             up.kill()
             up.wait(10)
         log.close()
-    down = _cli(data, "bot", "list", "--timeout", "2", "--api", f"127.0.0.1:{api_port}")
+    down = _cli(data, "bot", "list", "--timeout", "2", "--api", state["api"])  # where it served, now closed
     assert down.returncode == 3 and "cannot reach the arena API" in down.stderr
 
 
@@ -197,7 +199,7 @@ def _start_up(data, log_path, workers=2, *extra):
                 "--workers",
                 str(workers),
                 "--api-port",
-                str(free_port()),
+                "0",
                 "--web-port",
                 "0",
                 "--metrics-port",
@@ -297,7 +299,7 @@ def test_killed_embedded_redis_is_restarted_and_no_result_is_lost(tmp_path):
     assert "restarting it" in (tmp_path / "up.log").read_text()
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(600)  # bounds for a loaded machine below
 def test_sigkilled_arena_up_then_a_new_one_gives_one_redis_and_the_same_results_after_a_reload(tmp_path):
     if find_redis_server() is None:
         pytest.skip("no redis-server")
@@ -318,7 +320,8 @@ def test_sigkilled_arena_up_then_a_new_one_gives_one_redis_and_the_same_results_
             refused = _cli(data, "up", "--workers", "0")
             assert refused.returncode == 1 and "already running" in refused.stderr
             assert f"pid {up2.pid} holds" in refused.stderr
-            wait_until(lambda: r.xlen(keys.RESULTS_STREAM) >= matches, 120, f"all {matches} results", poll_s=0.5)
+            # (360 s: a loaded run's second arena played 6 matches in the first 120 s, at load 20)
+            wait_until(lambda: r.xlen(keys.RESULTS_STREAM) >= matches, 360, f"all {matches} results", poll_s=0.5)
             assert _redis_servers_on(data / "redis") == [_pid(r)]  # the old one is gone, the new one serves
             before = _results(r)
             wait_until(lambda: len({m for m in before if r.exists(keys.rated(m))}) == len(before), 30, "ratings")
@@ -349,7 +352,7 @@ def _stranger(api, stranger_dir, *args):
 
 
 @pytest.mark.timeout(240)
-def test_open_registration_takes_no_key_and_a_start_without_it_requires_the_key_again(tmp_path):
+def test_open_registration_takes_any_owner_and_a_start_without_it_closes_it_again(tmp_path):
     if find_redis_server() is None:
         pytest.skip("no redis-server")
     data, stranger = tmp_path / "arena", tmp_path / "stranger"
@@ -367,10 +370,12 @@ def test_open_registration_takes_no_key_and_a_start_without_it_requires_the_key_
         def banner(log_path):
             return wait_until(lambda: "registration" in log_path.read_text() and log_path.read_text(), 30, "banner")
 
-        # Open: an endpoint bot and an uploaded package are taken without any key, and none is made.
+        # Open: an endpoint bot and an uploaded package are taken under an owner nobody added, and no key is made.
         up, state = _start_up(data, tmp_path / "open.log", 0, "--open-registration", "--allow-network", "127.0.0.0/8")
         try:
-            assert "registration: open (no key needed to register a bot)" in banner(tmp_path / "open.log")
+            assert "registration: open (any owner name; an owner added with arena owner add takes its token)" in banner(
+                tmp_path / "open.log"
+            )
             assert not (data / "registration-key").exists()
             opened = register(state["api"], "stranger")
             assert opened.returncode == 0 and "registered stranger (version 1, owner s)" in opened.stdout, opened.stderr
@@ -379,28 +384,33 @@ def test_open_registration_takes_no_key_and_a_start_without_it_requires_the_key_
         finally:
             _stop(up)
 
-        # The same data dir started without the flag: a key is made, kept, printed, and required.
+        # The same data dir started without the flag: closed (a key is made and kept, which marks it closed).
         up, state = _start_up(data, tmp_path / "keyed.log", 0)
         try:
             key = (data / "registration-key").read_text().strip()
-            assert f"registration key (for new bots; also in {data / 'registration-key'}): {key}" in banner(
-                tmp_path / "keyed.log"
-            )
-            need = "this arena requires its registration key to register a bot (ask its operator)"
+            closed = "registration: closed (a new bot takes its owner's token: arena owner add NAME; kept closed by "
+            assert closed + f"{data / 'registration-key'})" in banner(tmp_path / "keyed.log")
+            need = "owner 's' is not registered on this arena: owners are added by its operator"
             for refused in (register(state["api"], "latecomer"), submit(state["api"], "pyup2")):
-                assert refused.returncode == 1 and "UNAUTHENTICATED" in refused.stderr, refused.stderr
+                assert refused.returncode == 1 and "PERMISSION_DENIED" in refused.stderr, refused.stderr
                 assert need in refused.stderr and "Traceback" not in refused.stderr
-            keyed = register(state["api"], "latecomer", "--registration-key", key)
+            # The operator adds s, adopting the two bots it registered while the arena was open.
+            added = _cli(data, "owner", "add", "s")
+            assert added.returncode == 0 and "added owner s; adopted its 2 active bots" in added.stdout, added.stderr
+            token = re.search(r"owner token .*: (\S+)", added.stdout).group(1)
+            keyed = register(state["api"], "latecomer", "--token", token)
             assert keyed.returncode == 0, keyed.stderr
         finally:
             _stop(up)
 
-        # Opened again: no key is required, though the one made is kept for a later start without the flag.
+        # Opened again: any owner name again, though the key made is kept for a later start without the flag.
         up, state = _start_up(data, tmp_path / "reopened.log", 0, "--open-registration")
         try:
             assert "registration: open" in banner(tmp_path / "reopened.log")
-            again = register(state["api"], "third")
+            again = register(state["api"], "third", "--owner", "t2")  # any name nobody added
             assert again.returncode == 0, again.stderr
+            taken = register(state["api"], "fourth")  # but s was added: its token it takes, open or not
+            assert taken.returncode == 1 and "UNAUTHENTICATED: a bot of owner 's' takes" in taken.stderr
             assert (data / "registration-key").read_text().strip() == key
         finally:
             _stop(up)

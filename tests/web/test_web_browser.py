@@ -102,7 +102,7 @@ def test_replay_viewer_steps_through_a_deal_as_the_record_says(
     record = arena.records[mid]
     leg = record["legs"][0]
     deal = next(d for d in leg["deals"] if not d["thrown_in"])
-    driver.get(f"{arena.url}/replay/{mid}#0.{deal['number']}.0")
+    driver.get(f"{arena.url}/replay/{mid}#1.{deal['number'] + 1}.0")  # leg and deal from 1
     n = len(deal["actions"])
     state = driver.execute_script(_STATE_JS)
     assert state["step"] == f"Step 0 / {n}"
@@ -150,7 +150,7 @@ def test_replay_viewer_steps_through_a_deal_as_the_record_says(
     assert state["step"] == f"Step {n - 1} / {n}" and _cards(state["hands"]) == _cards(_expected(deal, n - 1)["hands"])
 
     # The second leg: same deck, the bots one seat on.
-    Select(driver.find_element(By.ID, "deal-select")).select_by_value("1.0")
+    Select(driver.find_element(By.ID, "deal-select")).select_by_value("2.1")  # leg 2, deal 1
     state = driver.execute_script(_STATE_JS)
     leg2 = record["legs"][1]["deals"][0]
     assert state["step"] == f"Step 0 / {len(leg2['actions'])}" and _cards(state["hands"]) == _cards(leg2["hands"])

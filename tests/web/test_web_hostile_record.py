@@ -55,7 +55,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Loc
 def test_hostile_strings_in_a_record_show_as_text_and_run_nothing(hostile: Any, driver: Any) -> None:
     url, _match = hostile
     driver.get("about:blank")
-    driver.get(url + "#0.0.1")  # the first leg and deal, after the first action: its comment is shown
+    driver.get(url + "#1.1.1")  # the first leg and deal, after the first action: its comment is shown
     state = driver.execute_script(
         "return {pwned: window.__pwned || null, made: document.querySelectorAll('.pwn, img, svg').length,"
         " names: [0, 1, 2, 3].map((s) => document.getElementById('name-' + s).textContent),"

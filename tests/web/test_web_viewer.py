@@ -8,60 +8,28 @@ leg (who, why, who won), the boards of a duplicate match side by side, and no el
 
 from __future__ import annotations
 
-import json
-import sys
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from arena.cli.view import LocalMatch, load_match, serve_view
-from referee.cli import play_random_game
-from referee.match import MatchSettings, run_match
-from referee.record import RecordExtras, dumps, game_to_record
-from referee.rules import get_ruleset
+from arena.cli.view import LocalMatch
 
 from .browser import chromium_driver, no_errors  # noqa: F401  (chromium_driver: the fixture ``driver``)
-
-REFEREE_BOTS = Path(__file__).resolve().parents[1] / "referee" / "bots"
-sys.path.insert(0, str(REFEREE_BOTS))
-
-import testbot  # noqa: E402
-
-SEATS = ("South", "East", "North", "West")
-SUIT = {"C": "♣", "D": "♦", "H": "♥", "S": "♠"}
-PLAYERS = ["ann", "bob", "cid", "dan"]
-
-
-class LateIllegal(testbot.Behaviour):
-    """Plays at random, then from its ``after``-th decision on answers a card it may not play."""
-
-    def decide(self, request: Any, context: Any) -> Any:
-        if self.decisions >= self.after:
-            self.mode = "illegal"
-        return super().decide(request, context)
-
-
-def _engine(tmp: Path, name: str, seed: int, deals: int, ruleset: str = "pilotta") -> Path:
-    game = play_random_game(get_ruleset(ruleset, {}), seed, max_deals=deals)
-    path = tmp / f"{name}.json"
-    path.write_text(dumps(game_to_record(game, RecordExtras(players=PLAYERS, match_id=name))))
-    return path
-
-
-def _match(tmp: Path, name: str, behaviours: list[testbot.Behaviour], **settings: Any) -> Path:
-    servers = [testbot.build_server(b) for b in behaviours]
-    try:
-        base: dict[str, Any] = {"seed": 11, "deadline_ms": 500, "time_bank_ms": 2000, **settings}
-        out = run_match([f"127.0.0.1:{port}" for _s, port in servers], MatchSettings(**base), name)
-    finally:
-        for server, _port in servers:
-            server.stop(0).wait(5)
-    path = tmp / f"{name}.json"
-    path.write_text(dumps(out.record))
-    return path
+from .viewer_helpers import (
+    SEATS,
+    SUIT,
+    LateIllegal,
+    click,
+    engine_record,
+    match_record,
+    open_at,
+    overflowing,
+    page_state,
+    served,
+    testbot,
+)
 
 
 @pytest.fixture(scope="module")
@@ -69,17 +37,17 @@ def viewers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tupl
     """name -> (viewer URL, the loaded match, the record as written)."""
     tmp = tmp_path_factory.mktemp("viewer")
     files = {
-        "auction": _engine(tmp, "auction", 3, 1),
-        "facts": _engine(tmp, "facts", 5, 2),
-        "french": _engine(tmp, "french", 4, 1, "french"),
-        "forfeit": _match(
+        "auction": engine_record(tmp, "auction", 3, 1),
+        "facts": engine_record(tmp, "facts", 5, 2),
+        "french": engine_record(tmp, "french", 4, 1, "french"),
+        "forfeit": match_record(
             tmp,
             "forfeit",
             [testbot.Behaviour("random", seed=3, name="good"), LateIllegal("random", seed=4, after=6, name="late")],
             deals=3,
             max_strikes=3,
         ),
-        "duplicate": _match(
+        "duplicate": match_record(
             tmp,
             "duplicate",
             [testbot.Behaviour("random", seed=1, name="east"), testbot.Behaviour("random", seed=2, name="west")],
@@ -87,58 +55,8 @@ def viewers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tupl
             duplicate=True,
         ),
     }
-    served = []
-    out = {}
-    try:
-        for name, path in files.items():
-            match = load_match(path)
-            server, thread = serve_view(match)
-            served.append((server, thread))
-            out[name] = (server.url, match, json.loads(path.read_text()))
+    with served(files) as out:
         yield out
-    finally:
-        for server, thread in served:
-            server.shutdown()
-            server.server_close()
-            thread.join(timeout=10)
-
-
-_STATE_JS = """
-const q = (sel) => Array.from(document.querySelectorAll(sel));
-return {
-  step: document.getElementById('step').textContent,
-  action: document.getElementById('action').textContent,
-  grid: q('#auction .calls > span').map((c) => c.textContent),
-  contract: document.getElementById('contract').textContent,
-  hands: [0, 1, 2, 3].map((s) => q('#hand-' + s + ' .card').map((c) => c.dataset.card || 'back')),
-  declarations: q('#declarations > div').map((d) => d.textContent),
-  tricks: q('#tricks tr').map((r) => Array.from(r.cells).map((c) => c.textContent)),
-  score: q('#score tr').map((r) => Array.from(r.cells).map((c) => c.textContent)),
-  notes: document.getElementById('score').textContent,
-  dealt: q('#dealt .dealt-hand').map((h) => [h.dataset.seat, Array.from(h.querySelectorAll('.card'))
-    .map((c) => c.dataset.card)]),
-  dealtShown: !document.getElementById('dealt-section').hidden,
-  deal: document.getElementById('deal-select').value,
-  table: document.getElementById('table-info').textContent,
-  trumps: q('.hand .card.trump').map((c) => c.dataset.card),
-};
-"""
-
-
-def _state(driver: Any) -> dict[str, Any]:
-    state: dict[str, Any] = driver.execute_script(_STATE_JS)
-    return state
-
-
-def _open(driver: Any, url: str, fragment: str) -> None:
-    driver.get("about:blank")  # a new document: the fragment alone would not reload the page
-    driver.get(url + fragment)
-
-
-def _click(driver: Any, element_id: str) -> None:
-    from selenium.webdriver.common.by import By
-
-    driver.find_element(By.ID, element_id).click()
 
 
 @pytest.mark.timeout(120)
@@ -166,12 +84,12 @@ def test_the_auction_grid_places_every_call_under_its_own_seat(viewers: Any, dri
         ["pass", "250 ♦", "", "pass"],
         ["", "", "contra", "surcontra"],
     ]
-    _open(driver, url, "#0.0.8")
-    state = _state(driver)
+    open_at(driver, url, "#1.1.8")
+    state = page_state(driver)
     assert state["contract"] == "Auction in progress"
     assert state["grid"] == [c for row in grid for c in row][: 4 + 11]  # eight calls and the skipped cells
-    _click(driver, "next")  # the last call
-    state = _state(driver)
+    click(driver, "next")  # the last call
+    state = page_state(driver)
     assert state["step"] == f"Step 9 / {len(deal['actions'])}"
     assert state["grid"] == [c for row in grid for c in row]
     assert state["contract"] == "Contract: 250 ♦ by West (dan) · surcontra"
@@ -179,10 +97,11 @@ def test_the_auction_grid_places_every_call_under_its_own_seat(viewers: Any, dri
     # plain order (A 10 K Q J 9 8 7); North's hand from the record, sorted by hand:
     assert sorted(deal["hands"][2]) == sorted(["9D", "8D", "AS", "TS", "KS", "7S", "JC", "7C"])
     assert state["hands"][2] == ["9D", "8D", "AS", "TS", "KS", "7S", "JC", "7C"]
-    assert state["table"] == "trump ♦"
+    # The trump is named above the table with the contract, not on the felt among the cards.
+    assert state["table"] == "" and state["trump"] == "Trump: ♦ · 250 ♦ by West (dan) · surcontra"
     assert sorted(state["trumps"]) == sorted(c for h in deal["hands"] for c in h if c[1] == "D")
-    _click(driver, "last")
-    state = _state(driver)
+    click(driver, "last")
+    state = page_state(driver)
     assert "Auction in progress" not in state["contract"]
     assert state["dealtShown"] and [s for s, _cards in state["dealt"]] == ["0", "1", "2", "3"]
     assert state["dealt"][2][1] == ["9D", "8D", "AS", "TS", "KS", "7S", "JC", "7C"]
@@ -194,17 +113,17 @@ def test_the_auction_grid_places_every_call_under_its_own_seat(viewers: Any, dri
     deal = record["deals"][0]
     assert (deal["dealer"], deal["turned_card"]) == (1, "8D")
     assert [(a["seat"], a["action"]) for a in deal["actions"][:2]] == [(2, "pass"), (3, "bid D")]
-    _open(driver, url, "#0.0.0")
-    state = _state(driver)
+    open_at(driver, url, "#1.1.0")
+    state = page_state(driver)
     assert state["table"] == "turned up 8♦" and [len(h) for h in state["hands"]] == [5, 5, 5, 5]
     assert "turned up 8♦" in state["action"]
-    _click(driver, "next")
-    _click(driver, "next")
-    state = _state(driver)
+    click(driver, "next")
+    click(driver, "next")
+    state = page_state(driver)
     assert state["grid"] == ["North", "West", "South", "East", "pass", "takes ♦"]
     assert state["contract"] == "Contract: West (dan) takes ♦" and state["action"] == "West (dan): takes ♦"
     assert [len(h) for h in state["hands"]] == [8, 8, 8, 8] and "8D" in state["hands"][3]
-    assert state["table"] == "trump ♦"
+    assert state["table"] == "" and state["trump"] == "Trump: ♦ · West (dan) takes ♦"
     no_errors(driver)
 
 
@@ -222,9 +141,9 @@ def test_declarations_trick_points_and_navigation(viewers: Any, driver: Any) -> 
         (2, ["7C-8C-9C"], []),
         (3, ["JS-QS-KS"], ["JS-QS-KS"]),
     ]
-    _open(driver, url, "#0.1.0")
-    _click(driver, "next-trick")
-    state = _state(driver)
+    open_at(driver, url, "#1.2.0")
+    click(driver, "next-trick")
+    state = page_state(driver)
     plays = [i for i, a in enumerate(deal["actions"]) if a["action"].startswith("play ")]
     assert state["step"] == f"Step {plays[3] + 1} / {len(deal['actions'])}"
     assert (
@@ -245,31 +164,38 @@ def test_declarations_trick_points_and_navigation(viewers: Any, driver: Any) -> 
     points = sum((trump_values if c[1] == "S" else values)[c[0]] for c in first)
     assert state["tricks"][0][-1] == str(points)
     # The trick list is a way to move: its third row goes to the end of the third trick.
-    _click(driver, "last")
-    state = _state(driver)
+    click(driver, "last")
+    state = page_state(driver)
     assert len(state["tricks"]) == 8 and state["tricks"][7][-1].endswith(" +10")  # the last trick's bonus
     trick_points = [int(row[-1].split()[0]) for row in state["tricks"]]
     assert sum(trick_points) + 10 == 162  # a trump deal's card points: 152 in the cards, 10 for the last trick
     assert state["score"][1] == ["in tricks", *map(str, deal["score"]["card_points"])]
     assert state["dealtShown"] and sorted(state["dealt"][0][1]) == sorted(deal["hands"][0])
     driver.execute_script("document.querySelectorAll('#tricks tr')[2].click()")
-    assert _state(driver)["step"] == f"Step {plays[11] + 1} / {len(deal['actions'])}"
-    # One seat's view: only North's cards, the others face down; at the end only North's hand as dealt.
+    assert page_state(driver)["step"] == f"Step {plays[11] + 1} / {len(deal['actions'])}"
+    # One seat's view: North's cards, and of the others only the cards of the declarations the first trick
+    # showed to every seat (East's and West's tierces, credited; not North's own lost one, which it sees
+    # anyway), face up before the hidden ones; at the end only North's hand as dealt.
     Select(driver.find_element("id", "view-select")).select_by_value("2")
-    state = _state(driver)
-    assert all(c == "back" for s in (0, 1, 3) for c in state["hands"][s]) and "back" not in state["hands"][2]
+    state = page_state(driver)
+    played = {deal["actions"][i]["action"].split()[1] for i in plays[:12]}
+    shown = {1: {"TH", "JH", "QH"} - played, 3: {"JS", "QS", "KS"} - played, 0: set()}
+    for s, cards in shown.items():
+        hand = state["hands"][s]
+        assert set(hand[: len(cards)]) == cards and hand[len(cards) :] == ["back"] * (5 - len(cards)), (s, hand)
+    assert "back" not in state["hands"][2]
     assert [len(h) for h in state["hands"]] == [5, 5, 5, 5]
-    _click(driver, "last")
-    assert [s for s, _cards in _state(driver)["dealt"]] == ["2"]
+    click(driver, "last")
+    assert [s for s, _cards in page_state(driver)["dealt"]] == ["2"]
     Select(driver.find_element("id", "view-select")).select_by_value("all")
     # By deal, and autoplay.
-    _click(driver, "prev-deal")
-    assert _state(driver)["deal"] == "0.0" and _state(driver)["step"].startswith("Step 0 /")
-    _click(driver, "autoplay")
+    click(driver, "prev-deal")
+    assert page_state(driver)["deal"] == "1.1" and page_state(driver)["step"].startswith("Step 0 /")
+    click(driver, "autoplay")
     # Autoplay moves a step every 700 ms: wait for it to have moved two (or more: a poll of a loaded machine
     # may come after the third step; waiting for exactly "Step 2" raced the timer).
-    WebDriverWait(driver, 60).until(lambda d: int(_state(d)["step"].split()[1]) >= 2)
-    _click(driver, "autoplay")
+    WebDriverWait(driver, 60).until(lambda d: int(page_state(d)["step"].split()[1]) >= 2)
+    click(driver, "autoplay")
     assert driver.find_element("id", "autoplay").text == "Autoplay"
     no_errors(driver)
 
@@ -283,26 +209,27 @@ def test_a_forfeited_leg_says_who_forfeited_why_and_who_won(viewers: Any, driver
     players = leg["players"]
     assert players == ["good", "late", "good", "late"]
     last = len(leg["deals"]) - 1
-    _open(driver, url, f"#0.{last}.0")
-    _click(driver, "last")
+    open_at(driver, url, f"#1.{last + 1}.0")
+    click(driver, "last")
     result = driver.find_element("id", "leg-result").text
     scores = " – ".join(map(str, leg["result"]["scores"]))
     seat = SEATS[forfeit["seat"]]
     assert (
         result
-        == f"{seat} (late) forfeited: bot late exceeded 3 strikes (last: illegal action). good (N/S) win {scores}."
+        == f"{seat} (late) forfeited: bot late exceeded 3 strikes (last: illegal action). good (N/S) win by forfeit"
+        f" (the points stood at {scores} when play stopped)."
     )
     assert "draw" not in driver.find_element("tag name", "body").text
     assert "won by good" in driver.find_element("id", "match-result").text
     # The referee's interventions: what the bot answered and why it was refused (this local viewer shows them).
-    _open(driver, url, "#0.0.0")
-    _click(driver, "next-intervention")
+    open_at(driver, url, "#1.1.0")
+    click(driver, "next-intervention")
     refused = [
         (d, i, a) for d, deal in enumerate(leg["deals"]) for i, a in enumerate(deal["actions"]) if "outcome" in a
     ]
     d, i, a = refused[0]
-    state = _state(driver)
-    assert state["deal"] == f"0.{d}" and state["step"] == f"Step {i + 1} / {len(leg['deals'][d]['actions'])}"
+    state = page_state(driver)
+    assert state["deal"] == f"1.{d + 1}" and state["step"] == f"Step {i + 1} / {len(leg['deals'][d]['actions'])}"
     assert f" · {a['ms']} ms" in state["action"]
     assert (
         f"the referee played this: the answer was not a legal action; the bot answered “{a['answer']}”"
@@ -315,24 +242,11 @@ def test_a_forfeited_leg_says_who_forfeited_why_and_who_won(viewers: Any, driver
     no_errors(driver)
 
 
-def _overflowing(driver: Any) -> list[str]:
-    return list(
-        driver.execute_script(
-            """const w = document.documentElement.clientWidth;
-            const out = Array.from(document.querySelectorAll('body *')).filter((e) => {
-              const r = e.getBoundingClientRect(); return r.width && (r.right > w + 0.5 || r.left < -0.5); })
-              .map((e) => e.tagName + '.' + e.className + '#' + e.id);
-            if (document.documentElement.scrollWidth > w) out.push('page: ' + document.documentElement.scrollWidth);
-            return out;"""
-        )
-    )
-
-
 @pytest.mark.timeout(180)
 def test_duplicate_boards_side_by_side_and_at_phone_width(viewers: Any, driver: Any) -> None:
     url, _m, record = viewers["duplicate"]
     leg1, leg2 = record["legs"]
-    _open(driver, url, "#0.0.0")
+    open_at(driver, url, "#1.1.0")
     rows = driver.execute_script(
         "return Array.from(document.querySelectorAll('table.dup tr.board-row'))"
         ".map((r) => Array.from(r.cells).map((c) => c.textContent));"
@@ -347,23 +261,41 @@ def test_duplicate_boards_side_by_side_and_at_phone_width(viewers: Any, driver: 
         margin = t1[0] - t1[1] + t2[0] - t2[1]
         assert margin == board["margin"]
         assert row[0] == str(b + 1)
-        assert row[2:4] == [str(t1[0]), str(t1[1])] and row[5:7] == [str(t2[0]), str(t2[1])]
-        assert row[7] == (f"+{margin}" if margin > 0 else str(margin))
-        for cell, d, players in ((row[1], d1, leg1["players"]), (row[4], d2, leg2["players"])):
+        assert row[3:5] == [str(t1[0]), str(t1[1])] and row[7:9] == [str(t2[0]), str(t2[1])]
+        assert row[9] == (f"+{margin}" if margin > 0 else str(margin))
+        for cells, d, players in ((row[1:3], d1, leg1["players"]), (row[5:7], d2, leg2["players"])):
             c = d["contract"]
-            assert cell == (
-                "thrown in"
+            # The contract with its multiplier (contra x2, surcontra x4: the record's contract.multiplier), then
+            # the declarer's seat and bot.
+            mult = {1: "", 2: " ×2", 4: " ×4"}[c["multiplier"]] if c else ""
+            assert cells == (
+                ["thrown in", "—"]
                 if c is None
-                else f"{c['value']} {SUIT.get(c['strain'], c['strain'])} {players[c['bidder']]}"
+                else [
+                    f"{c['value']} {SUIT.get(c['strain'], c['strain'])}{mult}",
+                    f"{SEATS[c['bidder']]} · {players[c['bidder']]}",
+                ]
             )
     heads = driver.execute_script(
         "return Array.from(document.querySelectorAll('table.dup th')).map((c) => c.textContent);"
     )
-    assert heads == ["Board", "Table 1", "east", "west", "Table 2", "east", "west", "Margin"]
+    assert heads == [
+        "Board",
+        "Table 1",
+        "Declarer",
+        "east",
+        "west",
+        "Table 2",
+        "Declarer",
+        "east",
+        "west",
+        "Margin",
+        "How",
+    ]
     driver.execute_script("document.querySelectorAll('table.dup tr.board-row')[1].cells[1].click()")
-    assert _state(driver)["deal"] == "0.1"
+    assert page_state(driver)["deal"] == "1.2"
     driver.execute_script("document.querySelectorAll('table.dup tr.board-row')[2].cells[5].click()")
-    assert _state(driver)["deal"] == "1.2"
+    assert page_state(driver)["deal"] == "2.3"
     no_errors(driver)
 
     # A phone, 420 px wide: nothing is cut off or wider than the screen, mid-deal and at its end.
@@ -372,12 +304,12 @@ def test_duplicate_boards_side_by_side_and_at_phone_width(viewers: Any, driver: 
     )
     try:
         plays = [i for i, a in enumerate(leg1["deals"][0]["actions"]) if a["action"].startswith("play ")]
-        _open(driver, url, f"#0.0.{plays[13] + 1}")
+        open_at(driver, url, f"#1.1.{plays[13] + 1}")
         assert driver.execute_script("return document.documentElement.clientWidth") == 420
-        assert _overflowing(driver) == []
-        _click(driver, "last")
-        assert _state(driver)["dealtShown"]
-        assert _overflowing(driver) == []
+        assert overflowing(driver) == []
+        click(driver, "last")
+        assert page_state(driver)["dealtShown"]
+        assert overflowing(driver) == []
     finally:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     no_errors(driver)

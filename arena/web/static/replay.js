@@ -1,4 +1,5 @@
-// Replay viewer: steps through the deals of a game record (docs/game-record.md, docs/web.md).
+// Replay viewer: steps through the deals of a game record (docs/game-record.md, docs/web.md); the reading of
+// one deal is replay_deal.js, the duplicate table and the arithmetic of a score replay_score.js.
 //
 // The page embeds the payload of arena/replay.py as JSON: the record's deals (without the deck) and, per
 // deal, the facts the referee's rules derive from it (trick winners and points, declarations' kinds and
@@ -9,13 +10,7 @@
 "use strict";
 (function () {
   const data = JSON.parse(document.getElementById("replay-data").textContent);
-  const SEATS = ["South", "East", "North", "West"];
   const SIDES = ["N/S", "E/W"];
-  const SUIT = { C: "♣", D: "♦", H: "♥", S: "♠" };
-  const STRAIN = { C: "♣", D: "♦", H: "♥", S: "♠", NT: "no trump", AT: "all trump" };
-  const RANK = { T: "10" };
-  const TRUMP_ORDER = "J9ATKQ87", PLAIN_ORDER = "ATKQJ987", SUIT_ORDER = "SHCD";
-  const AUCTION = /^(pass|bid|contra|surcontra)\b/;
   // Rulesets where a bid names only a suit taken as trump (the turned card's, or another).
   const TAKING = { french: true, bela: true };
   const WHY = {
@@ -23,44 +18,17 @@
     illegal_action: "the answer was not a legal action",
     malformed_reply: "the answer could not be read",
   };
+  const { SEATS, SUIT, STRAIN, RANK, AUCTION, el, pretty, trumpOf, card, markWinner, sorted, auctionLength, stateAt,
+    trickEnds, noteText } = window.ReplayDeal;
   const $ = (id) => document.getElementById(id);
   const legs = data.legs;
   let leg = 0, dealNo = 0, step = 0, view = "all", timer = null;
 
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
   function replace(node, ...children) { node.replaceChildren(...children); }
-  function pretty(code) {
-    return code.replace(/\b([789TJQKA])([CDHS])\b/g, (_, r, s) => (RANK[r] || r) + SUIT[s])
-      .replace(/^bid (\d+ )?(C|D|H|S|NT|AT)$/, (_, v, s) => "bid " + (v || "") + STRAIN[s]);
-  }
   function current() { return legs[leg].deals[dealNo]; }
   function players() { return legs[leg].players; }
   function rulesetName() { return (legs[leg].ruleset || {}).name || ""; }
   function who(seat) { return SEATS[seat] + " (" + players()[seat] + ")"; }
-  function trumpOf(deal) {
-    const c = deal.contract;
-    return c && SUIT[c.strain] ? c.strain : null;
-  }
-  function card(code, trump) {
-    const c = el("span", "card" + ("HD".includes(code[1]) ? " red" : "") + (code[1] === trump ? " trump" : ""));
-    c.dataset.card = code;
-    c.title = code;
-    c.append(el("span", "r", RANK[code[0]] || code[0]), el("span", "s", SUIT[code[1]] || code[1]));
-    return c;
-  }
-  // A hand as a card player holds it: trump first, then the other suits; strongest card first in each
-  // (the trump order in the trump suit, and in every suit at all trump).
-  function sorted(cards, deal) {
-    const c = deal.contract, trump = trumpOf(deal), all = c && c.strain === "AT";
-    const suitKey = (s) => (s === trump ? -1 : SUIT_ORDER.indexOf(s));
-    const rankKey = (x) => (all || x[1] === trump ? TRUMP_ORDER : PLAIN_ORDER).indexOf(x[0]);
-    return cards.slice().sort((a, b) => suitKey(a[1]) - suitKey(b[1]) || rankKey(a) - rankKey(b));
-  }
   function callText(code) {
     const m = /^bid (C|D|H|S)$/.exec(code);
     if (m && TAKING[rulesetName()]) return "takes " + SUIT[m[1]];
@@ -72,48 +40,12 @@
     return (c.value ? c.value + " " : "") + STRAIN[c.strain] + " by " + who(c.bidder) + mult;
   }
   function seen(seat) { return view === "all" || Number(view) === seat; }
-
-  // The number of actions that make the auction: the calls before the first declaration or card; the whole
-  // deal when it ended in the auction (thrown in); null while it is still open (a forfeit stopped it).
-  function auctionLength(deal) {
-    const i = deal.actions.findIndex((a) => !AUCTION.test(a.action));
-    if (i >= 0) return i;
-    return deal.contract || deal.thrown_in ? deal.actions.length : null;
-  }
-
-  // The state after the first k actions of the current deal.
-  function stateAt(k) {
-    const deal = current(), facts = deal.facts;
-    const alen = auctionLength(deal);
-    const auctionOver = alen !== null && k >= alen;
-    const start = !auctionOver && facts && facts.first_hands ? facts.first_hands : deal.hands;
-    const hands = start.map((h) => h.slice());
-    const plays = [], declared = [];
-    deal.actions.slice(0, k).forEach((a) => {
-      const code = a.action;
-      if (code.startsWith("declare ")) { declared.push({ seat: a.seat, code }); return; }
-      if (code.startsWith("play ")) {
-        const c = code.split(" ")[1];
-        const h = hands[a.seat], at = h.indexOf(c);
-        if (at >= 0) h.splice(at, 1);
-        plays.push({ seat: a.seat, card: c, belote: code.endsWith(" belote"), ms: a.ms });
-      }
-    });
-    const tricks = [];
-    for (let i = 0; i + 4 <= plays.length; i += 4) tricks.push(plays.slice(i, i + 4));
-    const n = plays.length;
-    const trick = n ? plays.slice(Math.floor((n - 1) / 4) * 4) : [];
-    return { hands, tricks, trick, declared, auctionOver, alen, finished: k === deal.actions.length };
-  }
-
-  // The step just after the i-th trick's last card (i from 0), and the steps where tricks end.
-  function trickEnds(deal) {
-    const ends = [];
-    let plays = 0;
-    deal.actions.forEach((a, i) => {
-      if (a.action.startsWith("play ") && ++plays % 4 === 0) ends.push(i + 1);
-    });
-    return ends;
+  // The cards every seat sees once the first trick has settled the declarations: those of the credited ones.
+  function shownCards(st) {
+    const facts = current().facts, out = new Set();
+    if (!facts || st.tricks.length < 1) return out;
+    facts.declarations.filter((x) => x.credited).forEach((x) => x.code.split("-").forEach((c) => out.add(c)));
+    return out;
   }
 
   function fillSelect() {
@@ -121,11 +53,11 @@
     legs.forEach((lg, li) => lg.deals.forEach((d, di) => {
       const o = el("option", "", (legs.length > 1 ? "Leg " + (li + 1) + " · " : "") + "Deal " + (di + 1) +
         (d.thrown_in ? " (thrown in)" : ""));
-      o.value = li + "." + di;
+      o.value = li + 1 + "." + (di + 1);
       sel.append(o);
     }));
     sel.addEventListener("change", () => {
-      [leg, dealNo] = sel.value.split(".").map(Number);
+      [leg, dealNo] = sel.value.split(".").map((x) => Number(x) - 1);
       step = 0;
       render();
     });
@@ -153,7 +85,7 @@
     replace($("auction"), grid);
     const c = deal.contract;
     let text;
-    if (!st.auctionOver) text = st.finished ? "The auction was stopped (forfeit)" : "Auction in progress";
+    if (!st.auctionOver) text = st.finished ? "The auction was stopped (the match ended)" : "Auction in progress";
     else if (c) text = "Contract: " + contractText(c);
     else text = "All passed: thrown in";
     $("contract").textContent = text;
@@ -171,8 +103,11 @@
       }
       if (!facts) { lines.push(el("div", "", SEATS[d.seat] + ": " + pretty(d.code.slice(8)))); return; }
       mine.forEach((x) => {
+        // Another seat's declaration is known by its kind and points until the first trick shows the
+        // credited ones to every seat (referee.observation.announcement_views).
+        const open = seen(d.seat) || (settled && x.credited);
         const line = el("div", settled ? (x.credited ? "strong credited" : "muted not-credited") : "",
-          SEATS[d.seat] + ": " + pretty(x.text));
+          SEATS[d.seat] + ": " + (open ? pretty(x.text) : x.public || "a declaration"));
         if (settled) line.append(el("span", "", x.credited ? " · credited" : " · not credited"));
         lines.push(line);
       });
@@ -213,7 +148,7 @@
     const shown = st.trick.map((p) => {
       const slot = el("div", "slot slot-" + p.seat);
       const c = card(p.card, trump);
-      if (st.trick.length === 4 && winners[st.tricks.length - 1] === p.seat) c.classList.add("win");
+      if (st.trick.length === 4 && winners[st.tricks.length - 1] === p.seat) markWinner(c);
       slot.append(c);
       return slot;
     });
@@ -224,34 +159,44 @@
       t.append(card(deal.turned_card, null));
       info.push(t);
     }
-    if (st.auctionOver && deal.contract) info.push(el("div", "trump-mark", "trump " + STRAIN[deal.contract.strain]));
     replace($("table-info"), ...info);
+    // The trump is named above the table, beside the contract, never among the cards on it: Pilotta turns
+    // no card, and a label over North's card read like one.
+    const c = deal.contract, mark = $("trump-info");
+    mark.hidden = !(st.auctionOver && c);
+    mark.textContent = mark.hidden ? "" : "Trump: " + STRAIN[c.strain] + " · " + contractText(c);
   }
 
-  // A score note: words in records of format_version 1 and 2; from version 3 an object, its code and values
-  // with the words ("text") rendered by the referee (docs/game-record.md). Without words, the code and values.
-  function noteText(n) {
-    if (typeof n === "string") return n;
-    if (n && typeof n.text === "string") return n.text;
-    if (!n || typeof n !== "object") return String(n);
-    const values = Object.keys(n).filter((k) => k !== "code" && k !== "text").map((k) => k + " " + n[k]);
-    return n.code + (values.length ? ": " + values.join(", ") : "");
-  }
-
+  // How a leg ended. A forfeit is never a draw at either table: the forfeiting leg names who forfeited,
+  // why and who wins by it (the points stood where play stopped, they decide nothing); the other table's
+  // leg, stopped because the match ended, says where and why it ended. Team t holds side t at the first
+  // table and side 1 - t at the second (every bot one seat on).
   function legResultText(res) {
     const f = res.forfeit;
+    const names = (s) => [...new Set([players()[s], players()[s + 2]])].join(" & ");
+    const stood = " (the points stood at " + res.scores.join(" – ") + " when play stopped)";
+    const void_ = data.winner === null || data.winner === undefined;
+    const winnerHere = () => { const s = data.winner ^ (leg === 1 ? 1 : 0); return names(s) + " (" + SIDES[s] + ")"; };
     if (f) {
       const side = f.side === undefined ? f.seat & 1 : f.side, won = 1 - side;
-      const names = (s) => [...new Set([players()[s], players()[s + 2]])].join(" & ");
       const head = who(f.seat) + " forfeited: " + f.reason + ". ";
       // A match without a winner despite a forfeit is void: bots of both teams could not play.
-      if (data.winner === null || data.winner === undefined) return head + "No side wins: the match is void.";
-      return head + names(won) + " (" + SIDES[won] + ") win " + res.scores.join(" – ") + ".";
+      if (void_) return head + "No side wins: the match is void" + stood + ".";
+      return head + names(won) + " (" + SIDES[won] + ") win by forfeit" + stood + ".";
+    }
+    if (res.stopped || (data.forfeit && (res.winner === null || res.winner === undefined))) {
+      const other = legs.findIndex((l, i) => i !== leg && l.result && l.result.forfeit);
+      let where = "Stopped: the match ended at the other table";
+      if (other >= 0) {
+        const of = legs[other].result.forfeit, p = legs[other].players[of.seat];
+        where += " (table " + (other + 1) + "), where " + SEATS[of.seat] + " (" + p + ") forfeited: " + of.reason;
+      } else if (data.forfeit) where += " by a forfeit: " + data.forfeit;
+      if (void_) return where + ". No side wins: the match is void" + stood + ".";
+      return where + ". " + winnerHere() + " win the match by forfeit" + stood + ".";
     }
     if (res.winner === null || res.winner === undefined) return "Game over: draw " + res.scores.join(" – ") +
       (res.reason ? " (" + res.reason + ")" : "");
-    const names = [...new Set([players()[res.winner], players()[res.winner + 2]])].join(" & ");
-    return "Game over: " + names + " (" + SIDES[res.winner] + ") win " + res.scores.join(" – ") +
+    return "Game over: " + names(res.winner) + " (" + SIDES[res.winner] + ") win " + res.scores.join(" – ") +
       (res.reason ? " (" + res.reason + ")" : "");
   }
 
@@ -291,6 +236,12 @@
         s.contract_made ? "contract made" : "contract failed") + (s.capot !== null ? " · capot by " + SIDES[s.capot] : "") +
         (s.multiplier > 1 ? " · ×" + s.multiplier : "") + (s.hanging ? " · hanging " + s.hanging : "")));
       (s.notes || []).forEach((n) => notes.push(el("div", "muted", noteText(n))));
+      if (deal.contract) {
+        const d = ReplayScore.details("How the points add up",
+          ReplayScore.arithmeticLines(deal, (x) => SIDES[x]));
+        d.id = "arithmetic";
+        notes.push(d);
+      }
     }
     const res = lg.result;
     if (st.finished && dealNo === lg.deals.length - 1 && res) {
@@ -315,6 +266,23 @@
     replace($("dealt"), ...rows);
   }
 
+  // A decision's CPU time, in the record's unit (ms). A bot the referee started as a process is read from
+  // /proc in clock ticks (10 ms): when every reading of the leg is a whole number of ticks, one decision's
+  // 0 means "less than a tick", so it says so and adds the seat's sum over the deal so far, the fair figure.
+  // A sandboxed bot is read from its cgroup to the microsecond: shown as it is.
+  function cpuText(a) {
+    if (typeof a.cpu_ms !== "number") return "";
+    const all = legs[leg].deals.flatMap((d) => d.actions).filter((x) => typeof x.cpu_ms === "number");
+    if (!all.every((x) => x.cpu_ms % 10 === 0)) {
+      return " (cpu " + (a.cpu_ms < 10 ? a.cpu_ms.toFixed(2) : a.cpu_ms.toFixed(0)) + " ms)";
+    }
+    const upto = current().actions.slice(0, step).filter((x) => x.seat === a.seat && typeof x.cpu_ms === "number");
+    const total = upto.reduce((t, x) => t + x.cpu_ms, 0);
+    return " (cpu " + (a.cpu_ms === 0 ? "< 10" : String(a.cpu_ms)) + " ms, in 10 ms ticks; " + total +
+      " ms over " + SEATS[a.seat] + "'s " + upto.length + (upto.length === 1 ? " decision" : " decisions") +
+      " of this deal)";
+  }
+
   function renderAction(last) {
     const deal = current(), act = $("action");
     if (!last) {
@@ -324,8 +292,7 @@
     }
     const said = AUCTION.test(last.action) && TAKING[rulesetName()] ? callText(last.action) : pretty(last.action);
     const parts = [el("strong", "", who(last.seat) + ": "), el("span", "", said)];
-    if (last.ms !== undefined) parts.push(el("span", "latency", " · " + last.ms + " ms" +
-      (last.cpu_ms !== undefined ? " (cpu " + last.cpu_ms + " ms)" : "")));
+    if (last.ms !== undefined) parts.push(el("span", "latency", " · " + last.ms + " ms" + cpuText(last)));
     if (last.outcome) {
       let text = " · the referee played this: " + (WHY[last.outcome] || last.outcome);
       if (last.answer !== undefined) text += "; the bot answered “" + last.answer + "”";
@@ -339,51 +306,34 @@
   function renderDuplicate() {
     const box = $("duplicate");
     if (!box || !data.duplicate.length) return;
-    const table = el("table", "dup");
-    // Team 0 holds side 0 at the first table (seats 0 and 2 of leg 1), team 1 side 1.
-    const team = (t) => [...new Set([legs[0].players[t], legs[0].players[t + 2]])].join(" & ");
-    const head = el("tr");
-    ["Board", "Table 1", team(0), team(1), "Table 2", team(0), team(1), "Margin"].forEach((t) =>
-      head.append(el("th", "", t)));
-    table.append(head);
-    const contract = (c, li) => {
-      if (!c) return "thrown in";
-      const p = legs[li] ? legs[li].players[c.bidder] : SEATS[c.bidder];
-      return (c.value ? c.value + " " : "") + STRAIN[c.strain] + " " + p;
-    };
-    data.duplicate.forEach((b) => {
-      const tr = el("tr", "board-row" + (b.board === dealNo && legs.length === 2 ? " now" : ""));
-      tr.dataset.board = String(b.board);
-      tr.append(el("td", "", String(b.board + 1)));
-      // A click on a table's cells opens the board at that table.
-      [0, 1].forEach((t) => {
-        const cells = [el("td", "", contract(b.contracts[t], t)),
-          el("td", "num", String(b.points[t][0])), el("td", "num", String(b.points[t][1]))];
-        cells.forEach((c) => { c.dataset.leg = String(Math.min(t, legs.length - 1)); });
-        tr.append(...cells);
-      });
-      tr.append(el("td", "num margin", (b.margin > 0 ? "+" : "") + b.margin));
-      tr.addEventListener("click", (e) => {
-        const td = e.target.closest("td");
-        leg = td && td.dataset.leg ? Number(td.dataset.leg) : 0;
-        dealNo = b.board;
-        step = 0;
-        render();
-      });
-      table.append(tr);
-    });
-    replace(box, table);
+    replace(box, ReplayScore.duplicateTable(data, legs, { board: dealNo }, (l, b) => {
+      leg = l;
+      dealNo = b;
+      step = 0;
+      render();
+    }));
   }
 
   function render() {
     const deal = current(), n = deal.actions.length;
     step = Math.max(0, Math.min(step, n));
-    const st = stateAt(step);
+    const st = stateAt(current(), step);
     const last = step > 0 ? deal.actions[step - 1] : null;
     const trump = st.auctionOver ? trumpOf(deal) : null;
     for (let s = 0; s < 4; s++) {
       const hand = st.auctionOver ? sorted(st.hands[s], deal) : sorted(st.hands[s], { contract: null });
-      const shown = seen(s) ? hand.map((c) => card(c, trump)) : hand.map(() => el("span", "card back"));
+      // Another seat's hand: the cards of its shown declarations face up, first (where they sit among the
+      // hidden cards would tell more than the rules show), the rest face down.
+      const open = seen(s) ? null : shownCards(st);
+      const shown = seen(s) ? hand.map((c) => card(c, trump)) : [
+        ...hand.filter((c) => open.has(c)).map((c) => {
+          const x = card(c, trump);
+          x.classList.add("declared");
+          x.title += ": shown, a credited declaration";
+          x.setAttribute("aria-label", x.title);
+          return x;
+        }),
+        ...hand.filter((c) => !open.has(c)).map(() => el("span", "card back"))];
       replace($("hand-" + s), ...shown);
       $("hand-" + s).dataset.count = String(hand.length);
       $("name-" + s).textContent = SEATS[s] + " · " + players()[s];
@@ -407,8 +357,10 @@
     $("next-deal").disabled = leg === legs.length - 1 && dealNo === legs[leg].deals.length - 1;
     $("next-intervention").disabled = nextIntervention() === null;
     $("autoplay").textContent = timer ? "Pause" : "Autoplay";
-    $("deal-select").value = leg + "." + dealNo;
-    history.replaceState(null, "", "#" + leg + "." + dealNo + "." + step);
+    $("deal-select").value = leg + 1 + "." + (dealNo + 1);
+    // Legs and deals counted from 1, as everywhere else (arena match, the owners' logs); the step is the
+    // number of actions taken (0: the deal just dealt).
+    history.replaceState(null, "", "#" + (leg + 1) + "." + (dealNo + 1) + "." + step);
   }
 
   function go(to) { step = to; render(); }
@@ -476,8 +428,26 @@
   });
 
   fillSelect();
-  // A link may carry "#leg.deal.step" (what the address bar shows while stepping).
+  // A link may carry "#leg.deal.step" (what the address bar shows while stepping; leg and deal from 1). A
+  // link to a deal this match does not have says so, above the table, instead of opening another silently.
   const m = /^#(\d+)\.(\d+)\.(\d+)$/.exec(location.hash);
-  if (m && legs[+m[1]] && legs[+m[1]].deals[+m[2]]) { leg = +m[1]; dealNo = +m[2]; step = +m[3]; }
+  if (m) {
+    const [l, d, k] = [+m[1], +m[2], +m[3]];
+    const lg = legs[l - 1];
+    if (lg && lg.deals[d - 1]) {
+      [leg, dealNo, step] = [l - 1, d - 1, k];
+    } else {
+      const note = $("link-note");
+      note.textContent = (lg ? "Leg " + l + " has no deal " + d + " (it has " + lg.deals.length + ")"
+        : "This match has no leg " + l + " (it has " + legs.length + ")") + ": the link " + location.hash +
+        " points to nothing here. Showing leg 1, deal 1.";
+      note.hidden = false;
+    }
+  } else if (location.hash) {
+    const note = $("link-note");
+    note.textContent = "The link " + location.hash + " is not a moment of this match (#leg.deal.step, from 1): " +
+      "showing leg 1, deal 1.";
+    note.hidden = false;
+  }
   render();
 })();

@@ -9,6 +9,9 @@ Modes:
   random     a seeded random legal action (``--seed``)
   sleep      like ``first`` but sleep ``--sleep-ms`` first (past the deadline; any mode sleeps that long)
   crash      like ``first``, then ``os._exit(1)`` on decision number ``--after``
+  hang       like ``first`` for ``--after`` decisions, then never answers: each later call waits until the
+             referee gives up on it (its deadline passes or it cancels the call or stream; 60 s at most), so
+             it times out however loaded the machine, where a sleep past the deadline might not
   illegal    a well-formed action code that is not legal now
   badindex   an index out of range
   garbage    bytes that are not a DecideReply
@@ -87,6 +90,11 @@ class Behaviour:
         mode = self.mode
         if mode == "crash" and n >= self.after:
             os._exit(1)
+        if mode == "hang" and n > self.after:
+            given_up = threading.Event()  # set when the call (version 1) or the stream (version 2) ends
+            context.add_callback(given_up.set)
+            given_up.wait(60.0)
+            return bot_pb2.DecideReply(action=legal[0], comment="too late")
         if mode == "sleep" or self.sleep_ms:  # ``sleep_ms`` slows any mode down
             time.sleep(self.sleep_ms / 1000)
         if self.burn_ms:  # the process's CPU time (all its threads), which is what the referee's meter reads

@@ -3,7 +3,8 @@
 isort:skip_file
 The arena API: the ladder's public face, used by the `arena` CLI, the web pages and operators' tools.
 
-Calls that change a bot carry a token: the owner token issued at registration, or the admin token.
+Calls that change a bot carry a token: the bot's token issued at registration, its owner's token (from the
+operator: AddOwner), or the admin token.
 Starting and stopping ladders needs the admin token (printed by `arena up`, kept in its data dir).
 Errors use gRPC status codes with a message naming what was wrong: INVALID_ARGUMENT (a malformed
 manifest or endpoint), NOT_FOUND (an unknown bot, match or ladder), PERMISSION_DENIED (a wrong token),
@@ -36,6 +37,146 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+@_typing.final
+class AddOwnerRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """the admin token"""
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddOwnerRequest: _TypeAlias = AddOwnerRequest  # noqa: Y015
+
+@_typing.final
+class OwnerInfo(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    REVOKED_AT_FIELD_NUMBER: _builtins.int
+    ACTIVE_BOTS_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    created_at: _builtins.float
+    """unix seconds"""
+    revoked_at: _builtins.float
+    """0: not revoked"""
+    active_bots: _builtins.int
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        created_at: _builtins.float = ...,
+        revoked_at: _builtins.float = ...,
+        active_bots: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_bots", b"active_bots", "created_at", b"created_at", "name", b"name", "revoked_at", b"revoked_at"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___OwnerInfo: _TypeAlias = OwnerInfo  # noqa: Y015
+
+@_typing.final
+class AddOwnerReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNER_FIELD_NUMBER: _builtins.int
+    OWNER_TOKEN_FIELD_NUMBER: _builtins.int
+    owner_token: _builtins.str
+    """shown once"""
+    @_builtins.property
+    def owner(self) -> Global___OwnerInfo: ...
+    def __init__(
+        self,
+        *,
+        owner: Global___OwnerInfo | None = ...,
+        owner_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["owner", b"owner"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["owner", b"owner", "owner_token", b"owner_token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddOwnerReply: _TypeAlias = AddOwnerReply  # noqa: Y015
+
+@_typing.final
+class ListOwnersRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """the admin token"""
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListOwnersRequest: _TypeAlias = ListOwnersRequest  # noqa: Y015
+
+@_typing.final
+class ListOwnersReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OWNERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def owners(self) -> _containers.RepeatedCompositeFieldContainer[Global___OwnerInfo]: ...
+    def __init__(
+        self,
+        *,
+        owners: _abc.Iterable[Global___OwnerInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["owners", b"owners"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListOwnersReply: _TypeAlias = ListOwnersReply  # noqa: Y015
+
+@_typing.final
+class RevokeOwnerRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """the admin token"""
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RevokeOwnerRequest: _TypeAlias = RevokeOwnerRequest  # noqa: Y015
 
 @_typing.final
 class BotLogsRequest(_message.Message):
@@ -96,6 +237,9 @@ class BotLogsReply(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     LOGS_FIELD_NUMBER: _builtins.int
+    RETENTION_FIELD_NUMBER: _builtins.int
+    retention: _builtins.str
+    """which logs the arena keeps, in words ("each bot's logs of its last 200 matches ...")"""
     @_builtins.property
     def logs(self) -> _containers.RepeatedCompositeFieldContainer[Global___MatchLog]:
         """newest first"""
@@ -104,10 +248,11 @@ class BotLogsReply(_message.Message):
         self,
         *,
         logs: _abc.Iterable[Global___MatchLog] | None = ...,
+        retention: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["logs", b"logs"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["logs", b"logs", "retention", b"retention"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -126,9 +271,11 @@ class SubmitBotChunk(_message.Message):
     """The first chunk names the bot and carries the tokens; every chunk carries the next bytes."""
     owner: _builtins.str
     token: _builtins.str
-    """a new version: the owner token or the admin token"""
+    """A new bot: its owner's token (or the admin token); a new version: a token of the bot (its own or its
+    owner's) or the admin token.
+    """
     registration_key: _builtins.str
-    """a new bot: the registration key, when the arena requires one"""
+    """no longer used: the owner token admits a new bot"""
     data: _builtins.bytes
     """at most 1 MiB per chunk"""
     def __init__(
@@ -157,7 +304,7 @@ class SubmitBotReply(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     DIGEST_FIELD_NUMBER: _builtins.int
     owner_token: _builtins.str
-    """a new bot only: shown once"""
+    """a new bot only: the bot's own token, shown once"""
     version: _builtins.int
     """the uploaded version (pending)"""
     digest: _builtins.str
@@ -509,11 +656,12 @@ class RegisterBotRequest(_message.Message):
     name: _builtins.str
     owner: _builtins.str
     token: _builtins.str
-    """The admin token: required for a manifest bot (a command the workers run as the operator's own);
-    elsewhere it may stand in for the registration key.
+    """The admin token: required for a manifest bot (a command the workers run as the operator's own).
+    Another bot: the owner token of `owner` (from the operator: AddOwner), or the admin token; on an arena
+    with open registration an owner nobody added takes none.
     """
     registration_key: _builtins.str
-    """The arena's registration key, when its operator requires one (`arena up` prints it)."""
+    """No longer used: the owner token admits a new bot."""
     @_builtins.property
     def source(self) -> Global___BotSource: ...
     @_builtins.property
@@ -552,7 +700,7 @@ class RegisterBotReply(_message.Message):
     BOT_FIELD_NUMBER: _builtins.int
     OWNER_TOKEN_FIELD_NUMBER: _builtins.int
     owner_token: _builtins.str
-    """shown once: keep it to update or retire the bot"""
+    """the bot's own token, shown once: it updates, checks or retires this bot"""
     @_builtins.property
     def bot(self) -> Global___BotInfo: ...
     def __init__(
@@ -649,7 +797,7 @@ class BotInfo(_message.Message):
     name: _builtins.str
     owner: _builtins.str
     version: _builtins.int
-    """each update adds a version; every version is kept"""
+    """each update adds a version; its history is kept, an uploaded one's package only while retention keeps it (the last package_versions_kept)"""
     endpoint: _builtins.str
     manifest_json: _builtins.str
     """the manifest as registered"""
@@ -859,9 +1007,12 @@ class LeaderboardReply(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     LADDER_FIELD_NUMBER: _builtins.int
+    LADDER_NAME_FIELD_NUMBER: _builtins.int
     ENTRIES_FIELD_NUMBER: _builtins.int
     NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
+    ladder_name: _builtins.str
+    """the ladder's name; empty when it has none (show the id then)"""
     next_page_token: _builtins.str
     @_builtins.property
     def entries(self) -> _containers.RepeatedCompositeFieldContainer[Global___LeaderboardEntry]: ...
@@ -869,12 +1020,13 @@ class LeaderboardReply(_message.Message):
         self,
         *,
         ladder: _builtins.str = ...,
+        ladder_name: _builtins.str = ...,
         entries: _abc.Iterable[Global___LeaderboardEntry] | None = ...,
         next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "ladder", b"ladder", "next_page_token", b"next_page_token"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "ladder", b"ladder", "ladder_name", b"ladder_name", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -994,6 +1146,7 @@ class BatchRatingsReply(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     LADDER_FIELD_NUMBER: _builtins.int
+    LADDER_NAME_FIELD_NUMBER: _builtins.int
     ANCHOR_FIELD_NUMBER: _builtins.int
     BOARDS_FIELD_NUMBER: _builtins.int
     RATINGS_FIELD_NUMBER: _builtins.int
@@ -1001,6 +1154,8 @@ class BatchRatingsReply(_message.Message):
     PROVISIONAL_WIDTH_ELO_FIELD_NUMBER: _builtins.int
     PROVISIONAL_BOARDS_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
+    ladder_name: _builtins.str
+    """the ladder's name; empty when it has none"""
     anchor: _builtins.str
     boards: _builtins.int
     provisional_width_elo: _builtins.float
@@ -1015,6 +1170,7 @@ class BatchRatingsReply(_message.Message):
         self,
         *,
         ladder: _builtins.str = ...,
+        ladder_name: _builtins.str = ...,
         anchor: _builtins.str = ...,
         boards: _builtins.int = ...,
         ratings: _abc.Iterable[Global___BatchRating] | None = ...,
@@ -1024,7 +1180,7 @@ class BatchRatingsReply(_message.Message):
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "boards", b"boards", "head_to_head", b"head_to_head", "ladder", b"ladder", "provisional_boards", b"provisional_boards", "provisional_width_elo", b"provisional_width_elo", "ratings", b"ratings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["anchor", b"anchor", "boards", b"boards", "head_to_head", b"head_to_head", "ladder", b"ladder", "ladder_name", b"ladder_name", "provisional_boards", b"provisional_boards", "provisional_width_elo", b"provisional_width_elo", "ratings", b"ratings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1075,6 +1231,7 @@ class MatchSummary(_message.Message):
     RULESET_FIELD_NUMBER: _builtins.int
     UNRATED_FIELD_NUMBER: _builtins.int
     VOID_FIELD_NUMBER: _builtins.int
+    LADDER_NAME_FIELD_NUMBER: _builtins.int
     match_id: _builtins.str
     ladder: _builtins.str
     game: _builtins.str
@@ -1087,6 +1244,8 @@ class MatchSummary(_message.Message):
     """recorded and shown, never rated"""
     void: _builtins.bool
     """neither side could play: recorded, shown, never rated"""
+    ladder_name: _builtins.str
+    """the ladder's name; empty when it has none"""
     @_builtins.property
     def bots(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """by seat"""
@@ -1107,10 +1266,11 @@ class MatchSummary(_message.Message):
         ruleset: _builtins.str = ...,
         unrated: _builtins.bool = ...,
         void: _builtins.bool = ...,
+        ladder_name: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side", "winner_side", b"winner_side"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side", "bots", b"bots", "finished_at", b"finished_at", "forfeit_reason", b"forfeit_reason", "game", b"game", "ladder", b"ladder", "match_id", b"match_id", "ruleset", b"ruleset", "scores", b"scores", "unrated", b"unrated", "void", b"void", "winner_side", b"winner_side"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side", "bots", b"bots", "finished_at", b"finished_at", "forfeit_reason", b"forfeit_reason", "game", b"game", "ladder", b"ladder", "ladder_name", b"ladder_name", "match_id", b"match_id", "ruleset", b"ruleset", "scores", b"scores", "unrated", b"unrated", "void", b"void", "winner_side", b"winner_side"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__winner_side: _TypeAlias = _typing.Literal["winner_side"]  # noqa: Y015
     _WhichOneofArgType__winner_side: _TypeAlias = _typing.Literal["_winner_side", b"_winner_side"]  # noqa: Y015
@@ -1301,6 +1461,8 @@ class LadderStatusReply(_message.Message):
     MAX_IN_FLIGHT_FIELD_NUMBER: _builtins.int
     IS_DEFAULT_FIELD_NUMBER: _builtins.int
     GATING_FIELD_NUMBER: _builtins.int
+    HELD_BY_PAIRS_FIELD_NUMBER: _builtins.int
+    IDLE_BY_PAIRS_FIELD_NUMBER: _builtins.int
     ladder: _builtins.str
     game: _builtins.str
     """deprecated: the same as ruleset"""
@@ -1322,6 +1484,10 @@ class LadderStatusReply(_message.Message):
     """a ladder with a budget: matches not yet played (to schedule, waiting, playing)"""
     max_in_flight: _builtins.int
     is_default: _builtins.bool
+    held_by_pairs: _builtins.int
+    """The matches the pair rule holds back now (pairing.held_by_pairs): free bots the scheduler would pair
+    if the pair rule did not keep their opponents even, and the free bots left idle by it (names).
+    """
     @_builtins.property
     def workers_alive(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -1338,6 +1504,8 @@ class LadderStatusReply(_message.Message):
     def gating(self) -> _containers.RepeatedCompositeFieldContainer[Global___GateStatus]:
         """a gated ladder: the versions gating now"""
 
+    @_builtins.property
+    def idle_by_pairs(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
         self,
         *,
@@ -1360,10 +1528,12 @@ class LadderStatusReply(_message.Message):
         max_in_flight: _builtins.int = ...,
         is_default: _builtins.bool = ...,
         gating: _abc.Iterable[Global___GateStatus] | None = ...,
+        held_by_pairs: _builtins.int = ...,
+        idle_by_pairs: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_eta_seconds", b"_eta_seconds", "_remaining", b"_remaining", "eta_seconds", b"eta_seconds", "remaining", b"remaining"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_eta_seconds", b"_eta_seconds", "_remaining", b"_remaining", "completed", b"completed", "dead_lettered", b"dead_lettered", "eta_seconds", b"eta_seconds", "game", b"game", "gating", b"gating", "holding", b"holding", "in_flight", b"in_flight", "is_default", b"is_default", "ladder", b"ladder", "matches_per_minute", b"matches_per_minute", "max_in_flight", b"max_in_flight", "name", b"name", "oldest_pending_age_seconds", b"oldest_pending_age_seconds", "pending", b"pending", "queued", b"queued", "remaining", b"remaining", "ruleset", b"ruleset", "started", b"started", "workers_alive", b"workers_alive"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_eta_seconds", b"_eta_seconds", "_remaining", b"_remaining", "completed", b"completed", "dead_lettered", b"dead_lettered", "eta_seconds", b"eta_seconds", "game", b"game", "gating", b"gating", "held_by_pairs", b"held_by_pairs", "holding", b"holding", "idle_by_pairs", b"idle_by_pairs", "in_flight", b"in_flight", "is_default", b"is_default", "ladder", b"ladder", "matches_per_minute", b"matches_per_minute", "max_in_flight", b"max_in_flight", "name", b"name", "oldest_pending_age_seconds", b"oldest_pending_age_seconds", "pending", b"pending", "queued", b"queued", "remaining", b"remaining", "ruleset", b"ruleset", "started", b"started", "workers_alive", b"workers_alive"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__eta_seconds: _TypeAlias = _typing.Literal["eta_seconds"]  # noqa: Y015
     _WhichOneofArgType__eta_seconds: _TypeAlias = _typing.Literal["_eta_seconds", b"_eta_seconds"]  # noqa: Y015
@@ -1519,6 +1689,34 @@ class StopLadderRequest(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___StopLadderRequest: _TypeAlias = StopLadderRequest  # noqa: Y015
+
+@_typing.final
+class ExtendLadderRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    LADDER_FIELD_NUMBER: _builtins.int
+    MATCHES_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """the admin token"""
+    ladder: _builtins.str
+    """the ladder's name or id"""
+    matches: _builtins.int
+    """how many matches to add (at least 1)"""
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+        ladder: _builtins.str = ...,
+        matches: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ladder", b"ladder", "matches", b"matches", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExtendLadderRequest: _TypeAlias = ExtendLadderRequest  # noqa: Y015
 
 @_typing.final
 class ListLaddersRequest(_message.Message):

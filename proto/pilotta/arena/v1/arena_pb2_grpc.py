@@ -94,6 +94,11 @@ class ArenaStub:
                 request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.StopLadderRequest.SerializeToString,
                 response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderInfo.FromString,
                 _registered_method=True)
+        self.ExtendLadder = channel.unary_unary(
+                '/pilotta.arena.v1.Arena/ExtendLadder',
+                request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ExtendLadderRequest.SerializeToString,
+                response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderInfo.FromString,
+                _registered_method=True)
         self.ListLadders = channel.unary_unary(
                 '/pilotta.arena.v1.Arena/ListLadders',
                 request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListLaddersRequest.SerializeToString,
@@ -123,6 +128,21 @@ class ArenaStub:
                 '/pilotta.arena.v1.Arena/BotLogs',
                 request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotLogsRequest.SerializeToString,
                 response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotLogsReply.FromString,
+                _registered_method=True)
+        self.AddOwner = channel.unary_unary(
+                '/pilotta.arena.v1.Arena/AddOwner',
+                request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.AddOwnerRequest.SerializeToString,
+                response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.AddOwnerReply.FromString,
+                _registered_method=True)
+        self.ListOwners = channel.unary_unary(
+                '/pilotta.arena.v1.Arena/ListOwners',
+                request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListOwnersRequest.SerializeToString,
+                response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListOwnersReply.FromString,
+                _registered_method=True)
+        self.RevokeOwner = channel.unary_unary(
+                '/pilotta.arena.v1.Arena/RevokeOwner',
+                request_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.RevokeOwnerRequest.SerializeToString,
+                response_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.OwnerInfo.FromString,
                 _registered_method=True)
 
 
@@ -207,6 +227,14 @@ class ArenaServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ExtendLadder(self, request, context):
+        """Add matches to a ladder's budget, its settings as they are (a stopped one starts again for that many;
+        one running without an end has no budget to add to). Admin token.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListLadders(self, request, context):
         """Every ladder, started or not.
         """
@@ -229,9 +257,9 @@ class ArenaServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SubmitBot(self, request_iterator, context):
-        """Upload a bot package (a .tar.gz or .zip, at most 50 MB) in chunks: a new bot (the registration key when
-        the arena requires one), or a new version of one (its owner token or the admin token). The version is
-        pending until a worker validates it in the sandbox.
+        """Upload a bot package (a .tar.gz or .zip, at most 50 MB) in chunks: a new bot (its owner's token, or the
+        admin token), or a new version of one (a token of the bot or the admin token). The version is pending
+        until a worker validates it in the sandbox.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -249,6 +277,28 @@ class ArenaServicer:
         """What the bot wrote to stderr in its last matches (64 KB each at most), with the referee's account of
         its problems. The owner token or the admin token: public pages never show logs.
         """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddOwner(self, request, context):
+        """Owners are identities the operator adds, each with an owner token that admits its bots (where the arena
+        requires registration, a bot's owner must be one) and stands for every bot of it. Admin token.
+        AddOwner returns the owner token, once; a revoked owner added again gets a new one; a name bots were
+        registered under before is adopted. RevokeOwner: its token and its bots' tokens admit nothing more.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListOwners(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RevokeOwner(self, request, context):
+        """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -316,6 +366,11 @@ def add_ArenaServicer_to_server(servicer, server):
                     request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.StopLadderRequest.FromString,
                     response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderInfo.SerializeToString,
             ),
+            'ExtendLadder': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExtendLadder,
+                    request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ExtendLadderRequest.FromString,
+                    response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderInfo.SerializeToString,
+            ),
             'ListLadders': grpc.unary_unary_rpc_method_handler(
                     servicer.ListLadders,
                     request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListLaddersRequest.FromString,
@@ -345,6 +400,21 @@ def add_ArenaServicer_to_server(servicer, server):
                     servicer.BotLogs,
                     request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotLogsRequest.FromString,
                     response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.BotLogsReply.SerializeToString,
+            ),
+            'AddOwner': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddOwner,
+                    request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.AddOwnerRequest.FromString,
+                    response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.AddOwnerReply.SerializeToString,
+            ),
+            'ListOwners': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListOwners,
+                    request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListOwnersRequest.FromString,
+                    response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.ListOwnersReply.SerializeToString,
+            ),
+            'RevokeOwner': grpc.unary_unary_rpc_method_handler(
+                    servicer.RevokeOwner,
+                    request_deserializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.RevokeOwnerRequest.FromString,
+                    response_serializer=pilotta_dot_arena_dot_v1_dot_arena__pb2.OwnerInfo.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -682,6 +752,33 @@ class Arena:
             _registered_method=True)
 
     @staticmethod
+    def ExtendLadder(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pilotta.arena.v1.Arena/ExtendLadder',
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.ExtendLadderRequest.SerializeToString,
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.LadderInfo.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def ListLadders(request,
             target,
             options=(),
@@ -833,6 +930,87 @@ class Arena:
             '/pilotta.arena.v1.Arena/BotLogs',
             pilotta_dot_arena_dot_v1_dot_arena__pb2.BotLogsRequest.SerializeToString,
             pilotta_dot_arena_dot_v1_dot_arena__pb2.BotLogsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddOwner(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pilotta.arena.v1.Arena/AddOwner',
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.AddOwnerRequest.SerializeToString,
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.AddOwnerReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListOwners(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pilotta.arena.v1.Arena/ListOwners',
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.ListOwnersRequest.SerializeToString,
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.ListOwnersReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RevokeOwner(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/pilotta.arena.v1.Arena/RevokeOwner',
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.RevokeOwnerRequest.SerializeToString,
+            pilotta_dot_arena_dot_v1_dot_arena__pb2.OwnerInfo.FromString,
             options,
             channel_credentials,
             insecure,

@@ -3,7 +3,8 @@
 isort:skip_file
 The arena API: the ladder's public face, used by the `arena` CLI, the web pages and operators' tools.
 
-Calls that change a bot carry a token: the owner token issued at registration, or the admin token.
+Calls that change a bot carry a token: the bot's token issued at registration, its owner's token (from the
+operator: AddOwner), or the admin token.
 Starting and stopping ladders needs the admin token (printed by `arena up`, kept in its data dir).
 Errors use gRPC status codes with a message naming what was wrong: INVALID_ARGUMENT (a malformed
 manifest or endpoint), NOT_FOUND (an unknown bot, match or ladder), PERMISSION_DENIED (a wrong token),
@@ -70,6 +71,10 @@ class ArenaStub:
     """
     StopLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.StopLadderRequest, _arena_pb2.LadderInfo]
     """Stop scheduling matches on a ladder (queued ones are still played; ratings stay). Admin token."""
+    ExtendLadder: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ExtendLadderRequest, _arena_pb2.LadderInfo]
+    """Add matches to a ladder's budget, its settings as they are (a stopped one starts again for that many;
+    one running without an end has no budget to add to). Admin token.
+    """
     ListLadders: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListLaddersRequest, _arena_pb2.ListLaddersReply]
     """Every ladder, started or not."""
     ListDeadLetters: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListDeadLettersRequest, _arena_pb2.ListDeadLettersReply]
@@ -77,9 +82,9 @@ class ArenaStub:
     RequeueDeadLetters: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RequeueDeadLettersRequest, _arena_pb2.RequeueDeadLettersReply]
     """Put dead-lettered matches back in the queue (after fixing the cause). Admin token."""
     SubmitBot: _grpc.StreamUnaryMultiCallable[_arena_pb2.SubmitBotChunk, _arena_pb2.SubmitBotReply]
-    """Upload a bot package (a .tar.gz or .zip, at most 50 MB) in chunks: a new bot (the registration key when
-    the arena requires one), or a new version of one (its owner token or the admin token). The version is
-    pending until a worker validates it in the sandbox.
+    """Upload a bot package (a .tar.gz or .zip, at most 50 MB) in chunks: a new bot (its owner's token, or the
+    admin token), or a new version of one (a token of the bot or the admin token). The version is pending
+    until a worker validates it in the sandbox.
     """
     BotStatus: _grpc.UnaryUnaryMultiCallable[_arena_pb2.BotStatusRequest, _arena_pb2.BotStatusReply]
     """Every version of a bot with its state: pending, validated, or rejected with the reason and the check's
@@ -89,6 +94,14 @@ class ArenaStub:
     """What the bot wrote to stderr in its last matches (64 KB each at most), with the referee's account of
     its problems. The owner token or the admin token: public pages never show logs.
     """
+    AddOwner: _grpc.UnaryUnaryMultiCallable[_arena_pb2.AddOwnerRequest, _arena_pb2.AddOwnerReply]
+    """Owners are identities the operator adds, each with an owner token that admits its bots (where the arena
+    requires registration, a bot's owner must be one) and stands for every bot of it. Admin token.
+    AddOwner returns the owner token, once; a revoked owner added again gets a new one; a name bots were
+    registered under before is adopted. RevokeOwner: its token and its bots' tokens admit nothing more.
+    """
+    ListOwners: _grpc.UnaryUnaryMultiCallable[_arena_pb2.ListOwnersRequest, _arena_pb2.ListOwnersReply]
+    RevokeOwner: _grpc.UnaryUnaryMultiCallable[_arena_pb2.RevokeOwnerRequest, _arena_pb2.OwnerInfo]
 
 @_typing.type_check_only
 class ArenaAsyncStub(ArenaStub):
@@ -113,6 +126,10 @@ class ArenaAsyncStub(ArenaStub):
     """
     StopLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.StopLadderRequest, _arena_pb2.LadderInfo]  # type: ignore[assignment]
     """Stop scheduling matches on a ladder (queued ones are still played; ratings stay). Admin token."""
+    ExtendLadder: _aio.UnaryUnaryMultiCallable[_arena_pb2.ExtendLadderRequest, _arena_pb2.LadderInfo]  # type: ignore[assignment]
+    """Add matches to a ladder's budget, its settings as they are (a stopped one starts again for that many;
+    one running without an end has no budget to add to). Admin token.
+    """
     ListLadders: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListLaddersRequest, _arena_pb2.ListLaddersReply]  # type: ignore[assignment]
     """Every ladder, started or not."""
     ListDeadLetters: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListDeadLettersRequest, _arena_pb2.ListDeadLettersReply]  # type: ignore[assignment]
@@ -120,9 +137,9 @@ class ArenaAsyncStub(ArenaStub):
     RequeueDeadLetters: _aio.UnaryUnaryMultiCallable[_arena_pb2.RequeueDeadLettersRequest, _arena_pb2.RequeueDeadLettersReply]  # type: ignore[assignment]
     """Put dead-lettered matches back in the queue (after fixing the cause). Admin token."""
     SubmitBot: _aio.StreamUnaryMultiCallable[_arena_pb2.SubmitBotChunk, _arena_pb2.SubmitBotReply]  # type: ignore[assignment]
-    """Upload a bot package (a .tar.gz or .zip, at most 50 MB) in chunks: a new bot (the registration key when
-    the arena requires one), or a new version of one (its owner token or the admin token). The version is
-    pending until a worker validates it in the sandbox.
+    """Upload a bot package (a .tar.gz or .zip, at most 50 MB) in chunks: a new bot (its owner's token, or the
+    admin token), or a new version of one (a token of the bot or the admin token). The version is pending
+    until a worker validates it in the sandbox.
     """
     BotStatus: _aio.UnaryUnaryMultiCallable[_arena_pb2.BotStatusRequest, _arena_pb2.BotStatusReply]  # type: ignore[assignment]
     """Every version of a bot with its state: pending, validated, or rejected with the reason and the check's
@@ -132,6 +149,14 @@ class ArenaAsyncStub(ArenaStub):
     """What the bot wrote to stderr in its last matches (64 KB each at most), with the referee's account of
     its problems. The owner token or the admin token: public pages never show logs.
     """
+    AddOwner: _aio.UnaryUnaryMultiCallable[_arena_pb2.AddOwnerRequest, _arena_pb2.AddOwnerReply]  # type: ignore[assignment]
+    """Owners are identities the operator adds, each with an owner token that admits its bots (where the arena
+    requires registration, a bot's owner must be one) and stands for every bot of it. Admin token.
+    AddOwner returns the owner token, once; a revoked owner added again gets a new one; a name bots were
+    registered under before is adopted. RevokeOwner: its token and its bots' tokens admit nothing more.
+    """
+    ListOwners: _aio.UnaryUnaryMultiCallable[_arena_pb2.ListOwnersRequest, _arena_pb2.ListOwnersReply]  # type: ignore[assignment]
+    RevokeOwner: _aio.UnaryUnaryMultiCallable[_arena_pb2.RevokeOwnerRequest, _arena_pb2.OwnerInfo]  # type: ignore[assignment]
 
 class ArenaServicer(metaclass=_abc_1.ABCMeta):
     @_abc_1.abstractmethod
@@ -227,6 +252,16 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         """Stop scheduling matches on a ladder (queued ones are still played; ratings stay). Admin token."""
 
     @_abc_1.abstractmethod
+    def ExtendLadder(
+        self,
+        request: _arena_pb2.ExtendLadderRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.LadderInfo, _abc.Awaitable[_arena_pb2.LadderInfo]]:
+        """Add matches to a ladder's budget, its settings as they are (a stopped one starts again for that many;
+        one running without an end has no budget to add to). Admin token.
+        """
+
+    @_abc_1.abstractmethod
     def ListLadders(
         self,
         request: _arena_pb2.ListLaddersRequest,
@@ -256,9 +291,9 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         request_iterator: _MaybeAsyncIterator[_arena_pb2.SubmitBotChunk],
         context: _ServicerContext,
     ) -> _typing.Union[_arena_pb2.SubmitBotReply, _abc.Awaitable[_arena_pb2.SubmitBotReply]]:
-        """Upload a bot package (a .tar.gz or .zip, at most 50 MB) in chunks: a new bot (the registration key when
-        the arena requires one), or a new version of one (its owner token or the admin token). The version is
-        pending until a worker validates it in the sandbox.
+        """Upload a bot package (a .tar.gz or .zip, at most 50 MB) in chunks: a new bot (its owner's token, or the
+        admin token), or a new version of one (a token of the bot or the admin token). The version is pending
+        until a worker validates it in the sandbox.
         """
 
     @_abc_1.abstractmethod
@@ -280,5 +315,31 @@ class ArenaServicer(metaclass=_abc_1.ABCMeta):
         """What the bot wrote to stderr in its last matches (64 KB each at most), with the referee's account of
         its problems. The owner token or the admin token: public pages never show logs.
         """
+
+    @_abc_1.abstractmethod
+    def AddOwner(
+        self,
+        request: _arena_pb2.AddOwnerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.AddOwnerReply, _abc.Awaitable[_arena_pb2.AddOwnerReply]]:
+        """Owners are identities the operator adds, each with an owner token that admits its bots (where the arena
+        requires registration, a bot's owner must be one) and stands for every bot of it. Admin token.
+        AddOwner returns the owner token, once; a revoked owner added again gets a new one; a name bots were
+        registered under before is adopted. RevokeOwner: its token and its bots' tokens admit nothing more.
+        """
+
+    @_abc_1.abstractmethod
+    def ListOwners(
+        self,
+        request: _arena_pb2.ListOwnersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.ListOwnersReply, _abc.Awaitable[_arena_pb2.ListOwnersReply]]: ...
+
+    @_abc_1.abstractmethod
+    def RevokeOwner(
+        self,
+        request: _arena_pb2.RevokeOwnerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_arena_pb2.OwnerInfo, _abc.Awaitable[_arena_pb2.OwnerInfo]]: ...
 
 def add_ArenaServicer_to_server(servicer: ArenaServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,266 +1,20 @@
-"""Plain data exchanged between the arena's parts: bots, match specs, results.
-
-Everything here is a frozen dataclass validated in ``__post_init__``, so a bad
-value is rejected where it is built (in code or from JSON), not three modules
-later inside a Lua script.  Their JSON comes from their fields (``arena.model.serial``);
-``from_json`` raises ``ValueError`` whose message names the class and the
-offending field, e.g. ``MatchSpec.seed: expected int``.
-
-The arena's typed errors are in ``arena.model.errors``, the latency histogram in
-``arena.model.latency``.
+"""A match as the arena records it: what a worker must play (``MatchSpec``), and what it gives
+(``MatchResult``: the points, the boards of a duplicate match (``BoardEntry``), each bot's statistics
+(``BotStats``, ``STAT_COUNTERS``) and the game record).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from arena.model.errors import ValidationError
 from arena.model.latency import LatencySummary
+from arena.model.seats import ID_RE, check_seats, parse_seat, seat_bot, teams_of
 from arena.model.serial import Record, check_bool, check_float, check_int, check_json_value, check_str, fail
 from referee.scales import SCALES
-
-# Ids end up inside Redis key names; keep them to a safe, bounded alphabet.
-ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
-# A seat of a match: a bot id (its version current when the match is played) or ``<bot id>@<version>``, that
-# version pinned (version gating plays two versions of one bot against each other: ``arena.rating.gating``).
-SEAT_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.\-]{0,63})(?:@([1-9][0-9]{0,8}))?$")
-
-
-def parse_seat(seat: str) -> tuple[str, int | None]:
-    """(bot id, pinned version or None) of a seat as ``MatchSpec.bots`` names it; ValueError if malformed."""
-    m = SEAT_RE.match(seat) if isinstance(seat, str) else None
-    if m is None:
-        raise ValueError(f"seat {seat!r} is not a bot id or <bot id>@<version>")
-    return m.group(1), None if m.group(2) is None else int(m.group(2))
-
-
-def seat_of(bot_id: str, version: int | None = None) -> str:
-    """The seat naming ``bot_id`` (and pinning ``version``, if given)."""
-    return bot_id if version is None else f"{bot_id}@{version}"
-
-
-def seat_bot(seat: str) -> str:
-    """The bot id of a seat (``parse_seat``)."""
-    return parse_seat(seat)[0]
-
-
-def check_seats(c: str, name: str, seats: tuple[str, ...]) -> None:
-    """Seats of one table (a spec's 2 bots or 4 seats, a result's 4 seats): each a bot id or a pinned version;
-    no seat on both sides; one bot in two seats only as two pinned versions facing each other."""
-    for i, seat in enumerate(seats):
-        check_str(c, f"{name}[{i}]", seat, max_len=80)
-        if not SEAT_RE.match(seat):
-            raise fail(c, f"{name}[{i}]", f"{seat!r} is neither a bot id nor <bot id>@<version> (a version from 1)")
-    side0, side1 = teams_of(_four(seats))
-    if set(side0) & set(side1):
-        raise fail(c, name, f"a bot cannot play on both sides: {sorted(set(side0) & set(side1))}")
-    by_bot: dict[str, set[str]] = {}
-    for seat in (*side0, *side1):
-        by_bot.setdefault(seat_bot(seat), set()).add(seat)
-    for bot, used in sorted(by_bot.items()):
-        if len(used) == 1:
-            continue
-        if any(parse_seat(x)[1] is None for x in used):
-            raise fail(c, name, f"bot {bot!r} sits in two seats as {sorted(used)}: both must pin a version")
-        if (len(used & set(side0)) > 1) or (len(used & set(side1)) > 1):
-            raise fail(c, name, f"two versions of bot {bot!r} are partners ({sorted(used)}): they must face each other")
-
-
-def _four(seats: tuple[str, ...]) -> tuple[str, str, str, str]:
-    if len(seats) == 2:
-        return (seats[0], seats[1], seats[0], seats[1])
-    return (seats[0], seats[1], seats[2], seats[3])
-
-
-# ------------------------------------------------------------------------- bots
-
-
-@dataclass(frozen=True)
-class BotVersion(Record):
-    """One registered version of a bot: where to reach it or how to start it."""
-
-    bot_id: str
-    version: int
-    created: float
-    endpoint: str | None = None  # "host:port" of an already running gRPC bot
-    manifest: Mapping[str, Any] | None = field(default=None, hash=False)  # how to launch it (docs/protocol.md)
-    manifest_dir: str | None = None  # directory the manifest's command runs in
-    # Rulesets it plays: an endpoint bot's as registered, a manifest bot's from its manifest ("games").
-    # Empty: not declared (an endpoint bot registered without games; its handshake decides in each match).
-    games: tuple[str, ...] = ()
-    # An uploaded package (its sha256; ``manifest`` is the package's): run in the sandbox (arena.sandbox).
-    package: str | None = None
-
-    def __post_init__(self) -> None:
-        c = "BotVersion"
-        check_str(c, "bot_id", self.bot_id, ID_RE)
-        check_int(c, "version", self.version, lo=1)
-        check_float(c, "created", self.created, lo=0)
-        if (self.endpoint is None) == (self.manifest is None):
-            raise fail(c, "endpoint", "exactly one of endpoint or manifest must be set")
-        if self.endpoint is not None:
-            check_str(c, "endpoint", self.endpoint)
-        if self.manifest is not None:
-            if not isinstance(self.manifest, Mapping):
-                raise fail(c, "manifest", "expected an object")
-            check_json_value(c, "manifest", dict(self.manifest))
-        if self.manifest_dir is not None:
-            check_str(c, "manifest_dir", self.manifest_dir, max_len=4096)
-        if self.package is not None:
-            check_str(c, "package", self.package, re.compile(r"^[0-9a-f]{64}$"))
-            if self.manifest is None or self.manifest_dir is not None:
-                raise fail(c, "package", "a package version has its package's manifest and no manifest_dir")
-        if not isinstance(self.games, tuple):
-            raise fail(c, "games", f"expected a tuple of ruleset names, got {self.games!r}")
-        for i, game in enumerate(self.games):
-            check_str(c, f"games[{i}]", game, ID_RE)
-        if self.manifest is not None and "games" in self.manifest and tuple(self.manifest["games"]) != self.games:
-            raise fail(c, "games", f"{list(self.games)} differ from the manifest's {self.manifest['games']!r}")
-
-    @property
-    def kind(self) -> str:
-        """``endpoint`` (its author runs it), ``package`` (uploaded, run in the sandbox) or ``manifest``
-        (an operator's command the workers run)."""
-        if self.endpoint is not None:
-            return "endpoint"
-        return "package" if self.package is not None else "manifest"
-
-
-VERSION_STATES = ("pending", "validated", "rejected")
-
-
-@dataclass(frozen=True)
-class VersionState(Record):
-    """Where an uploaded version stands: pending (not yet checked), validated (may play), rejected (never
-    scheduled; ``reason`` says why and ``output`` is the check's report)."""
-
-    state: str
-    reason: str = ""
-    output: str = ""
-
-    def __post_init__(self) -> None:
-        if self.state not in VERSION_STATES:
-            raise fail("VersionState", "state", f"must be one of {', '.join(VERSION_STATES)}, not {self.state!r}")
-
-
-@dataclass(frozen=True)
-class Bot(Record):
-    """A bot as the registry sees it now: identity plus its current version."""
-
-    bot_id: str
-    name: str
-    owner: str
-    created: float
-    retired: bool
-    current: BotVersion
-    suspended: str = ""  # why it is not scheduled (3 failed starts in a row), or empty
-
-    @property
-    def version(self) -> int:
-        return self.current.version
-
-    def __post_init__(self) -> None:
-        c = "Bot"
-        check_str(c, "bot_id", self.bot_id, ID_RE)
-        check_str(c, "name", self.name, max_len=64)
-        check_str(c, "owner", self.owner, max_len=128)
-        check_float(c, "created", self.created, lo=0)
-        check_bool(c, "retired", self.retired)
-        if not isinstance(self.current, BotVersion) or self.current.bot_id != self.bot_id:
-            raise fail(c, "current", "must be a BotVersion of this bot")
-
-
-@dataclass(frozen=True)
-class ForfeitLimits:
-    """When a version forfeits too often to stay on a ladder (a ladder's setting, ``LadderConfig.forfeit_limits``):
-    it is suspended, as after failed starts, once it has forfeited ``in_a_row`` matches in a row, or at least
-    ``in_window`` of its last ``window`` matches (0: that limit is off).
-
-    The defaults: 5 in a row, or 10 of the last 20.  A working bot does not forfeit at all (a forfeit is 4
-    strikes in one match, or a crash), so 5 in a row is a broken version, caught after 5 matches instead of
-    the 147 of the issue; a version that forfeits every other match plays at random against its
-    opponents' ratings and is caught by the rate within 20 matches, while one bad match in a while (a
-    worker's hiccup) never suspends anyone."""
-
-    in_a_row: int = 5
-    window: int = 20
-    in_window: int = 10
-
-    def __post_init__(self) -> None:
-        for name, lo, hi in (("in_a_row", 0, 1000), ("window", 1, 1000), ("in_window", 0, self.window)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-                raise ValidationError(f"ladder: forfeit_limits.{name} must be an integer {lo}..{hi}, not {value!r}")
-
-    def to_dict(self) -> dict[str, int]:
-        return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: object) -> ForfeitLimits:
-        if not isinstance(d, Mapping):
-            raise ValidationError(f"ladder: forfeit_limits must be an object, not {d!r}")
-        unknown = set(d) - {f.name for f in dataclasses.fields(cls)}
-        if unknown:
-            raise ValidationError(f"ladder: forfeit_limits has unknown fields {sorted(unknown)}")
-        return cls(**d)
-
-
-# Where a bot stands, one word for every front end (``bot_state``): only an active bot is scheduled and ranked.
-BOT_STATES = ("active", "pending", "rejected", "suspended", "retired")
-
-
-@dataclass(frozen=True)
-class BotState:
-    """Where a bot stands (``BOT_STATES``) and, unless it is active, why it does not play: the one
-    definition that ``arena bot list``, ``arena bot status``, the bot page, the leaderboard and the API all
-    show (``bot_state``)."""
-
-    state: str
-    reason: str = ""
-
-    def __post_init__(self) -> None:
-        if self.state not in BOT_STATES:
-            raise fail("BotState", "state", f"must be one of {', '.join(BOT_STATES)}, not {self.state!r}")
-
-    @property
-    def active(self) -> bool:
-        """Scheduled, and ranked on the leaderboards."""
-        return self.state == "active"
-
-
-def bot_state(bot: Bot, current_state: VersionState | None) -> BotState:
-    """Where ``bot`` stands, given its current version's upload state (``current_state``: None for a version
-    that is no upload): ``bot_state_of`` of its fields."""
-    upload = bot.current.package is not None
-    return bot_state_of(bot.retired, bot.suspended, bot.version, upload, current_state)
-
-
-def bot_state_of(
-    retired: bool, suspended: str, version: int, upload: bool, current_state: VersionState | None
-) -> BotState:
-    """Where a bot stands, from what the registry keeps of it (readers that pipeline the fields call this;
-    others ``bot_state``).  In this order: retired (for good), suspended (until a new version; the reason is
-    the registry's, public words), its current version an upload not validated yet (it has never played)
-    or rejected (none of its uploads passed), else active.  Every reason is public (lists, leaderboards)."""
-    if retired:
-        return BotState("retired", "retired: it keeps its history and is never scheduled again")
-    if suspended:
-        return BotState("suspended", suspended)
-    if upload:
-        if current_state is None or current_state.state == "pending":
-            return BotState("pending", f"no validated version yet: version {version} is waiting for validation")
-        if current_state.state == "rejected":
-            # (Not the validation's words: they may quote the bot, and this is public. Its owner reads them.)
-            return BotState("rejected", f"no validated version: version {version} was rejected by validation")
-    return BotState("active")
-
-
-# ----------------------------------------------------------------------- matches
 
 
 @dataclass(frozen=True)
@@ -366,11 +120,6 @@ class MatchSpec(Record):
         none, so that challenges can never hold another owner's bot out of the ladder; a gating match its
         bot once."""
         return () if self.challenge else tuple(dict.fromkeys(seat_bot(b) for b in self.distinct_bots()))
-
-
-def teams_of(seats: tuple[str, str, str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Distinct bots of side 0 (seats 0, 2) and side 1 (seats 1, 3)."""
-    return (tuple(dict.fromkeys((seats[0], seats[2]))), tuple(dict.fromkeys((seats[1], seats[3]))))
 
 
 @dataclass(frozen=True)
@@ -521,26 +270,3 @@ class MatchResult(Record):
 
     def teams(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return teams_of(self.seats)
-
-
-__all__ = [
-    "BOT_STATES",
-    "ID_RE",
-    "SEAT_RE",
-    "STAT_COUNTERS",
-    "BoardEntry",
-    "Bot",
-    "BotState",
-    "BotStats",
-    "BotVersion",
-    "ForfeitLimits",
-    "MatchResult",
-    "MatchSpec",
-    "VersionState",
-    "bot_state",
-    "bot_state_of",
-    "parse_seat",
-    "seat_bot",
-    "seat_of",
-    "teams_of",
-]
