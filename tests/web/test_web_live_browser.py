@@ -41,9 +41,10 @@ def _register(reg: Registry, name: str, directory: Path) -> str:
 
 
 def _cards(driver: Any, selector: str) -> list[str]:
-    from selenium.webdriver.common.by import By
-
-    return [e.get_attribute("data-card") for e in driver.find_elements(By.CSS_SELECTOR, selector)]
+    """The cards the page shows now, read in one script: the page redraws itself on every poll, so elements
+    found in one call and read in the next may be gone by then (a stale element, not a wrong page)."""
+    script = "return Array.from(document.querySelectorAll(arguments[0]), e => e.getAttribute('data-card'));"
+    return list(driver.execute_script(script, selector))
 
 
 @pytest.mark.timeout(400)
@@ -170,6 +171,12 @@ def test_a_duplicate_board_appears_in_chromium_once_both_tables_have_played_it(a
         "Table 1: South (s1), East (e1), North (n1), West (w1)",
         "Table 2: South (w1), East (s1), North (e1), West (n1)",
     ]
+    # With nothing new, the page is left as it is: two more polls answered, and the heading is still the same
+    # element (a redraw on every poll took a reader's text selection away every few seconds).
+    polls = "return performance.getEntriesByType('resource').filter(e => e.name.includes('/api/live/')).length;"
+    heading, seen = driver.find_element(By.CSS_SELECTOR, "#live h2"), driver.execute_script(polls)
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script(polls) >= seen + 2)
+    assert driver.execute_script("return arguments[0].isConnected;", heading)
     # On a phone, 420 px wide, the page fits (docs/web.md: no page is wider).
     driver.execute_cdp_cmd(
         "Emulation.setDeviceMetricsOverride", {"width": 420, "height": 900, "deviceScaleFactor": 1, "mobile": True}

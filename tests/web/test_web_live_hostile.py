@@ -233,6 +233,7 @@ def test_a_page_following_a_match_played_again_starts_over_in_chromium(arena: Ar
     assert driver.find_element(By.CSS_SELECTOR, "#live h2").text == "South (b1), East (b2), North (b3), West (b4)"
     auction = driver.find_element(By.CSS_SELECTOR, ".live-auction").text
     assert auction == "Auction: South 80 ♠ · East pass · North pass · West pass", auction
-    played = [e.get_attribute("data-card") for e in driver.find_elements(By.CSS_SELECTOR, "#live [data-card]")]
+    script = "return Array.from(document.querySelectorAll('#live [data-card]'), e => e.getAttribute('data-card'));"
+    played = list(driver.execute_script(script))  # in one script: the page may redraw between two calls
     assert played == ["7S", "8S", "9S", "TS"]
     no_errors(driver)

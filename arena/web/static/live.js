@@ -9,10 +9,11 @@
   const $ = (id) => document.getElementById(id);
   const api = "/api/live/" + encodeURIComponent(cfg.match_id) + "?since=";
   let since = 0, start = null, ended = false, failures = 0;
+  let drawn = false;  // rendered since the last (re)start: later polls redraw only when something changed
   let attempt = "";  // the attempt read (its mark, from the first reply): another one means a restart
   let legs = [];  // per leg: per deal {actions: [...], end: {...} | null}
 
-  function reset() { since = 0; start = null; ended = false; legs = []; attempt = ""; }
+  function reset() { since = 0; start = null; ended = false; legs = []; attempt = ""; drawn = false; }
   function dealOf(leg, deal) {
     while (legs.length <= leg) legs.push([]);
     const deals = legs[leg];
@@ -98,13 +99,17 @@
       return resp.json();
     }).then((page) => {
       if (page === null) return;
+      const recovered = failures > 0;  // the status line says the arena did not answer: say it again
       failures = 0;
       if (page.recorded) { window.location.reload(); return; }
       if (page.restarted) { reset(); setTimeout(poll, 0); return; }
       page.events.forEach(take);
+      const changed = page.events.length > 0 || !drawn || recovered || page.attempt !== attempt;
       since = page.next;
       attempt = page.attempt;
-      render();
+      // Redrawn only when there is something new: a redraw on every poll would take away a reader's text
+      // selection, and the page's elements, every few seconds.
+      if (changed) { render(); drawn = true; }
       setTimeout(poll, page.more ? 0 : cfg.poll_ms);
     }).catch(() => {
       failures += 1;
