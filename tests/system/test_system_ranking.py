@@ -129,16 +129,20 @@ def test_a_ladder_with_a_forfeiter_a_farmer_and_a_late_joiner(r, admin, api, stu
         for name, bot in zip(("farm", "crasher"), served, strict=True):
             _endpoint(stub, name, f"127.0.0.1:{bot.port}", fred)
         _upload(stub, "forfeiter", "fran", fran)
-        workers = [
-            worker_proc(module_redis.url, f"w-rank-{i}", tmp_path / f"worker-{i}.log", "--bot-logs", str(tmp_path))
-            for i in range(2)
-        ]
 
         def forfeiter_state() -> str:
             reply = stub.BotStatus(arena_pb2.BotStatusRequest(name="forfeiter", token=fran), timeout=TIMEOUT)
             return reply.state if reply.state != "pending" else ""
 
-        assert wait_until(forfeiter_state, 300, "the forfeiter's validation") == "active"  # it passed its check
+        # One worker validates the upload and is stopped before the ladder starts: the farmer's challenges are
+        # then asked while no match can have been played, so crasher cannot have been suspended yet (played
+        # later, after crasher's suspension, they are void; both are checked below).
+        checker = worker_proc(module_redis.url, "w-rank-check", tmp_path / "worker-check.log")
+        try:
+            assert wait_until(forfeiter_state, 300, "the forfeiter's validation") == "active"  # it passed its check
+        finally:
+            checker.terminate()
+            checker.wait(timeout=60)
         limits = arena_pb2.ForfeitLimits(in_a_row=IN_A_ROW, window=20, in_window=0)
         started = stub.StartLadder(
             arena_pb2.StartLadderRequest(
@@ -154,13 +158,6 @@ def test_a_ladder_with_a_forfeiter_a_farmer_and_a_late_joiner(r, admin, api, stu
         )
         lid = started.ladder
         assert started.members == 5
-
-        def recorded() -> list[str]:
-            """The ladder's results, in the order the ratings updater reads them."""
-            return [f["match_id"] for _id, f in r.xrange(keys.RESULTS_STREAM) if f.get("ladder") == lid]
-
-        wait_until(lambda: len(recorded()) >= LATE_AFTER, 400, f"{LATE_AFTER} ladder matches recorded")
-        register(stub, admin, "late", "random")  # an operator manifest, registered after the ladder began
         # The farmer asks for challenges of farm against its own crasher: played, never rated; a rated one is
         # the admin's alone.
         challenges = [
@@ -174,6 +171,17 @@ def test_a_ladder_with_a_forfeiter_a_farmer_and_a_late_joiner(r, admin, api, stu
         e = rpc_error(lambda: stub.Challenge(asked, timeout=TIMEOUT))
         assert e.code() == Code.PERMISSION_DENIED and "a rated challenge takes the admin token" in e.details()
         challenged = {c.match_id for c in challenges}
+        workers = [
+            worker_proc(module_redis.url, f"w-rank-{i}", tmp_path / f"worker-{i}.log", "--bot-logs", str(tmp_path))
+            for i in range(2)
+        ]
+
+        def recorded() -> list[str]:
+            """The ladder's results, in the order the ratings updater reads them."""
+            return [f["match_id"] for _id, f in r.xrange(keys.RESULTS_STREAM) if f.get("ladder") == lid]
+
+        wait_until(lambda: len(recorded()) >= LATE_AFTER, 400, f"{LATE_AFTER} ladder matches recorded")
+        register(stub, admin, "late", "random")  # an operator manifest, registered after the ladder began
 
         def done() -> list[str] | None:
             ids = recorded()
