@@ -82,6 +82,8 @@ class Arena:
         self.bot_ladders = self.views.bot_ladders  # a bot's rating and statistics per ladder (BotStatus)
         self.rating_history = self.views.rating_history
         self.ping = self.views.ping
+        self.is_live = self.views.is_live  # a match being played: its page follows it (arena.web.live)
+        self.live_page = self.views.live_page
 
         self.live_workers = self.operations.live_workers
         self.queue_state = self.operations.queue_state

@@ -52,6 +52,7 @@ from arena.rating.gating import summarize as summarize_gate
 from arena.rating.ratings import Ratings, head_to_head_rows
 from arena.store import keys
 from arena.store.archive import Archive
+from arena.views import live as live_reads
 from arena.views.lru import LRU
 from arena.views.pages import Board, BotLadder, BotPage, MatchPage, Playing, PublicBot, Standing, Summary
 
@@ -85,6 +86,14 @@ class Views:
 
     def ping(self) -> bool:
         return bool(self.r.ping())
+
+    def is_live(self, match_id: str) -> bool:
+        """Whether the match is being played now (``arena.views.live``)."""
+        return live_reads.is_live(self.r, match_id)
+
+    def live_page(self, match_id: str, since: int, attempt: str | None = None) -> live_reads.LivePage | None:
+        """A match's public events after ``since`` (``arena.views.live.live_page``); None if unknown."""
+        return live_reads.live_page(self.r, match_id, since, attempt=attempt)
 
     # ladders and bots ------------------------------------------------------------------
 

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import redis
-
-from arena.views.live import LiveCursorError, is_live, live_page, parse_attempt, parse_cursor
+from arena.service import Arena
+from arena.views.live import LiveCursorError, parse_attempt, parse_cursor
 
 POLL_MS = 1000  # how often a page asks for what is new (at once while ``more``)
 
@@ -26,21 +25,21 @@ class BadRequest(Exception):
     pass
 
 
-def live_events(r: redis.Redis, match_id: str, query: dict[str, str]) -> dict[str, Any]:
+def live_events(arena: Arena, match_id: str, query: dict[str, str]) -> dict[str, Any]:
     """The API's answer: the public events after ``since`` (``LivePage.to_dict``)."""
     try:
         since = parse_cursor(query.get("since"))
         attempt = parse_attempt(query.get("attempt"))
     except LiveCursorError as e:
         raise BadRequest(str(e)) from None
-    page = live_page(r, match_id, since, attempt=attempt)
+    page = arena.live_page(match_id, since, attempt=attempt)
     if page is None:
         raise NotFound(f"There is no match “{match_id}” being played or recorded.")
     return page.to_dict()
 
 
-def live_context(r: redis.Redis, match_id: str) -> dict[str, object] | None:
+def live_context(arena: Arena, match_id: str) -> dict[str, object] | None:
     """What ``live.html`` needs of a match being played now, or None if it is not."""
-    if not is_live(r, match_id):
+    if not arena.is_live(match_id):
         return None
     return {"live": {"match_id": match_id, "poll_ms": POLL_MS}}

@@ -200,7 +200,7 @@ class Site:
             if one and p[0] == "replay":
                 return lambda q: _json(self._replay(p[1]))
             if one and p[0] == "live":
-                return lambda q: _json(live_mod.live_events(self.r, p[1], q))
+                return lambda q: _json(live_mod.live_events(self.arena, p[1], q))
             if one and p[0] == "rating-history":
                 return lambda q: _json(self._rating_history(p[1], q.get("ladder")))
             return None
@@ -313,7 +313,7 @@ class Site:
         try:
             return self._page("replay.html", f"Match {match_id}", "", payload=self._replay(match_id))
         except NotFound:  # being played: its live view (no hand until it is over), else the 404
-            live = live_mod.live_context(self.r, match_id)
+            live = live_mod.live_context(self.arena, match_id)
             if live is None:
                 raise
             return self._page("live.html", f"Match {match_id} (live)", "", **live)
