@@ -41,6 +41,7 @@ import redis
 
 from arena.model import MatchSpec
 from arena.store import keys
+from arena.store.retry import Script
 from referee.match import DealEvent, DecisionEvent, Event
 
 log = logging.getLogger(__name__)
@@ -186,6 +187,33 @@ class LiveFilter:
         return out
 
 
+# KEYS: the match's live stream.  ARGV: this attempt's mark, 1 to start the stream afresh (else 0), the TTL in
+# seconds, then an id and an entry's JSON for each event.  A fresh start deletes the stream and writes the
+# first entry with the mark, so the newest attempt always takes the stream over; any later write goes in only
+# while the stream's first entry bears the writer's mark. A worker thought dead that wakes (its match played
+# again elsewhere) so writes nothing into the new attempt's stream: 0, and it stops publishing. Else 1.
+_WRITE_LUA = """
+if ARGV[2] == '1' then
+  redis.call('DEL', KEYS[1])
+else
+  local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)[1]
+  if first == nil then return 0 end
+  local fields, mark = first[2], nil
+  for i = 1, #fields, 2 do if fields[i] == 'a' then mark = fields[i + 1] end end
+  if mark ~= ARGV[1] then return 0 end
+end
+for i = 4, #ARGV, 2 do
+  if ARGV[2] == '1' and i == 4 then
+    redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1], 'a', ARGV[1])
+  else
+    redis.call('XADD', KEYS[1], ARGV[i], 'e', ARGV[i + 1])
+  end
+end
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+
+
 class LivePublisher:
     """Writes a match's public events to its stream (``keys.live``). A Redis failure here never stops the
     match: the live view stops (logged), the match plays on and its result is recorded as ever."""
@@ -200,6 +228,7 @@ class LivePublisher:
         # start's entry, not an event): a page that read the earlier attempt sees it restart, however many
         # events the new one has written meanwhile (``arena.views.live``).
         self.attempt = secrets.token_hex(8)
+        self._script = Script(r, _WRITE_LUA)
         self._write([start], fresh=True)
 
     def on_event(self, event: Event) -> None:
@@ -216,20 +245,18 @@ class LivePublisher:
         room = LIVE_MAX_EVENTS - self.count
         if room <= 0:
             return
+        args: list[str | int] = [self.attempt, 1 if fresh else 0, LIVE_TTL_S]
+        for e in events[:room]:
+            self.count += 1
+            args += [f"0-{self.count}", json.dumps(e.to_json(), separators=(",", ":"))]
         try:
-            with self.r.pipeline(transaction=False) as p:
-                if fresh:
-                    p.delete(self.key)
-                for e in events[:room]:
-                    self.count += 1
-                    entry = {"e": json.dumps(e.to_json(), separators=(",", ":"))}
-                    if fresh and self.count == 1:
-                        entry["a"] = self.attempt
-                    p.xadd(self.key, entry, id=f"0-{self.count}")
-                p.expire(self.key, LIVE_TTL_S)
-                p.execute()
+            taken = self._script(keys=[self.key], args=args)
         except redis.RedisError as e:
             log.warning("live view of %s stopped: %s", self.key, e)
+            self.broken = True
+            return
+        if not taken:  # the match is played again elsewhere, or its stream expired: that attempt's, not ours
+            log.warning("live view of %s stopped: the stream is another attempt's now", self.key)
             self.broken = True
 
 

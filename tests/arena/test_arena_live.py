@@ -179,3 +179,23 @@ def test_the_worker_drops_the_stream_once_recorded_and_after_a_failed_attempt(r)
     assert seen == {"m-live-ok": True, "m-live-fails": True}
     assert worker.stats.recorded == 1 and worker.stats.failures == 1
     assert not r.exists(keys.live("m-live-ok")) and not r.exists(keys.live("m-live-fails"))
+
+
+def test_a_zombie_attempt_writes_nothing_into_the_attempt_that_replaced_it(r) -> None:
+    """A worker thought dead (frozen, its match given to another) wakes and goes on publishing: its events
+    must not land in the new attempt's stream, whose own writes go on. Before, the zombie's entry ids ran
+    ahead of the new attempt's, were taken, and the new attempt's next write was refused (a smaller id):
+    the page then showed the zombie's events and never the new attempt's."""
+    zombie = live.start(r, spec("m-live-z"), [["a", "b", "c", "d"]])
+    for seat, code in enumerate(["pass", "pass", "pass", "bid 80 H", "pass", "pass", "pass"]):
+        zombie.on_event(ok(0, 0, seat % 4, code))  # 1 start + 6 shown (the last one held)
+    retry = live.start(r, spec("m-live-z"), [["a", "b", "c", "d"]])
+    retry.on_event(ok(0, 0, 0, "bid 90 S"))
+    retry.on_event(ok(0, 0, 1, "pass"))  # shows "bid 90 S": the stream has 2 entries
+    for seat in range(8):  # the zombie wakes: ids 0-8.. would be past the retry's 0-2
+        zombie.on_event(ok(0, 0, (seat + 3) % 4, "pass"))
+    retry.on_event(ok(0, 0, 2, "pass"))
+    page = live_page(r, "m-live-z", 0)
+    assert page is not None and page.attempt == retry.attempt
+    assert [e.get("action") for e in page.events] == [None, "bid 90 S", "pass"]  # the start, then the retry's
+    assert zombie.broken and not retry.broken
