@@ -173,11 +173,16 @@ class Worker:
         heartbeat_ttl_s: int = int(WORKER_LIVE_S),
         keepalive_interval_s: float | None = None,
         record_patience_s: float = 120.0,
+        start_patience_s: float = 120.0,
     ) -> None:
         self.r: Any = r  # Any: redis-py types replies as Awaitable | Any; with decode_responses=True they are str
         self.runner = runner
         self.worker_id = worker_id
-        self.queue = MatchQueue(r, max_deliveries=max_deliveries)
+        # A worker may start before its Redis is up, or while it restarts (a compose deployment, a remote
+        # worker of `arena up`): it waits that out, bounded, rather than die with a traceback.
+        self.queue = patiently(
+            lambda: MatchQueue(r, max_deliveries=max_deliveries), start_patience_s, what=f"starting {worker_id}"
+        )
         self.stale_ms = stale_ms
         self.block_ms = block_ms
         self.heartbeat_ttl_s = heartbeat_ttl_s

@@ -166,7 +166,8 @@ def test_redis_restart_mid_ladder_loses_no_result(own_redis, procs):
     wait_until(lambda: q2.results_count() == n, 90, "workers to reconnect and finish the ladder")
     for p in ws:
         p.send_signal(signal.SIGTERM)
-    assert all(p.wait(timeout=30) == 0 for p in ws)
+    codes = [p.wait(timeout=30) for p in ws]
+    assert codes == [0, 0], (codes, [procs.output(f"w-{k}")[-3000:] for k in range(2)])
     ids = recorded_ids(r2)
     assert sorted(ids) == [f"m-{i:03d}" for i in range(n)]  # all there, each once
     assert q2.depth() == 0 and q2.dead_letters() == []
@@ -179,3 +180,23 @@ def test_worker_entry_point_rejects_a_bad_runner(procs, redis_server):
     p = procs.worker(redis_server.url, "w-bad", "no_such_function")
     assert p.wait(timeout=30) != 0
     assert "not a callable runner" in procs.output("w-bad")
+
+
+def test_a_worker_started_while_redis_is_down_waits_for_it(own_redis, procs, tmp_path):
+    """A worker that starts while its Redis is down (a deployment's start order, a hub restarting) waits it
+    out and then plays, where it used to die at once with a traceback (seen in a loaded run: a worker slow
+    to start met the restart test's outage). The worker's own log says it waits, and then that Redis is
+    back."""
+    own_redis.stop()
+    w = procs.worker(own_redis.url, "w-early", "sleepy", {"ARENA_TEST_SLEEP_S": "0.05"})
+    wait_until(lambda: "redis unavailable while starting w-early" in procs.output("w-early"), 60, "the wait logged")
+    assert w.poll() is None  # still there, waiting
+    own_redis.start()
+    r = connect(own_redis.url)
+    q = MatchQueue(r)
+    q.enqueue(make_spec("m-early", bots=("b-0", "b-1"), seed=5))
+    wait_until(lambda: q.results_count() == 1, 60, "the early worker to play the match")
+    assert "redis back: done starting w-early" in procs.output("w-early")
+    w.send_signal(signal.SIGTERM)
+    assert w.wait(timeout=30) == 0, procs.output("w-early")[-3000:]
+    assert recorded_ids(r) == ["m-early"]
