@@ -39,27 +39,33 @@ class Suspensions:
     # client was made with decode_responses=True (see redis_server.connect).
     r: Any
 
-    def note_start(self, bot_id: str, version: int, failed: bool, why: str = "") -> bool:
+    def note_start(self, bot_id: str, version: int, failed: bool, why: str = "", counted_as: str = "") -> bool:
         """Count a match in which the version failed to start or answer its Handshake (``failed``), or
         did (which resets the count). After ``SUSPEND_AFTER`` failures in a row the version is suspended:
-        never scheduled until an update or a new upload. True when this call suspended it."""
-        key = keys.bot(bot_id)
-        if not failed:
-            self.r.hset(key, "start_failures", 0)
-            return False
-        n = int(self.r.hincrby(key, "start_failures", 1))
-        if n >= SUSPEND_AFTER and not self.r.hget(key, "suspended"):
-            reason = f"version {version} failed to start or answer its Handshake in {n} matches in a row: "
-            self.r.hset(key, "suspended", reason + _public_start_failure(why))
-            return True
-        return False
+        never scheduled until an update or a new upload. True when this call suspended it.  ``counted_as``
+        (the match's id): a call repeated with the same one counts nothing, so a retry whose first try was
+        applied but whose reply was lost (Redis restarting) does not count the match twice."""
+        reason = f"version {version} failed to start or answer its Handshake in {{n}} matches in a row: "
+        done = self.r.eval(
+            _START_LUA,
+            1,
+            keys.bot(bot_id),
+            "1" if failed else "0",
+            SUSPEND_AFTER,
+            reason + _public_start_failure(why),
+            counted_as,
+        )
+        return bool(done)
 
-    def note_forfeit(self, bot_id: str, version: int, forfeited: bool, why: str, limits: ForfeitLimits) -> bool:
+    def note_forfeit(
+        self, bot_id: str, version: int, forfeited: bool, why: str, limits: ForfeitLimits, counted_as: str = ""
+    ) -> bool:
         """Count a match the version played: forfeited by it (``forfeited``, ``why`` the public forfeit
         reason) or not (which ends a run of forfeits).  Past ``limits`` (the ladder's) the version is
         suspended, with the reason; a match of another version than the current one (a pinned seat)
         judges nothing.  True when this call suspended it.  One script: two workers counting at once
-        cannot both miss the limit."""
+        cannot both miss the limit.  ``counted_as`` (the match and seat): a call repeated with the same one
+        counts nothing (a retry after a lost reply)."""
         last = f" (the last: {why[:200]})" if why else ""  # the public reason: the arena's words
         done = self.r.eval(
             _FORFEIT_LUA,
@@ -73,6 +79,7 @@ class Suspensions:
             limits.in_window,
             f"version {version} forfeited {{n}} matches in a row{last}",
             f"version {version} forfeited {{n}} of its last {{m}} matches{last}",
+            counted_as,
         )
         return bool(done)
 
@@ -102,8 +109,33 @@ class Suspensions:
 # ARGV: the version that played, '1' forfeited | '0' not, in_a_row limit (0: off), window, in_window limit (0: off),
 #       the reason if in a row ({n}: the count), the reason if in the window ({n}: forfeits, {m}: matches)
 # Returns 1 if this call suspended the bot, else 0.
+# KEYS: the bot's hash.  ARGV: 1 if the version failed to start (else 0), the failures in a row that suspend
+# it, the reason (``{n}``: how many), the call's once-key (empty: none).  1 when this call suspended it.
+_START_LUA = """
+if ARGV[4] ~= '' then
+  if redis.call('HGET', KEYS[1], 'start_counted') == ARGV[4] then return 0 end
+  redis.call('HSET', KEYS[1], 'start_counted', ARGV[4])
+end
+if ARGV[1] ~= '1' then
+  redis.call('HSET', KEYS[1], 'start_failures', 0)
+  return 0
+end
+local n = redis.call('HINCRBY', KEYS[1], 'start_failures', 1)
+if n < tonumber(ARGV[2]) or redis.call('HEXISTS', KEYS[1], 'suspended') == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'suspended', (string.gsub(ARGV[3], '{n}', tostring(n))))
+return 1
+"""
+
+# KEYS: the bot's hash, its list of recent matches (1: forfeited, 0: not).  ARGV: the version the match was
+# played by, 1 if it forfeited (else 0), the ladder's limits (in a row, window, in the window: 0 is none),
+# the two reasons (``{n}``, ``{m}``: the counts), the call's once-key (empty: none).  A match of another
+# version than the current one judges nothing.  1 when this call suspended it.
 _FORFEIT_LUA = """
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
+if ARGV[8] ~= '' then
+  if redis.call('HGET', KEYS[1], 'forfeit_counted') == ARGV[8] then return 0 end
+  redis.call('HSET', KEYS[1], 'forfeit_counted', ARGV[8])
+end
 local row = 0
 if ARGV[2] == '1' then
   row = redis.call('HINCRBY', KEYS[1], 'forfeits_in_a_row', 1)

@@ -270,7 +270,7 @@ class ArenaRunner:
             ep: b for seats, eps in zip(legs, seat_endpoints, strict=True) for b, ep in zip(seats, eps, strict=True)
         }
         never_started = _never_started(outcome, ids_by_endpoint, start_errors)
-        self._note_starts(bots, never_started)
+        self._note_starts(spec.match_id, bots, never_started)
         forfeited_by = _forfeited_by(outcome, legs)
         self._note_handshake_names(outcome, ids_by_endpoint)
         by_endpoint = {
@@ -410,16 +410,17 @@ class ArenaRunner:
         limits = LadderConfig.from_json(raw).forfeit_limits if raw else ForfeitLimits()
         for seat, bot in bots.items():
             note = self.registry.note_forfeit
+            once = f"{spec.match_id}/{seat}"  # a retry after a lost reply counts nothing twice
             if self._patient(
-                f"counting {spec.match_id}", note, bot.bot_id, bot.version, seat == culprit, reason, limits
+                f"counting {spec.match_id}", note, bot.bot_id, bot.version, seat == culprit, reason, limits, once
             ):
                 log.warning("bot %s suspended: %s", bot.name, self.registry.suspended(bot.bot_id))
 
-    def _note_starts(self, bots: Mapping[str, Bot], failed: Mapping[str, str]) -> None:
+    def _note_starts(self, match_id: str, bots: Mapping[str, Bot], failed: Mapping[str, str]) -> None:
         """Count, per bot, a match it failed to start or answer its Handshake in (3 in a row: suspended)."""
         for bot_id, bot in bots.items():
-            note, why = self.registry.note_start, failed.get(bot_id, "")
-            if self._patient(f"counting {bot_id}'s start", note, bot.bot_id, bot.version, bot_id in failed, why):
+            note, why, failing = self.registry.note_start, failed.get(bot_id, ""), bot_id in failed
+            if self._patient(f"counting {bot_id}'s start", note, bot.bot_id, bot.version, failing, why, match_id):
                 log.warning("bot %s suspended: %s", bot.name, self.registry.suspended(bot.bot_id))
 
 

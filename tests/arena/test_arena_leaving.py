@@ -175,3 +175,30 @@ def test_the_leaderboard_shows_a_suspended_bot_apart_unranked_with_its_public_re
         == "version 1 failed to start or answer its Handshake in 3 matches in a row: it could not be started"
     )
     assert reg.bot_state(reg.get(a)).reason == rows[2].reason  # the registry's words: one definition
+
+
+def test_a_count_repeated_after_a_lost_reply_counts_once(r) -> None:
+    """The runner retries its counting while Redis is down; a try that Redis applied but whose reply was lost
+    is tried again with the same once-key (the match and seat) and counts nothing more, where it used to
+    count the match twice: two forfeits of one match made a run of two, and a suspension one match early."""
+    reg = Registry(r)
+    bot = _manifest_bot(reg, "retried")
+    limits = ForfeitLimits(in_a_row=2, window=20, in_window=0)
+    assert reg.note_forfeit(bot, 1, True, WHY, limits, "m-1/a") is False
+    assert reg.note_forfeit(bot, 1, True, WHY, limits, "m-1/a") is False  # the same call again
+    assert r.hget(keys.bot(bot), "forfeits_in_a_row") == "1" and r.lrange(keys.bot_forfeits(bot), 0, -1) == ["1"]
+    assert reg.get(bot).suspended == ""
+    assert reg.note_forfeit(bot, 1, True, WHY, limits, "m-2/a") is True  # the next match: two in a row
+    # Failed starts: the same, keyed by the match.
+    other = _manifest_bot(reg, "slow-start")
+    assert [reg.note_start(other, 1, True, "no Handshake answer", "m-7") for _ in range(3)] == [False] * 3
+    assert r.hget(keys.bot(other), "start_failures") == "1"
+    assert reg.note_start(other, 1, True, "no Handshake answer", "m-8") is False
+    assert reg.note_start(other, 1, True, "no Handshake answer", "m-9") is True
+    assert reg.get(other).suspended == (
+        "version 1 failed to start or answer its Handshake in 3 matches in a row: no Handshake answer"
+    )
+    # Without a key (a caller that does not retry), every call counts, as before.
+    third = _manifest_bot(reg, "no-key")
+    assert [reg.note_start(third, 1, True) for _ in range(3)] == [False, False, True]
+    assert reg.get(third).suspended.endswith("in 3 matches in a row: it could not be started")
