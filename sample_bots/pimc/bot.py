@@ -41,7 +41,7 @@ from referee.rules.base import Ruleset
 from sample_bots.heuristic.bot import HeuristicBot, parse_bid
 from sample_bots.pimc.fast import SearchTimeout
 from sample_bots.pimc.sampler import Sampler, Seen, declarations_of
-from sample_bots.pimc.world import Credited, Scorer, World, solve, solve_points, template_deal
+from sample_bots.pimc.world import Credited, Scorer, World, new_tables, solve, solve_points, template_deal
 
 GAMES = ("pilotta", "bulgarian", "coinche", "french", "bela")
 _STRAINS = {s.code: s for s in Strain}
@@ -89,6 +89,9 @@ class PimcBot:
         # and how many decisions of that kind were since skipped for want of time.
         self.pace: dict[tuple[str, str, int], float] = {}
         self.skipped: dict[tuple[str, str, int], int] = {}
+        # The C kernel's transposition tables (bounded), shared by the searches of a decision and the next
+        # ones: an entry is only read by a search of the same rules and leaf values. None for the others.
+        self.tables = new_tables()
 
     def on_match_start(self, info: pilotta_bot.MatchInfo) -> None:
         self.options = dict(info.options)
@@ -178,7 +181,7 @@ class PimcBot:
             if time.perf_counter() >= deadline:
                 break
             try:
-                solution = solve(world, deadline=deadline, scorer=scorer)
+                solution = solve(world, deadline=deadline, scorer=scorer, tables=self.tables)
             except SearchTimeout:
                 break
             for card, value in solution.values.items():
@@ -203,7 +206,7 @@ class PimcBot:
             if time.perf_counter() >= deadline:
                 break
             try:
-                cp0 = solve_points(world, deadline=deadline, resolution=POINTS_RESOLUTION)
+                cp0 = solve_points(world, deadline=deadline, resolution=POINTS_RESOLUTION, tables=self.tables)
             except SearchTimeout:
                 break
             won = _won(cp0, scorer.total(world.contract))
@@ -247,7 +250,7 @@ class PimcBot:
                     world = self.auction_world(obs, ruleset, hands, contract)
                     credited = _all_declared_credited(ruleset, obs.dealer, contract, world.hands)
                     outcome[strain] = (
-                        solve_points(world, deadline=deadline, resolution=POINTS_RESOLUTION),
+                        solve_points(world, deadline=deadline, resolution=POINTS_RESOLUTION, tables=self.tables),
                         world,
                         credited,
                     )

@@ -27,8 +27,9 @@
 #define INF (1 << 30)
 #define MISSING INT32_MIN /* a leaf-table entry not filled yet */
 #define NBEL 5            /* belote points per side: 0, 20, 40, 60, 80 (four belote suits at most) */
-#define CLOCK_MASK 1023
-#define BUCKET 4
+#define CLOCK_EVERY 1024 /* nodes between two looks at the clock */
+#define SBUCKET 4 /* score entries a bucket (three cache lines) */
+#define PBUCKET 2 /* card-point entries a bucket (a cache line) */
 #define NSIG 8 /* (rules, leaf) pairs a Tables object keeps an epoch for */
 
 enum { SUIT_TRUMP = 0, NO_TRUMP = 1, ALL_TRUMP = 2 };
@@ -210,6 +211,7 @@ typedef struct {
     uint32_t epoch;
     int16_t lo, hi;
     int8_t leader, best, depth;
+    int8_t pad[5]; /* 32 bytes: two entries a cache line */
 } PEntry;
 
 typedef struct {
@@ -225,6 +227,7 @@ typedef struct {
     PyObject_HEAD
     SEntry *st;
     PEntry *pt;
+    void *st_mem, *pt_mem;
     uint64_t sbuckets, pbuckets; /* powers of two */
     uint32_t next_epoch;
     uint64_t clock; /* for the signatures' least recently used */
@@ -312,9 +315,12 @@ static PyObject *Tables_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
     t->sbuckets = 1ULL << sbits;
     t->pbuckets = 1ULL << pbits;
     /* calloc: zero pages come from the system as they are first touched, so a small search costs little */
-    t->st = calloc(t->sbuckets * BUCKET, sizeof(SEntry));
-    t->pt = calloc(t->pbuckets * BUCKET, sizeof(PEntry));
-    if (t->st == NULL || t->pt == NULL) {
+    t->st_mem = calloc(t->sbuckets * SBUCKET * sizeof(SEntry) + 64, 1);
+    t->pt_mem = calloc(t->pbuckets * PBUCKET * sizeof(PEntry) + 64, 1);
+    /* buckets aligned on cache lines */
+    t->st = (SEntry *)(((uintptr_t)t->st_mem + 63) & ~(uintptr_t)63);
+    t->pt = (PEntry *)(((uintptr_t)t->pt_mem + 63) & ~(uintptr_t)63);
+    if (t->st_mem == NULL || t->pt_mem == NULL) {
         Py_DECREF(t);
         return PyErr_NoMemory();
     }
@@ -327,17 +333,17 @@ static void Tables_dealloc(TablesObject *t) {
         sig_clear(&t->ssig[i]);
         sig_clear(&t->psig[i]);
     }
-    free(t->st);
-    free(t->pt);
+    free(t->st_mem);
+    free(t->pt_mem);
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
 static PyObject *Tables_stats(TablesObject *t, PyObject *unused) {
     (void)unused;
     return Py_BuildValue("{s:L,s:L,s:L,s:K,s:K,s:n}", "stores", t->stores, "probes", t->probes, "hits", t->hits,
-                         "score_entries", (unsigned long long)(t->sbuckets * BUCKET), "points_entries",
-                         (unsigned long long)(t->pbuckets * BUCKET), "bytes",
-                         (Py_ssize_t)(t->sbuckets * BUCKET * sizeof(SEntry) + t->pbuckets * BUCKET * sizeof(PEntry)));
+                         "score_entries", (unsigned long long)(t->sbuckets * SBUCKET), "points_entries",
+                         (unsigned long long)(t->pbuckets * PBUCKET), "bytes",
+                         (Py_ssize_t)(t->sbuckets * SBUCKET * sizeof(SEntry) + t->pbuckets * PBUCKET * sizeof(PEntry)));
 }
 
 static PyMethodDef Tables_methods[] = {
@@ -371,6 +377,7 @@ typedef struct {
     uint32_t sepoch, pepoch;
     double deadline;
     long long nodes, leaf_calls;
+    int countdown;
     uint32_t h[4];
     int tricks_left, cp0, won, bel0, bel1;
     uint32_t pending, second, trick_mask;
@@ -395,9 +402,13 @@ static double now_s(void) {
 }
 
 static inline int over_time(SearchObject *s) {
-    if ((++s->nodes & CLOCK_MASK) == 0 && s->deadline != 0.0 && now_s() > s->deadline) {
-        s->err = TIMEOUT;
-        return 1;
+    s->nodes++;
+    if (--s->countdown <= 0) {
+        s->countdown = CLOCK_EVERY;
+        if (s->deadline != 0.0 && now_s() > s->deadline) {
+            s->err = TIMEOUT;
+            return 1;
+        }
     }
     return 0;
 }
@@ -474,17 +485,17 @@ static int ordered(const SearchObject *s, uint32_t moves, int seat, int k, int b
             }
         }
     }
-    int at = 0;
+    int at = 0, skip = -1;
     if (first >= 0) {
         for (int i = 0; i < n; i++)
             if ((keys[i] & 31) == first) {
                 out[at++] = (int8_t)first;
-                keys[i] = -1;
+                skip = i;
                 break;
             }
     }
     for (int i = 0; i < n; i++)
-        if (keys[i] >= 0) out[at++] = (int8_t)(keys[i] & 31);
+        if (i != skip) out[at++] = (int8_t)(keys[i] & 31);
     return at;
 }
 
@@ -531,9 +542,9 @@ static int play(SearchObject *s, int seat, int k, int led, int best, int bs, int
 static SEntry *score_slot(SearchObject *s, uint64_t info, uint64_t bel, int *found) {
     TablesObject *t = s->tables;
     uint64_t hk = hash_hands(s->h, info ^ mix64(bel));
-    SEntry *b = &t->st[(hk & (t->sbuckets - 1)) * BUCKET];
+    SEntry *b = &t->st[(hk & (t->sbuckets - 1)) * SBUCKET];
     SEntry *victim = NULL;
-    for (int i = 0; i < BUCKET; i++) {
+    for (int i = 0; i < SBUCKET; i++) {
         SEntry *e = &b[i];
         if (e->epoch == s->sepoch && e->info == info && e->belote == bel && e->h[0] == s->h[0] &&
             e->h[1] == s->h[1] && e->h[2] == s->h[2] && e->h[3] == s->h[3]) {
@@ -745,9 +756,9 @@ static int pplay(SearchObject *s, int seat, int k, int led, int best, int bs, in
 static PEntry *points_slot(SearchObject *s, int leader, int *found) {
     TablesObject *t = s->tables;
     uint64_t hk = hash_hands(s->h, (uint64_t)leader + 0x9e3779b97f4a7c15ULL);
-    PEntry *b = &t->pt[(hk & (t->pbuckets - 1)) * BUCKET];
+    PEntry *b = &t->pt[(hk & (t->pbuckets - 1)) * PBUCKET];
     PEntry *victim = NULL;
-    for (int i = 0; i < BUCKET; i++) {
+    for (int i = 0; i < PBUCKET; i++) {
         PEntry *e = &b[i];
         if (e->epoch == s->pepoch && e->leader == leader && e->h[0] == s->h[0] && e->h[1] == s->h[1] &&
             e->h[2] == s->h[2] && e->h[3] == s->h[3]) {
@@ -766,6 +777,20 @@ static int pprobe(SearchObject *s, int leader, int alpha, int beta) {
     int left = points_of(&s->r, s->h[0] | s->h[1] | s->h[2] | s->h[3]) + s->r.last_bonus;
     if (left <= alpha) return left;
     if (beta <= 0) return 0;
+    if (s->tricks_left == 1) {
+        /* the last trick: one card in each hand, nothing to choose (its four positions counted as nodes,
+         * as the reference visits them) */
+        s->nodes += 4;
+        int best = __builtin_ctz(s->h[leader]), bs = leader;
+        for (int i = 1; i < 4; i++) {
+            int seat = (leader + i) & 3, c = __builtin_ctz(s->h[seat]);
+            if (beats(&s->r, c, best)) {
+                best = c;
+                bs = seat;
+            }
+        }
+        return (bs & 1) == 0 ? left : 0;
+    }
     int found;
     s->tables->probes++;
     PEntry *e = points_slot(s, leader, &found);
@@ -806,13 +831,50 @@ static int pprobe(SearchObject *s, int leader, int alpha, int beta) {
     return v;
 }
 
+/* Side 0's card points from this trick's start to the end after `seat` plays card `c` (the move is made and
+ * unmade here; search.Search.pplay's loop). */
+static inline int pafter(SearchObject *s, int seat, int c, int k, int led, int best, int bs, int tpts, int alpha,
+                         int beta) {
+    const CRules *r = &s->r;
+    uint32_t bit = 1u << c;
+    uint32_t hand = s->h[seat];
+    s->h[seat] = hand ^ bit;
+    if (k == 0) {
+        led = c >> 3;
+        best = c;
+        bs = seat;
+    } else if (beats(r, c, best)) {
+        best = c;
+        bs = seat;
+    }
+    int npts = tpts + r->points[c], v;
+    if (k == 3) {
+        int gain = (bs & 1) == 0 ? npts : 0;
+        s->tricks_left--;
+        if (s->tricks_left == 0) {
+            v = gain + ((bs & 1) == 0 ? r->last_bonus : 0);
+        } else {
+            uint32_t saved_mask = s->trick_mask;
+            s->trick_mask = 0;
+            v = gain + pprobe(s, bs, alpha - gain, beta - gain);
+            s->trick_mask = saved_mask;
+        }
+        s->tricks_left++;
+    } else {
+        s->trick_mask |= bit;
+        v = pplay(s, (seat + 1) & 3, k + 1, led, best, bs, npts, alpha, beta, -1);
+        s->trick_mask &= ~bit;
+    }
+    s->h[seat] = hand;
+    return v;
+}
+
 /* `play` for card points: side 0's points from this trick's start to the end (search.Search.pplay). */
 static int pplay(SearchObject *s, int seat, int k, int led, int best, int bs, int tpts, int alpha, int beta,
                  int first) {
     if (over_time(s)) return 0;
-    const CRules *r = &s->r;
     uint32_t hand = s->h[seat];
-    uint32_t moves = k == 0 ? hand : legal(r, hand, seat, k, led, best, bs);
+    uint32_t moves = k == 0 ? hand : legal(&s->r, hand, seat, k, led, best, bs);
     int maximize = (seat & 1) == 0;
     int value = maximize ? -INF : INF;
     int8_t order[8];
@@ -820,36 +882,7 @@ static int pplay(SearchObject *s, int seat, int k, int led, int best, int bs, in
     int best_card = order[0];
     for (int i = 0; i < n; i++) {
         int c = order[i];
-        uint32_t bit = 1u << c;
-        s->h[seat] = hand ^ bit;
-        int nled = led, nbest = best, nbs = bs;
-        if (k == 0) {
-            nled = c >> 3;
-            nbest = c;
-            nbs = seat;
-        } else if (beats(r, c, best)) {
-            nbest = c;
-            nbs = seat;
-        }
-        int npts = tpts + r->points[c], v;
-        if (k == 3) {
-            int gain = (nbs & 1) == 0 ? npts : 0;
-            s->tricks_left--;
-            if (s->tricks_left == 0) {
-                v = gain + ((nbs & 1) == 0 ? r->last_bonus : 0);
-            } else {
-                uint32_t saved_mask = s->trick_mask;
-                s->trick_mask = 0;
-                v = gain + pprobe(s, nbs, alpha - gain, beta - gain);
-                s->trick_mask = saved_mask;
-            }
-            s->tricks_left++;
-        } else {
-            s->trick_mask |= bit;
-            v = pplay(s, (seat + 1) & 3, k + 1, nled, nbest, nbs, npts, alpha, beta, -1);
-            s->trick_mask &= ~bit;
-        }
-        s->h[seat] = hand;
+        int v = pafter(s, seat, c, k, led, best, bs, tpts, alpha, beta);
         if (s->err) return 0;
         if (maximize) {
             if (v > value) {
@@ -1069,6 +1102,17 @@ static int equivalent_of(SearchObject *s, int card, uint32_t moves) {
     return card;
 }
 
+/* Whether the leaf table is the card points alone (every entry side 0's final card points, whatever the
+ * tricks and belotes): then the card-point search gives every value from the root. */
+static int cp_only_table(const SearchObject *s) {
+    int T = s->r.total_points;
+    const int32_t *tab = s->table;
+    for (int row = 0; row < 4 * NBEL * NBEL; row++, tab += T + 1)
+        for (int cp = 0; cp <= T; cp++)
+            if (tab[cp] != cp) return 0;
+    return 1;
+}
+
 static PyObject *Search_root_values(SearchObject *s, PyObject *args) {
     int seat, leader;
     PyObject *trick;
@@ -1091,9 +1135,41 @@ static PyObject *Search_root_values(SearchObject *s, PyObject *args) {
     int n = ordered(s, moves, seat, t.k, t.best, t.best_seat, -1, order);
     int vals[32];
     for (int c = 0; c < 32; c++) vals[c] = INF; /* not searched */
+    int have = 0, guess = 0;
+    int cp_only = s->use_points && cp_only_table(s);
     for (int i = 0; i < n; i++) {
-        vals[(int)order[i]] = after(s, seat, order[i], t.k, t.led, t.best, t.best_seat, t.tpts, -INF, INF);
+        int c = order[i], v;
+        if (cp_only) {
+            /* the card points alone: the card-point search from the root, by zero windows */
+            int lo = 0, hi = left, g = have ? guess - s->cp0 : (left + 1) / 2;
+            while (lo < hi && !s->err) {
+                int b = g <= lo ? lo + 1 : g > hi ? hi : g;
+                g = pafter(s, seat, c, t.k, t.led, t.best, t.best_seat, t.tpts, b - 1, b);
+                if (g < b)
+                    hi = g;
+                else
+                    lo = g;
+            }
+            v = s->cp0 + lo;
+        } else if (!have) {
+            v = after(s, seat, c, t.k, t.led, t.best, t.best_seat, t.tpts, -INF, INF);
+        } else {
+            /* MTD(f): zero windows from the best value so far, each a bound that narrows [lo, hi] */
+            int lo = -INF, hi = INF, g = guess;
+            while (lo < hi && !s->err) {
+                int b = g == lo ? g + 1 : g;
+                g = after(s, seat, c, t.k, t.led, t.best, t.best_seat, t.tpts, b - 1, b);
+                if (g < b)
+                    hi = g;
+                else
+                    lo = g;
+            }
+            v = g;
+        }
         if (s->err) return raise_err(s);
+        vals[c] = v;
+        if (!have || ((seat & 1) == 0 ? v > guess : v < guess)) guess = v;
+        have = 1;
     }
     PyObject *out = PyDict_New();
     if (out == NULL) return NULL;
