@@ -2,8 +2,15 @@
 bot's decision times, and its strength on duplicate boards. In-process (direct engine calls, no gRPC).
 
     python bench/bench_pimc.py                  # kernel vs engine, solver times, decision times (make bench)
+    python bench/bench_pimc.py kernels          # the solver's figures alone: pure, mypyc and C side by side
     python bench/bench_pimc.py --strength       # + duplicate boards against heuristic and random, all rulesets
     python bench/bench_pimc.py --worlds         # + strength by number of worlds in Pilotta
+
+Solver: the search kernels built here (pure Python, mypyc, C) on the same positions from each trick, side by
+side in one run (``pimc_kernels.py``): CPU time per solve and nodes a second, with the ratios to the mypyc
+copy; and, when colver is installed (``pip install colver``, an optional bench dependency), the C kernel's
+whole-deal card-point solve beside colver's on the same Coinche positions. BENCH_SOLVES positions per trick
+(default 10), BENCH_PURE_SOLVES of them for the pure kernel (default 2).
 
 Kernel vs engine: the same random card play (the first legal card of a shuffled order) from the same
 positions, through the kernel (``Rules.legal`` + ``beats`` on bitmasks, unvalidated) and through the engine
@@ -53,11 +60,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sample_bots.pimc.build import build_compiled  # noqa: E402
+from sample_bots.pimc.build import build_c, build_compiled  # noqa: E402
 
-COMPILED = build_compiled() if "--pure" not in sys.argv else None  # before the kernel is imported
-if COMPILED is None:
+# Both compiled kernels built (once per source) before any is imported; the bot then runs the fastest.
+COMPILED = build_compiled() if "--pure" not in sys.argv else None
+C_KERNEL = build_c() if "--pure" not in sys.argv else None
+if COMPILED is None and C_KERNEL is None:
     os.environ["PIMC_PURE"] = "1"
+
+from pimc_kernels import compare, compare_colver  # noqa: E402  (bench/, on sys.path as this script's folder)
 
 from referee.deal import Deal  # noqa: E402
 from referee.rules import get_ruleset  # noqa: E402
@@ -65,7 +76,7 @@ from sample_bots.heuristic.bot import HeuristicBot  # noqa: E402
 from sample_bots.pimc.bot import PimcBot, Settings  # noqa: E402
 from sample_bots.pimc.local import RandomDecider, play_deal, random_deck, sdk_observation  # noqa: E402
 from sample_bots.pimc.sampler import Sampler, Seen  # noqa: E402
-from sample_bots.pimc.world import World, describe_backend, rules_for, solve  # noqa: E402
+from sample_bots.pimc.world import World, describe_backend, rules_for  # noqa: E402
 
 RULESETS = ["pilotta", "bulgarian", "coinche", "french", "bela"]
 SECONDS = float(os.environ.get("BENCH_SECONDS", "2"))
@@ -173,34 +184,30 @@ def bench_kernel() -> list[dict[str, object]]:
     return rows
 
 
-# --- Solver ---------------------------------------------------------------------------------------------
-def bench_solver(count: int) -> list[dict[str, object]]:
-    rows = []
-    for tricks_done in (0, 2, 4, 6):
-        rng = random.Random(f"solver-{tricks_done}")
-        times, nodes = [], 0
-        for _ in range(count):
-            deal = play_position("pilotta", rng, tricks_done)
-            world = true_world(deal)
-            t = time.perf_counter()
-            solution = solve(world)
-            times.append(time.perf_counter() - t)
-            nodes += solution.nodes
-        times.sort()
-        row = {
-            "from_trick": tricks_done + 1,
-            "deals": count,
-            "median_s": round(statistics.median(times), 4),
-            "p90_s": round(statistics.quantiles(times, n=10)[-1], 4) if len(times) > 1 else round(times[0], 4),
-            "nodes_per_second": round(nodes / sum(times)),
-        }
-        rows.append(row)
-        print(
-            f"solver pilotta from trick {tricks_done + 1}: every card of the seat to act, {count} deals: median "
-            f"{row['median_s']:.4f} s, p90 {row['p90_s']:.4f} s, {row['nodes_per_second']:,} nodes/s",
-            flush=True,
-        )
-    return rows
+# --- Solver: the kernels side by side (pimc_kernels.py) --------------------------------------------------
+SOLVER_TRICKS = (0, 1, 2, 3, 4, 5, 6)
+
+
+def solver_positions(tricks_done: int, count: int) -> list[World]:
+    rng = random.Random(f"solver-{tricks_done}")
+    return [true_world(play_position("pilotta", rng, tricks_done)) for _ in range(count)]
+
+
+def bench_solver(count: int, pure_count: int) -> list[dict[str, Any]]:
+    """Each kernel built (pure, mypyc, C) on the same positions from each trick: time per solve, nodes a
+    second, and the ratios to the mypyc copy."""
+    return compare(solver_positions, SOLVER_TRICKS, count, pure_count)
+
+
+def colver_positions(tricks_done: int, count: int) -> list[tuple[Deal, World]]:
+    rng = random.Random(f"colver-{tricks_done}")
+    deals = [play_position("coinche", rng, tricks_done) for _ in range(count)]  # a suit contract: Coinche's
+    return [(deal, true_world(deal)) for deal in deals]
+
+
+def bench_colver(count: int) -> list[dict[str, Any]]:
+    """The C kernel beside colver's solver (when colver is installed: an optional bench dependency)."""
+    return compare_colver(colver_positions, SOLVER_TRICKS, count)
 
 
 # --- Decisions and strength -----------------------------------------------------------------------------
@@ -492,6 +499,14 @@ def until_today(hhmm: str) -> datetime.datetime:
 
 
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "kernels":  # the solver figures alone
+        count = int(os.environ.get("BENCH_SOLVES", "10"))
+        rows = bench_solver(count, int(os.environ.get("BENCH_PURE_SOLVES", "2")))
+        found = {"solver": rows, "colver": bench_colver(count)}
+        path = os.environ.get("BENCH_OUT")
+        if path:
+            Path(path).write_text(json.dumps(found, indent=1))
+        return 0
     if argv and argv[0] in ("boards", "figures"):
         parser = argparse.ArgumentParser(prog="bench_pimc.py")
         sub = parser.add_subparsers(dest="command", required=True)
@@ -543,7 +558,10 @@ def bench_all() -> int:
     print(f"bench pimc: search kernel {describe_backend()}", flush=True)
     out: dict[str, object] = {"benchmark": "pimc", "backend": describe_backend()}
     out["kernel"] = bench_kernel()
-    out["solver"] = bench_solver(int(os.environ.get("BENCH_SOLVES", "10")))
+    out["solver"] = bench_solver(
+        int(os.environ.get("BENCH_SOLVES", "10")), int(os.environ.get("BENCH_PURE_SOLVES", "2"))
+    )
+    out["colver"] = bench_colver(int(os.environ.get("BENCH_SOLVES", "10")))
     decisions = []
     for name in RULESETS:
         decisions.append(
@@ -560,7 +578,7 @@ def bench_all() -> int:
     path = os.environ.get("BENCH_OUT")
     if path:
         Path(path).write_text(json.dumps(out, indent=1))
-    print(json.dumps({k: v for k, v in out.items() if k in ("benchmark", "backend", "kernel", "solver")}))
+    print(json.dumps({k: v for k, v in out.items() if k in ("benchmark", "backend", "kernel", "solver", "colver")}))
     return 0
 
 
