@@ -20,6 +20,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -40,14 +41,38 @@ static PyObject *SearchTimeout;
 
 /* --- Rules ------------------------------------------------------------------------------------------------ */
 typedef struct {
-    int32_t mode, trump, last_bonus, total_points;
+    /* what a search.Rules says (compared to tell rules apart: RAW_SIZE bytes) */
+    int32_t mode, trump, last_bonus;
     int32_t partner_may_win, must_undertrump, must_head_plain_suit, in_line;
     uint32_t belote_mask;
     int32_t power[32], points[32];
+    /* derived from it */
+    int32_t total_points;
     uint32_t above[32];
     int8_t by_power[4][8];
     uint16_t byte_points[4][256];
+    /* By suit and byte of that suit's cards (bit r: the card of rank r): the byte's bits in order of strength
+     * (bit 0 the strongest card), its cards in that order, and the bits i >= 1 of that order whose card has
+     * the points of card i - 1 (the equivalent cards of `ordered`). */
+    uint8_t by_strength[4][256];
+    int8_t cards[4][256][8];
+    uint8_t same_points[4][256];
 } CRules;
+
+#define RAW_SIZE offsetof(CRules, total_points)
+
+/* pext8[mask][value]: the bits of `value` where `mask` has one, packed low (BMI2's pext on a byte). */
+static uint8_t pext8[256][256];
+
+static void init_pext8(void) {
+    for (int m = 0; m < 256; m++)
+        for (int v = 0; v < 256; v++) {
+            int out = 0, j = 0;
+            for (int i = 0; i < 8; i++)
+                if (m >> i & 1) out |= (v >> i & 1) << j++;
+            pext8[m][v] = (uint8_t)out;
+        }
+}
 
 static int read_int_attr(PyObject *obj, const char *name, int32_t *out) {
     PyObject *v = PyObject_GetAttrString(obj, name);
@@ -92,6 +117,8 @@ static int read_list32(PyObject *obj, const char *name, int32_t *out) {
     return 0;
 }
 
+static int derive(CRules *r);
+
 /* The kernel's rules from a search.Rules (its attributes; the derived tables are computed here as there). */
 static int rules_from(PyObject *obj, CRules *r) {
     memset(r, 0, sizeof *r); /* padding too: Tables compares rules with memcmp */
@@ -113,6 +140,23 @@ static int rules_from(PyObject *obj, CRules *r) {
         PyErr_SetString(PyExc_ValueError, "rules: bad mode or trump");
         return -1;
     }
+    /* the derived tables of rules seen lately (every world of a decision has the same) */
+    static CRules *made[4];
+    static int next_made;
+    for (int i = 0; i < 4; i++)
+        if (made[i] != NULL && memcmp(made[i], r, RAW_SIZE) == 0) {
+            memcpy(r, made[i], sizeof *r);
+            return 0;
+        }
+    if (derive(r) < 0) return -1;
+    if (made[next_made] == NULL) made[next_made] = PyMem_RawMalloc(sizeof *r);
+    if (made[next_made] != NULL) memcpy(made[next_made], r, sizeof *r);
+    next_made = (next_made + 1) & 3;
+    return 0;
+}
+
+/* The tables derived from the rules' fields. */
+static int derive(CRules *r) {
     int total = r->last_bonus;
     for (int c = 0; c < 32; c++) {
         if (r->points[c] < 0 || r->points[c] > 1000) {
@@ -146,6 +190,19 @@ static int rules_from(PyObject *obj, CRules *r) {
             order[j + 1] = x;
         }
         memcpy(r->by_power[s], order, 8);
+        for (int b = 0; b < 256; b++) {
+            int bits = 0, n = 0;
+            for (int i = 0; i < 8; i++) {
+                int c = order[i];
+                if (b >> (c & 7) & 1) {
+                    bits |= 1 << i;
+                    r->cards[s][b][n] = (int8_t)c;
+                    if (n > 0 && r->points[c] == r->points[r->cards[s][b][n - 1]]) r->same_points[s][b] |= 1 << n;
+                    n++;
+                }
+            }
+            r->by_strength[s][b] = (uint8_t)bits;
+        }
         for (int b = 0; b < 256; b++) {
             int p = 0;
             for (int k = 0; k < 8; k++)
@@ -216,7 +273,7 @@ typedef struct {
 
 typedef struct {
     int used;
-    CRules rules;
+    unsigned char rules[RAW_SIZE];
     PyObject *table; /* the leaf table (a strong reference, so that its address stays its own) or NULL */
     PyObject *leaf;  /* the leaf callable when there is no table */
     uint32_t epoch;
@@ -264,7 +321,7 @@ static uint32_t tables_epoch(TablesObject *t, Sig *sigs, const CRules *rules, Py
     t->clock++;
     for (int i = 0; i < NSIG; i++) {
         Sig *s = &sigs[i];
-        if (s->used && s->table == table && s->leaf == leaf && memcmp(&s->rules, rules, sizeof *rules) == 0) {
+        if (s->used && s->table == table && s->leaf == leaf && memcmp(s->rules, rules, RAW_SIZE) == 0) {
             s->stamp = t->clock;
             return s->epoch;
         }
@@ -280,7 +337,7 @@ static uint32_t tables_epoch(TablesObject *t, Sig *sigs, const CRules *rules, Py
     Sig *s = &sigs[victim];
     sig_clear(s);
     s->used = 1;
-    s->rules = *rules;
+    memcpy(s->rules, rules, RAW_SIZE);
     Py_XINCREF(table);
     s->table = table;
     Py_XINCREF(leaf);
@@ -457,32 +514,31 @@ static int ordered(const SearchObject *s, uint32_t moves, int seat, int k, int b
     int keys[8];
     int n = 0;
     for (int su = 0; su < 4; su++) {
-        if (!(moves & SUIT_MASK[su])) continue;
-        int prev_kept = -1;
-        for (int i = 0; i < 8; i++) {
-            int c = r->by_power[su][i];
-            if (!(live >> c & 1)) continue;
-            if (moves >> c & 1) {
-                if (prev_kept >= 0 && r->points[prev_kept] == r->points[c]) continue;
-                prev_kept = c;
-                int key;
-                if (k == 0)
-                    key = 64 - r->power[c] * 4 - (c >> 3 == r->trump ? 2 : 0);
-                else if (partner_winning)
-                    key = 64 - r->points[c] * 2 + r->power[c];
-                else if (beats(r, c, best))
-                    key = r->power[c] + (c >> 3 == r->trump && best >> 3 != r->trump ? 8 : 0);
-                else
-                    key = 32 + r->points[c] * 2 + r->power[c];
-                int x = key << 5 | c, j = n++;
-                while (j > 0 && keys[j - 1] > x) {
-                    keys[j] = keys[j - 1];
-                    j--;
-                }
-                keys[j] = x;
-            } else {
-                prev_kept = -1;
+        unsigned m = moves >> (8 * su) & 255;
+        if (!m) continue;
+        unsigned l = live >> (8 * su) & 255;
+        /* the moves among the suit's live cards in order of strength; a move right below another move of
+         * the same points (no live card between them) is the same move */
+        unsigned mc = pext8[r->by_strength[su][l]][r->by_strength[su][m]];
+        unsigned kept = mc & ~(mc & mc << 1 & r->same_points[su][l]);
+        while (kept) {
+            int c = r->cards[su][l][__builtin_ctz(kept)];
+            kept &= kept - 1;
+            int key;
+            if (k == 0)
+                key = 64 - r->power[c] * 4 - (c >> 3 == r->trump ? 2 : 0);
+            else if (partner_winning)
+                key = 64 - r->points[c] * 2 + r->power[c];
+            else if (beats(r, c, best))
+                key = r->power[c] + (c >> 3 == r->trump && best >> 3 != r->trump ? 8 : 0);
+            else
+                key = 32 + r->points[c] * 2 + r->power[c];
+            int x = key << 5 | c, j = n++;
+            while (j > 0 && keys[j - 1] > x) {
+                keys[j] = keys[j - 1];
+                j--;
             }
+            keys[j] = x;
         }
     }
     int at = 0, skip = -1;
@@ -1297,6 +1353,7 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit_pimc_csearch(void) {
     if (PyType_Ready(&TablesType) < 0 || PyType_Ready(&SearchType) < 0) return NULL;
+    init_pext8();
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL) return NULL;
     SearchTimeout = PyErr_NewExceptionWithDoc("pimc_csearch.SearchTimeout",
