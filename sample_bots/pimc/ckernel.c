@@ -1128,6 +1128,20 @@ static int enter_trick(SearchObject *s, PyObject *trick_obj, int leader, Trick *
     }
     Py_DECREF(seq);
     s->trick_mask = mask;
+    /* The search generates only legal positions from a consistent one (and its buffers hold a hand of eight):
+     * the hands disjoint, the trick's cards in none, each seat holding the tricks left, less one if it has
+     * played to this trick. */
+    uint32_t seen = mask;
+    int ok = __builtin_popcount(mask) == t->k && s->tricks_left >= 1 && s->tricks_left <= 8;
+    for (int i = 0; i < 4 && ok; i++) {
+        int played = ((i - leader) & 3) < t->k;
+        ok = !(s->h[i] & seen) && __builtin_popcount(s->h[i]) == s->tricks_left - played;
+        seen |= s->h[i];
+    }
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "not a position of the card play: hands, trick and tricks left disagree");
+        return -1;
+    }
     return 0;
 }
 
@@ -1179,6 +1193,10 @@ static PyObject *Search_root_values(SearchObject *s, PyObject *args) {
     }
     Trick t;
     if (enter_trick(s, trick, leader, &t) < 0) return NULL;
+    if (seat != ((leader + t.k) & 3)) {
+        PyErr_SetString(PyExc_ValueError, "the seat to play is the leader's k-th successor");
+        return NULL;
+    }
     /* search.Search.set_range: the sure tables are built over this range */
     uint32_t all = s->h[0] | s->h[1] | s->h[2] | s->h[3];
     int left = points_of(&s->r, all) + s->r.last_bonus + t.tpts;
@@ -1255,6 +1273,10 @@ static PyObject *Search_points_root(SearchObject *s, PyObject *args) {
     }
     Trick t;
     if (enter_trick(s, trick, leader, &t) < 0) return NULL;
+    if (seat != ((leader + t.k) & 3)) {
+        PyErr_SetString(PyExc_ValueError, "the seat to play is the leader's k-th successor");
+        return NULL;
+    }
     uint32_t all = s->h[0] | s->h[1] | s->h[2] | s->h[3];
     int lo = 0, hi = points_of(&s->r, all) + s->r.last_bonus + t.tpts;
     while (hi - lo > resolution) {

@@ -257,6 +257,22 @@ def test_a_leaf_that_fails_or_a_wrong_table_is_an_error(ckernel: Kernel) -> None
 
     with pytest.raises(ValueError, match="entries expected"):
         ckernel.Search(rules, points_leaf, 0.0, array("i", [MISSING]) * 10)
+    # Not a position of the card play (a hand of nine, two hands holding one card, a card of the trick still
+    # in a hand, the wrong seat to play): refused, not searched.
+    h = list(world.hands)
+    spare = next(c for c in range(32) if h[1] >> c & 1)
+    for hands, trick, seat in (
+        ([h[0] | 1 << spare, h[1] ^ 1 << spare, h[2], h[3]], [], world.to_act),
+        ([h[0] | 1 << spare, h[1], h[2], h[3]], [], world.to_act),
+        (h, [spare], (world.leader + 1) & 3),
+        (h, [], (world.leader + 1) & 3),
+    ):
+        search = ckernel.Search(rules, points_leaf, 0.0)
+        search.set_position(hands, world.tricks_left, 0, 0, 0, 0, 0, 0)
+        with pytest.raises(ValueError, match=r"position|seat"):
+            search.root_values(seat, trick, world.leader)
+        with pytest.raises(ValueError, match=r"position|seat"):
+            search.points_root(seat, trick, world.leader)
 
 
 def test_the_deadline_stops_the_c_kernel(ckernel: Kernel) -> None:
