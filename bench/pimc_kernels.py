@@ -193,7 +193,9 @@ def compare_colver(
     positions: Callable[[int, int], list[tuple[Any, World]]], tricks: tuple[int, ...], solves: int
 ) -> list[dict[str, Any]]:
     """The C kernel's whole-deal card-point solve (every legal card) beside colver's ``solve_scores`` on the
-    same Coinche positions, trick by trick: CPU time per solve, and on how many positions the values agree."""
+    same Coinche positions (under colver's card play: no duty to undertrump), trick by trick: CPU time per
+    solve, and on how many positions the values agree (colver counts a capot 252 card points, which can move
+    its optimum where a capot is in reach)."""
     colver = colver_module()
     kernel = load("c")
     if colver is None or kernel is None:
@@ -226,8 +228,7 @@ def compare_colver(
             f"colver vs C, Coinche trick {done + 1}, {row['deals']} deals: C median {row['c_median_ms']:.2f} ms "
             f"(mean {row['c_mean_ms']:.2f}), colver median {row['colver_median_ms']:.2f} ms (mean "
             f"{row['colver_mean_ms']:.2f}): colver's time x{row['colver_over_c']} C's; the same values on "
-            f"{agree} of {row['deals']} (colver's scale counts a capot 252, which can move its optimum; the other "
-            "differences were not looked into)",
+            f"{agree} of {row['deals']}",
             flush=True,
         )
     return rows
