@@ -52,8 +52,8 @@ def _import_from(directory: Path, module: str) -> ModuleType | None:
     sys.path.insert(0, str(directory))
     try:
         return importlib.import_module(module)
-    except ImportError:
-        return None  # built for another interpreter: the next kernel of the chain
+    except Exception:  # built for another interpreter (ImportError), or no memory for its tables: the next one
+        return None
     finally:
         sys.path.remove(str(directory))
 

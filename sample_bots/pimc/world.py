@@ -295,7 +295,12 @@ def card_points_range(world: World, rules: Rules) -> tuple[int, int]:
 def new_tables() -> Any:
     """Transposition tables that the searches of one decision (or more) may share (``solve``'s ``tables``),
     when the C kernel runs; None otherwise (the other kernels keep a table per search)."""
-    return KERNEL.Tables() if KERNEL.Tables is not None else None
+    if KERNEL.Tables is None:
+        return None
+    try:
+        return KERNEL.Tables()
+    except MemoryError:  # (a tight memory limit) the searches then use the C module's own tables
+        return None
 
 
 def make_search(
