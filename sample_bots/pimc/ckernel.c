@@ -6,16 +6,21 @@
  * non-decreasing function of the card points, the bisection of `points_root`, the root values of every
  * legal card. So every value the two give is the same (tests/pimc/test_ckernel.py).
  *
- * What is different, for speed:
+ * What is different, for speed (none of it changes a value: alpha-beta's exact values do not depend on the
+ * order of moves or on what the tables hold, as long as every bound stored is a true bound):
  * - the deal's score at the leaves is read from a table (an array of C ints that the ruleset side fills from
- *   the engine's scoring, world.leaf_table); an entry left unfilled is asked of the `leaf` callable once and
- *   written to the table (the callback path);
- * - transposition tables of fixed size (bounded memory, buckets of four, entries keyed by the whole
- *   position at the start of a trick: the four hands, the seat to lead, and for the score the tricks taken,
- *   the card points, the belotes and the open belote cards), with the best lead kept for move ordering in
- *   both searches; a `Tables` object holds them and can be shared by the searches of one decision (and
- *   more), its entries tagged by an epoch that stands for the rules and the leaf table they were found
- *   under, so that an entry is only ever read by a search of the same rules and leaf values;
+ *   the engine's scoring, world.Scorer.leaf_table); an entry left unfilled is asked of the `leaf` callable
+ *   once and written to the table (the callback path);
+ * - transposition tables of fixed size (bounded memory; buckets of four score entries and of two card-point
+ *   entries; entries keyed by the whole position at the start of a trick: the four hands, the seat to lead,
+ *   and for the score the tricks taken, the card points, the belotes and the open belote cards), with the
+ *   best lead kept for move ordering in both searches; a `Tables` object holds them and can be shared by
+ *   the searches of one decision (and more), its entries tagged by an epoch that stands for the rules and
+ *   the leaf table they were found under, so that an entry is only ever read by a search of the same rules
+ *   and leaf values;
+ * - the root's cards after the first by MTD(f) (zero-window searches from the best value so far), and from
+ *   the card-point search itself when the leaves are the card points alone; the last trick in closed form;
+ *   the equivalent cards of the move ordering found by table lookups;
  * - the clock (CLOCK_MONOTONIC, time.perf_counter's clock on Linux) is looked at every 1024 nodes.
  */
 #define PY_SSIZE_T_CLEAN
@@ -1091,7 +1096,6 @@ static PyObject *Search_set_position(SearchObject *s, PyObject *args) {
 
 typedef struct {
     int k, led, best, best_seat, tpts;
-    int cards[4];
 } Trick;
 
 /* search.Search.enter_trick: mark the trick's cards played, and its state. */
@@ -1115,7 +1119,6 @@ static int enter_trick(SearchObject *s, PyObject *trick_obj, int leader, Trick *
             if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "trick: cards 0..31");
             return -1;
         }
-        t->cards[i] = (int)c;
         mask |= 1u << c;
         t->tpts += s->r.points[c];
         if (i == 0) {
