@@ -224,10 +224,14 @@ def test_a_ladder_with_a_forfeiter_a_farmer_and_a_late_joiner(r, admin, api, stu
     suspended = arena.registry.get(ids["forfeiter"]).suspended
     assert suspended == f"version 1 forfeited {IN_A_ROW} matches in a row (the last: {results[played[-1]].forfeit})"
     board = stub.Leaderboard(arena_pb2.LeaderboardRequest(ladder=lid), timeout=TIMEOUT).entries
-    by_mu = sorted(board, key=lambda e: e.mu)
     by_conservative = sorted(board, key=lambda e: e.conservative)
-    assert by_mu[0].bot == "forfeiter" and by_conservative[0].bot == "forfeiter", [(e.bot, e.mu) for e in board]
-    assert by_mu[1].mu > by_mu[0].mu and by_conservative[1].conservative > by_conservative[0].conservative
+    assert by_conservative[0].bot == "forfeiter", [(e.bot, e.conservative) for e in board]
+    assert by_conservative[1].conservative > by_conservative[0].conservative
+    # By mu alone it is not always last: three lost matches leave it below its start, but a random bot that
+    # lost many real matches (farm) can sit lower (loaded run 9: farm 13.5, forfeiter 15.6). What the ladder
+    # ranks by is mu - 3 sigma, and the suspended bot is listed apart, after the ranked (below).
+    forfeiter_entry = next(e for e in board if e.bot == "forfeiter")
+    assert forfeiter_entry.mu < 25.0, forfeiter_entry.mu  # the openskill start: its forfeits cost it
     assert board[-1].bot == "forfeiter" and board[-1].state == "suspended"  # listed apart, after the ranked
 
     # The farmer: crasher forfeited every match farm sat in with it (the farming was real), none was rated,
