@@ -271,7 +271,7 @@ def strength(name: str, opponent: str, boards: int, settings: Settings) -> dict[
 
 
 # --- Resumable strength runs: one JSON line per board -----------------------------------------------------
-OPPONENTS = ("heuristic", "random", "pimc-1.0")
+OPPONENTS = ("heuristic", "random", "pimc-1.0", "pimc-uniform")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -313,6 +313,8 @@ def opponent_bot(opponent: str, settings: Settings) -> Any:
         return RandomDecider(1)
     if opponent == "pimc-1.0":  # the same bot deciding as its version 1.0.0: new against old on the same boards
         return PimcBot(settings.as_1_0())
+    if opponent == "pimc-uniform":  # the same bot with its worlds drawn uniformly: the auction's evidence alone
+        return PimcBot(settings.uniform())
     raise ValueError(f"unknown opponent {opponent!r}: one of {', '.join(OPPONENTS)}")
 
 
@@ -323,11 +325,13 @@ class CpuTimed:
     def __init__(self, bot: Any) -> None:
         self.bot = bot
         self.cpu: list[float] = []
+        self.evidence: list[float] = []  # the PIMC bot's time weighting worlds by the auction, per decision
 
     def decide(self, obs: Any, legal: list[str]) -> str:
         t = time.thread_time()
         code: str = self.bot.decide(obs, legal)
         self.cpu.append(time.thread_time() - t)
+        self.evidence.append(getattr(self.bot, "last_evidence_seconds", 0.0))
         return code
 
 
@@ -352,6 +356,7 @@ def play_board(name: str, b: int, bot: PimcBot, opponent: Any, deadline_ms: int 
         "pimc_ms": [round(1000 * t, 1) for t in mine],
         "other_ms": [round(1000 * t, 1) for t in theirs],
         "pimc_cpu_ms": [round(1000 * t, 1) for t in pimc.cpu],
+        "pimc_evidence_ms": [round(1000 * t, 2) for t in pimc.evidence],
         "other_cpu_ms": [round(1000 * t, 1) for t in other.cpu],
         "seconds": round(time.perf_counter() - started, 2),
     }
@@ -480,13 +485,26 @@ def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, An
             "other_decision_p99_ms": percentile(theirs, 0.99),
             "dates": f"{min(r['date'] for r in lines)} .. {max(r['date'] for r in lines)}",
         }
+        evidence = [t for r in lines for t in r.get("pimc_evidence_ms", ())]
+        if any(evidence):  # the time weighting worlds by the auction, per decision (all decisions, then p99, max)
+            row["pimc_evidence_mean_ms"] = round(statistics.fmean(evidence), 2)
+            row["pimc_evidence_p99_ms"] = percentile(evidence, 0.99)
+            row["pimc_evidence_max_ms"] = max(evidence)
+            searched = [t for t in evidence if t > 0]
+            row["pimc_evidence_mean_weighted_ms"] = round(statistics.fmean(searched), 2)
         rows.append(row)
         print(
             f"{figure.label}: {len(margins)} boards, margin {mean:+.1f} ± {half:.1f} per board; pimc decisions "
             f"median {row['pimc_decision_median_ms']} / p99 {row['pimc_decision_p99_ms']} / mean "
             f"{row['pimc_decision_mean_ms']} ms (CPU p99 {row['pimc_cpu_p99_ms']}, max {row['pimc_cpu_max_ms']} ms); "
             f"opponent median {row['other_decision_median_ms']} / p99 "
-            f"{row['other_decision_p99_ms']} ms; {row['dates']}",
+            f"{row['other_decision_p99_ms']} ms; {row['dates']}"
+            + (
+                f"; evidence mean {row['pimc_evidence_mean_ms']} ms a decision ({row['pimc_evidence_mean_weighted_ms']}"
+                f" where weighted), p99 {row['pimc_evidence_p99_ms']}, max {row['pimc_evidence_max_ms']} ms"
+                if "pimc_evidence_mean_ms" in row
+                else ""
+            ),
             flush=True,
         )
     rows += paired(found)
@@ -536,6 +554,13 @@ def main(argv: list[str]) -> int:
             help="the requests' deadline_ms (default the arena's 1000: no decision plans past 850 ms, whatever "
             "--budget-ms says; the worlds figures lift it so that the number of worlds binds)",
         )
+        run.add_argument(
+            "--sampler",
+            choices=("evidence", "uniform"),
+            default="evidence" if Settings().evidence else "uniform",
+            help="the PIMC bot's worlds: weighted by the other seats' calls, or uniform (--opponent pimc-uniform "
+            "plays it against itself uniform)",
+        )
         run.add_argument("--chunk", type=int, default=0, help="boards per figure in turn (0: each to the end)")
         run.add_argument("--until", type=until_today, default=None, help="HH:MM UTC: start no board after it")
         run.add_argument("--pure", action="store_true", help="the pure-Python kernel")
@@ -549,7 +574,12 @@ def main(argv: list[str]) -> int:
             return 0
         for name in args.ruleset.split(","):
             get_ruleset(name)  # an unknown name fails here, before any board
-        settings = Settings(budget_ms=args.budget_ms, max_worlds=args.max_worlds, stop_after=args.stop_after)
+        settings = Settings(
+            budget_ms=args.budget_ms,
+            max_worlds=args.max_worlds,
+            stop_after=args.stop_after,
+            evidence=args.sampler == "evidence",
+        )
         opponents = args.opponent.split(",")
         for o in opponents:
             opponent_bot(o, settings)

@@ -15,6 +15,12 @@
   (the search looks at the clock every 512 nodes, so it stops within about a millisecond of the deadline).
   With fewer than ``min_worlds`` worlds (default one) solved in time the heuristic bot's answer is
   played: always a sound, legal answer.
+* **The auction as evidence** (``evidence``, see ``evidence.py`` and ``calls.py``): the worlds of every
+  decision are weighted by how likely the other seats' calls are given their hands in that world, under
+  the heuristic bidder made soft; they are drawn uniformly and thinned by that weight, and each world kept
+  carries a weight into the means (``leader``, ``settled`` and ``pick`` take them). The weighting's time is
+  held to ``evidence_share`` of the budget (past it, every draw is kept with its weight). ``evidence=False``
+  (``--sampler uniform``) draws the worlds uniformly, as 1.1.0 did.
 * **Stopping early** (``early_stop``): a card play stops as soon as its choice is settled: one world when
   the observation leaves only one (all the play is determined), else once the leading card beats every
   other by ``stop_z`` standard errors of their paired difference over at least ``stop_after`` worlds, or
@@ -29,6 +35,7 @@ import argparse
 import math
 import random
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import pilotta_bot
@@ -39,6 +46,8 @@ from referee.deal import Contract
 from referee.rules import get_ruleset
 from referee.rules.base import Ruleset
 from sample_bots.heuristic.bot import HeuristicBot, parse_bid
+from sample_bots.pimc.calls import HeuristicCallModel, auction_of
+from sample_bots.pimc.evidence import Evidence, EvidenceSampler, Thinning, auction_hand_size, weighted_mean_se
 from sample_bots.pimc.fast import SearchTimeout
 from sample_bots.pimc.sampler import Sampler, Seen, declarations_of
 from sample_bots.pimc.world import Credited, Scorer, World, new_tables, solve, solve_points, template_deal
@@ -61,17 +70,23 @@ class Settings:
     early_stop: bool = True  # stop once the choice is settled; skip a search that has no time for min_worlds
     stop_z: float = 3.0  # standard errors of the paired difference by which the leading card must win
     stop_after: int = 16  # worlds before a card play may stop on the statistical test
+    evidence: bool = True  # worlds weighted by the other seats' calls (False: uniform, as 1.1.0)
+    evidence_share: float = 0.1  # of the budget, at most, spent weighting worlds (then weights alone)
     seed: int | None = None
 
     def as_1_0(self) -> Settings:
         """These settings, deciding exactly as the bot's version 1.0.0 did (no early stop, one world
         enough): the baseline of the benchmark's new-against-old figure."""
-        return replace(self, early_stop=False, min_worlds=1)
+        return replace(self, early_stop=False, min_worlds=1, evidence=False)
+
+    def uniform(self) -> Settings:
+        """These settings with the worlds drawn uniformly (the auction not read as evidence)."""
+        return replace(self, evidence=False)
 
 
 class PimcBot:
     name = "pimc"
-    version = "1.1.0"
+    version = "1.2.0"
     author = "pilotta-arena"
     games = GAMES
 
@@ -85,6 +100,11 @@ class PimcBot:
         self._scorer: tuple[tuple[str, int, int], Scorer] | None = None
         self.last_worlds = 0  # how many worlds the last decision used (for the benchmark)
         self.last_searched = False  # whether it searched (False: one legal action, or no time for min_worlds)
+        self.last_evidence_seconds = 0.0  # the last decision's time weighting worlds by the auction
+        # The call models of the deals being played (their legal calls and valuations, kept between decisions)
+        # and the evidence of the last auction read.
+        self._models: dict[tuple[int, int, int | None], HeuristicCallModel] = {}
+        self._evidence: tuple[tuple[object, ...], Evidence] | None = None
         # Seconds per world of the last decision of each kind (a lower bound when none was solved in time),
         # and how many decisions of that kind were since skipped for want of time.
         self.pace: dict[tuple[str, str, int], float] = {}
@@ -119,6 +139,7 @@ class PimcBot:
         deadline = self.deadline(obs)
         self.last_worlds = 0
         self.last_searched = False
+        self.last_evidence_seconds = 0.0
         if len(legal) == 1:
             return legal[0]
         choice: str | None = None
@@ -161,6 +182,48 @@ class PimcBot:
     def enough(self, worlds: int) -> bool:
         return worlds >= max(self.settings.min_worlds, 1)
 
+    # --- The auction as evidence -------------------------------------------------------------------------
+    def evidence(self, obs: pilotta_bot.Observation) -> Evidence | None:
+        """The other seats' calls so far as evidence (None: uniform worlds, or no call to read)."""
+        if not self.settings.evidence:
+            return None
+        started = time.perf_counter()
+        ruleset = self.ruleset(obs.game)
+        turned = parse_card(obs.turned_card) if obs.turned_card else None
+        calls = auction_of(obs.auction)
+        key = (id(ruleset), obs.dealer, obs.deal_number, obs.seat, turned, calls)
+        if self._evidence is None or self._evidence[0] != key:
+            # A deal's model is kept while it is played: the legal calls of each point and the hands valued.
+            model_key = (id(ruleset), obs.dealer, turned)
+            model = self._models.get(model_key)
+            if model is None:
+                if len(self._models) > 8:
+                    self._models.clear()
+                model = self._models[model_key] = HeuristicCallModel(ruleset, obs.dealer, turned)
+            size = auction_hand_size(ruleset, obs.dealer)
+            self._evidence = (key, Evidence(model, calls, obs.seat, size, turned, self.rng.getrandbits(32)))
+        self.last_evidence_seconds += time.perf_counter() - started
+        evidence = self._evidence[1]
+        return evidence if evidence.calls else None
+
+    def weighted_worlds(
+        self,
+        sampler: Sampler,
+        obs: pilotta_bot.Observation,
+        n: int,
+        my_announce: frozenset[str] | None,
+        deadline: float,
+    ) -> tuple[Iterator[tuple[World, float]], EvidenceSampler | None]:
+        """The decision's worlds with their weights: thinned by the evidence, or uniform (weight 1)."""
+        evidence = self.evidence(obs) if n > 1 else None
+        if evidence is None:
+            return ((w, 1.0) for w in sampler.worlds(n, self.rng, my_announce, deadline)), None
+        weighted = EvidenceSampler(sampler, evidence, cap=self.evidence_cap())
+        return weighted.worlds(n, self.rng, my_announce, deadline), weighted
+
+    def evidence_cap(self) -> float:
+        return self.settings.evidence_share * self.settings.budget_ms / 1000
+
     # --- Card play ---------------------------------------------------------------------------------------
     def play(self, obs: pilotta_bot.Observation, legal: list[str], deadline: float) -> str | None:
         codes: dict[int, str] = {}
@@ -177,7 +240,9 @@ class PimcBot:
         exact = settings.early_stop and sampler.count(0, sampler.need) == 1
         samples: dict[int, list[int]] = {card: [] for card in codes}
         scorer = self.scorer(obs)
-        for world in sampler.worlds(1 if exact else settings.max_worlds, self.rng, deadline=deadline):
+        worlds, weighted = self.weighted_worlds(sampler, obs, 1 if exact else settings.max_worlds, None, deadline)
+        weights: list[float] | None = None if weighted is None else []  # None: every world weighs one
+        for world, weight in worlds:
             if time.perf_counter() >= deadline:
                 break
             try:
@@ -186,12 +251,16 @@ class PimcBot:
                 break
             for card, value in solution.values.items():
                 samples[card].append(value)
+            if weights is not None:
+                weights.append(weight)
             self.last_worlds += 1
-            if settings.early_stop and settled(samples, settings.stop_z, settings.stop_after):
+            if settings.early_stop and settled(samples, settings.stop_z, settings.stop_after, weights):
                 break
+        if weighted is not None:
+            self.last_evidence_seconds += weighted.seconds
         if not (exact and self.last_worlds) and not self.enough(self.last_worlds):
             return None
-        return codes[leader(samples)]
+        return codes[leader(samples, weights)]
 
     # --- Declarations ------------------------------------------------------------------------------------
     def declare(self, obs: pilotta_bot.Observation, legal: list[str], deadline: float) -> str | None:
@@ -200,9 +269,11 @@ class PimcBot:
         seen = Seen.from_observation(obs, ruleset=self.ruleset(obs.game))
         sampler = Sampler(seen)
         samples: dict[str, list[int]] = {code: [] for code in choices}
+        weights: dict[str, list[float]] = {code: [] for code in choices}
         sign = 1 if obs.seat & 1 == 0 else -1
         scorer = self.scorer(obs)
-        for world in sampler.worlds(self.settings.max_worlds, self.rng, choices[everything], deadline):
+        worlds, weighted = self.weighted_worlds(sampler, obs, self.settings.max_worlds, choices[everything], deadline)
+        for world, weight in worlds:
             if time.perf_counter() >= deadline:
                 break
             try:
@@ -215,10 +286,13 @@ class PimcBot:
                 if credited is None:
                     continue
                 samples[code].append(sign * scorer.value(world.contract, credited, cp0, won, *_sure_belote(world)))
+                weights[code].append(weight)
             self.last_worlds += 1
+        if weighted is not None:
+            self.last_evidence_seconds += weighted.seconds
         if not self.enough(self.last_worlds):
             return None
-        return self.pick(samples, everything, point_unit(scorer, seen.contract))
+        return self.pick(samples, everything, point_unit(scorer, seen.contract), None if weighted is None else weights)
 
     # --- Auction -----------------------------------------------------------------------------------------
     def auction(self, obs: pilotta_bot.Observation, legal: list[str], deadline: float) -> str | None:
@@ -241,8 +315,23 @@ class PimcBot:
         scorer = self.scorer(obs)
         if "pass" not in candidates and "pass" in legal:
             samples["pass"] = []
+        # The calls so far as evidence: the deals drawn are thinned by their weight (see evidence.py).
+        evidence = self.evidence(obs)
+        thinning = Thinning() if evidence is not None else None
+        weights: list[float] = []
+        cap = self.evidence_cap()
         while self.last_worlds < self.settings.max_worlds and time.perf_counter() < deadline:
+            t = time.perf_counter()
             hands = self.deal_rest(known, turned, me)
+            weight = 1.0
+            if evidence is not None and thinning is not None:
+                t1 = time.perf_counter()
+                kept = thinning.offer(evidence.weight(hands), self.rng, self.last_evidence_seconds > cap)
+                t2 = time.perf_counter()
+                self.last_evidence_seconds += t2 - t1 + (t1 - t if kept is None else 0.0)
+                if kept is None:
+                    continue
+                weight = kept
             outcome: dict[Strain, tuple[int, World, Credited]] = {}
             try:
                 for strain in strains:
@@ -263,12 +352,14 @@ class PimcBot:
                 samples[code].append(value if my_side == 0 else -value)
             if "pass" in samples and "pass" not in candidates:
                 samples["pass"].append(0)  # nobody has bid: passing scores nothing by itself
+            weights.append(weight)
             self.last_worlds += 1
         if not self.enough(self.last_worlds):
             return None
+        by_code = None if evidence is None else {code: weights for code in samples}
         if "pass" not in samples:  # a call is forced (Bela's dealer): the best one
-            return max(samples, key=lambda c: _mean(samples[c]))
-        return self.pick(samples, "pass", point_unit(scorer, next(iter(candidates.values()))))
+            return max(samples, key=lambda c: _mean(samples[c], weights if by_code else None))
+        return self.pick(samples, "pass", point_unit(scorer, next(iter(candidates.values()))), by_code)
 
     @staticmethod
     def current_contract(obs: pilotta_bot.Observation) -> Contract | None:
@@ -322,36 +413,50 @@ class PimcBot:
         )
 
     # --- Choosing with a risk margin ---------------------------------------------------------------------
-    def pick(self, samples: dict[str, list[int]], default: str, unit: float = 1.0) -> str:
+    def pick(
+        self,
+        samples: dict[str, list[int]],
+        default: str,
+        unit: float = 1.0,
+        weights: dict[str, list[float]] | None = None,
+    ) -> str:
         """The choice with the best mean, unless it beats ``default`` by less than the risk margin
         (``risk`` standard errors of the difference, and at least ``min_margin`` card points of ``unit``
-        written points each)."""
-        best = max(samples, key=lambda c: _mean(samples[c]))
+        written points each). ``weights``: each sample's weight, by choice (None: all one)."""
+        best = max(samples, key=lambda c: _mean(samples[c], weights[c] if weights else None))
         if best == default or not samples[best]:
             return default
         base = samples[default]
         diffs = [a - b for a, b in zip(samples[best], base, strict=False)]
         if not diffs:
             return best
+        if weights is not None:
+            mean, se = weighted_mean_se(diffs, weights[best][: len(diffs)])
+            return best if mean > max(self.settings.min_margin * unit, self.settings.risk * se) else default
         mean = _mean(diffs)
         sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / max(len(diffs) - 1, 1))
         margin = max(self.settings.min_margin * unit, self.settings.risk * sd / math.sqrt(len(diffs)))
         return best if mean > margin else default
 
 
-def leader(samples: dict[int, list[int]]) -> int:
-    """The card with the best total over the worlds (the lowest card of those tied)."""
+def leader(samples: dict[int, list[int]], weights: list[float] | None = None) -> int:
+    """The card with the best total over the worlds (the lowest card of those tied); ``weights``: each
+    world's (None: all one)."""
+    if weights is not None:
+        return max(samples, key=lambda c: (sum(w * v for w, v in zip(weights, samples[c], strict=True)), -c))
     return max(samples, key=lambda c: (sum(samples[c]), -c))
 
 
-def settled(samples: dict[int, list[int]], z: float, after: int) -> bool:
+def settled(samples: dict[int, list[int]], z: float, after: int, weights: list[float] | None = None) -> bool:
     """Whether the leading card's choice is settled: after at least ``after`` worlds, it beats every other
     card by more than ``z`` standard errors of their paired difference (the same worlds), or ties it in
     every world. ``samples``: each card's value in each world so far, in the same order.
 
     A test looked at after every world, each one-sided at ``z`` = 3 (0.13%); the benchmark's new-against-old
-    figure measures what the early stops cost in play, if anything."""
-    best = leader(samples)
+    figure measures what the early stops cost in play, if anything. With ``weights`` (each world's), the
+    means are weighted and the standard errors those of the effective number of worlds
+    (``weighted_mean_se``)."""
+    best = leader(samples, weights)
     n = len(samples[best])
     if n < max(after, 2):
         return False
@@ -360,6 +465,11 @@ def settled(samples: dict[int, list[int]], z: float, after: int) -> bool:
             continue
         diffs = [a - b for a, b in zip(samples[best], values, strict=True)]
         if not any(diffs):
+            continue
+        if weights is not None:
+            mean, se = weighted_mean_se(diffs, weights)
+            if mean - z * se <= 0:
+                return False
             continue
         mean = sum(diffs) / n
         sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1))
@@ -377,8 +487,12 @@ def point_unit(scorer: Scorer, contract: Contract) -> float:
     return max(abs(best - worst) / (2 * total), 0.05)
 
 
-def _mean(values: list[int]) -> float:
-    return sum(values) / len(values) if values else -math.inf
+def _mean(values: list[int], weights: list[float] | None = None) -> float:
+    if not values:
+        return -math.inf
+    if weights is not None:
+        return sum(w * v for w, v in zip(weights, values, strict=False)) / sum(weights[: len(values)])
+    return sum(values) / len(values)
 
 
 def _won(cp0: int, total: int) -> int:
@@ -417,9 +531,19 @@ def _all_declared_credited(
 
 
 def build(args: argparse.Namespace) -> PimcBot:
-    return PimcBot(Settings(budget_ms=args.budget_ms, max_worlds=args.max_worlds, seed=args.seed))
+    return PimcBot(
+        Settings(
+            budget_ms=args.budget_ms, max_worlds=args.max_worlds, evidence=args.sampler == "evidence", seed=args.seed
+        )
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget-ms", type=int, default=DEFAULT_BUDGET_MS, help="time per decision (ms)")
     parser.add_argument("--max-worlds", type=int, default=64, help="worlds per decision at most")
+    parser.add_argument(
+        "--sampler",
+        choices=("evidence", "uniform"),
+        default="evidence" if Settings().evidence else "uniform",
+        help="worlds weighted by the other seats' calls (evidence), or drawn uniformly (docs/pimc.md)",
+    )
