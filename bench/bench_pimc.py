@@ -325,7 +325,7 @@ class CpuTimed:
     def __init__(self, bot: Any) -> None:
         self.bot = bot
         self.cpu: list[float] = []
-        self.evidence: list[float] = []  # the PIMC bot's time weighting worlds by the auction, per decision
+        self.evidence: list[float] = []  # the PIMC bot's CPU time weighting worlds by the auction, per decision
 
     def decide(self, obs: Any, legal: list[str]) -> str:
         t = time.thread_time()

@@ -100,7 +100,7 @@ class PimcBot:
         self._scorer: tuple[tuple[str, int, int], Scorer] | None = None
         self.last_worlds = 0  # how many worlds the last decision used (for the benchmark)
         self.last_searched = False  # whether it searched (False: one legal action, or no time for min_worlds)
-        self.last_evidence_seconds = 0.0  # the last decision's time weighting worlds by the auction
+        self.last_evidence_seconds = 0.0  # the last decision's CPU time weighting worlds by the auction
         # The call models of the deals being played (their legal calls and valuations, kept between decisions)
         # and the evidence of the last auction read.
         self._models: dict[tuple[int, int, int | None], HeuristicCallModel] = {}
@@ -187,7 +187,7 @@ class PimcBot:
         """The other seats' calls so far as evidence (None: uniform worlds, or no call to read)."""
         if not self.settings.evidence:
             return None
-        started = time.perf_counter()
+        started = time.thread_time()
         ruleset = self.ruleset(obs.game)
         turned = parse_card(obs.turned_card) if obs.turned_card else None
         calls = auction_of(obs.auction)
@@ -202,7 +202,7 @@ class PimcBot:
                 model = self._models[model_key] = HeuristicCallModel(ruleset, obs.dealer, turned)
             size = auction_hand_size(ruleset, obs.dealer)
             self._evidence = (key, Evidence(model, calls, obs.seat, size, turned, self.rng.getrandbits(32)))
-        self.last_evidence_seconds += time.perf_counter() - started
+        self.last_evidence_seconds += time.thread_time() - started
         evidence = self._evidence[1]
         return evidence if evidence.calls else None
 
@@ -222,6 +222,7 @@ class PimcBot:
         return weighted.worlds(n, self.rng, my_announce, deadline), weighted
 
     def evidence_cap(self) -> float:
+        """CPU seconds a decision may spend thinning worlds by the evidence."""
         return self.settings.evidence_share * self.settings.budget_ms / 1000
 
     # --- Card play ---------------------------------------------------------------------------------------
@@ -321,13 +322,13 @@ class PimcBot:
         weights: list[float] = []
         cap = self.evidence_cap()
         while self.last_worlds < self.settings.max_worlds and time.perf_counter() < deadline:
-            t = time.perf_counter()
+            t = time.thread_time()
             hands = self.deal_rest(known, turned, me)
             weight = 1.0
             if evidence is not None and thinning is not None:
-                t1 = time.perf_counter()
+                t1 = time.thread_time()
                 kept = thinning.offer(evidence.weight(hands), self.rng, self.last_evidence_seconds > cap)
-                t2 = time.perf_counter()
+                t2 = time.thread_time()
                 self.last_evidence_seconds += t2 - t1 + (t1 - t if kept is None else 0.0)
                 if kept is None:
                     continue

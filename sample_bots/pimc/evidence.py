@@ -180,8 +180,11 @@ class EvidenceSampler:
         self.sampler = sampler
         self.evidence = evidence
         self.thinning = Thinning(ratio)
-        self.seconds = 0.0  # spent on the evidence: the weights, and the candidates thinned away
-        self.cap = cap  # seconds: past them, no more thinning (every candidate kept, with its weight)
+        # CPU seconds (the thread's: on a loaded machine the wall clock also holds other processes' turns)
+        # spent on the evidence: the weights, and the candidates thinned away; past ``cap``, no more thinning
+        # (every candidate kept, with its weight).
+        self.seconds = 0.0
+        self.cap = cap
         played = sampler.seen.played
         self.played = (played[0], played[1], played[2], played[3])
 
@@ -202,16 +205,15 @@ class EvidenceSampler:
         made = failed = thinned = 0
         limit = sampler.max_tries
         while made < n and failed < limit and thinned < limit * self.thinning.ratio:
-            t = time.perf_counter()
+            t = time.thread_time()
             hands = sampler.draw_hands(rng)
-            t1 = time.perf_counter()
+            t1 = time.thread_time()
             weight = self.thinning.offer(self.weight(hands), rng, self.seconds > self.cap)
-            t2 = time.perf_counter()
-            self.seconds += t2 - t1
+            self.seconds += time.thread_time() - t1
             if weight is None:
                 self.seconds += t1 - t
                 thinned += 1
-                if deadline and thinned % 16 == 15 and t2 > deadline:
+                if deadline and thinned % 16 == 15 and time.perf_counter() > deadline:
                     return
                 continue
             thinned = 0
