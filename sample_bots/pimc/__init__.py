@@ -9,10 +9,16 @@ each double dummy for the deal's score. See docs/pimc.md.
 """
 
 from sample_bots.pimc.bot import PimcBot, Settings
+from sample_bots.pimc.calls import CallModel, HeuristicCallModel
+from sample_bots.pimc.evidence import Evidence, EvidenceSampler
 from sample_bots.pimc.sampler import Sampler, Seen, sample_worlds
 from sample_bots.pimc.world import Scorer, Solution, World, solve, solve_points
 
 __all__ = [
+    "CallModel",
+    "Evidence",
+    "EvidenceSampler",
+    "HeuristicCallModel",
     "PimcBot",
     "Sampler",
     "Scorer",

@@ -1,4 +1,5 @@
-"""python -m sample_bots.pimc --port N [--host H] [--budget-ms MS] [--max-worlds N] [--seed S]"""
+"""python -m sample_bots.pimc --port N [--host H] [--budget-ms MS] [--max-worlds N] [--sampler evidence|uniform]
+[--seed S]"""
 
 from __future__ import annotations
 

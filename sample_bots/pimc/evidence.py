@@ -20,6 +20,12 @@ decision: the ``RATIO``-quantile from the top (one candidate in ``RATIO`` is at 
 ``RATIO`` candidates or fewer are drawn per world solved, and most kept worlds carry equal weights (they
 are then exact draws from the posterior: rejection sampling). When all weights are equal (no evidence,
 or a model that says nothing) every candidate is kept and the worlds are exactly the uniform sampler's.
+
+**Cost.** A candidate costs a uniform draw and three hands valued (table lookups per suit) and their calls'
+likelihoods: tens of microseconds. The sampler counts the CPU time of the weights and of the candidates
+thinned away (``seconds``: what the evidence adds to a decision); past ``cap`` it stops thinning and keeps
+every candidate with its weight (importance weights alone), so a decision's extra time stays near ``cap``
+(the bot gives it ``evidence_share`` of its budget).
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ over the ways to split each group, by dynamic programming over the groups), a sp
 proportion to its count and each group is shuffled into its split. That draws uniformly among the deals
 that respect hand sizes, placements and exclusions. The declaration facts are then checked on the drawn
 deal and a deal that fails is drawn again (rejection keeps the draw uniform over the deals that pass).
+
+The calls of the auction are no hard fact (a bid is a choice, not a rule): ``evidence.py`` weighs these
+uniform worlds by how likely each seat's calls are given its hand, as soft evidence.
 """
 
 from __future__ import annotations
