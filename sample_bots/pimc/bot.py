@@ -15,12 +15,12 @@
   (the search looks at the clock every 512 nodes, so it stops within about a millisecond of the deadline).
   With fewer than ``min_worlds`` worlds (default one) solved in time the heuristic bot's answer is
   played: always a sound, legal answer.
-* **The auction as evidence** (``evidence``, see ``evidence.py`` and ``calls.py``): the worlds of every
+* **The auction as evidence** (``evidence``, off by default; ``evidence.py``, ``calls.py``): the worlds of every
   decision are weighted by how likely the other seats' calls are given their hands in that world, under
   the heuristic bidder made soft; they are drawn uniformly and thinned by that weight, and each world kept
   carries a weight into the means (``leader``, ``settled`` and ``pick`` take them). The weighting's time is
   held to ``evidence_share`` of the budget (past it, every draw is kept with its weight). ``evidence=False``
-  (``--sampler uniform``) draws the worlds uniformly, as 1.1.0 did.
+  (``--sampler uniform``, the default) draws the worlds uniformly, as 1.1.0 did.
 * **Stopping early** (``early_stop``): a card play stops as soon as its choice is settled: one world when
   the observation leaves only one (all the play is determined), else once the leading card beats every
   other by ``stop_z`` standard errors of their paired difference over at least ``stop_after`` worlds, or
@@ -70,7 +70,9 @@ class Settings:
     early_stop: bool = True  # stop once the choice is settled; skip a search that has no time for min_worlds
     stop_z: float = 3.0  # standard errors of the paired difference by which the leading card must win
     stop_after: int = 16  # worlds before a card play may stop on the statistical test
-    evidence: bool = True  # worlds weighted by the other seats' calls (False: uniform, as 1.1.0)
+    # Worlds weighted by the other seats' calls (False: uniform, as 1.1.0). Off by default: on 200 boards of
+    # each ruleset at 100 ms against itself uniform it measured no better (docs/pimc.md).
+    evidence: bool = False
     evidence_share: float = 0.1  # of the budget, at most, spent weighting worlds (then weights alone)
     seed: int | None = None
 

@@ -213,8 +213,17 @@ class EvidenceSampler:
         while made < n and failed < limit and thinned < limit * self.thinning.ratio:
             t = time.thread_time()
             hands = sampler.draw_hands(rng)
+            # Past the cap every candidate is kept: one contradicting the declarations is then dropped before
+            # its weight is counted (a position where most draws contradict them would weigh each in vain).
+            over = self.seconds > self.cap
+            world = sampler.world_of(hands, my_announce) if over else None
+            if over and world is None:
+                failed += 1
+                if deadline and failed % 16 == 15 and time.perf_counter() > deadline:
+                    return
+                continue
             t1 = time.thread_time()
-            weight = self.thinning.offer(self.weight(hands), rng, self.seconds > self.cap)
+            weight = self.thinning.offer(self.weight(hands), rng, over)
             self.seconds += time.thread_time() - t1
             if weight is None:
                 self.seconds += t1 - t
@@ -223,7 +232,8 @@ class EvidenceSampler:
                     return
                 continue
             thinned = 0
-            world = sampler.world_of(hands, my_announce)
+            if world is None:
+                world = sampler.world_of(hands, my_announce)
             if world is None:
                 failed += 1
                 if deadline and failed % 16 == 15 and time.perf_counter() > deadline:

@@ -44,11 +44,12 @@ class Timed:
         return code
 
 
+@pytest.mark.parametrize("evidence", [False, True], ids=["uniform", "evidence"])
 @pytest.mark.parametrize(("name", "options"), RULESETS, ids=IDS)
-def test_legal_and_within_budget_in_every_ruleset(name: str, options: dict[str, object]) -> None:
+def test_legal_and_within_budget_in_every_ruleset(name: str, options: dict[str, object], evidence: bool) -> None:
     ruleset = get_ruleset(name, options)
     budget_ms = 60
-    bot = PimcBot(Settings(budget_ms=budget_ms, seed=7))
+    bot = PimcBot(Settings(budget_ms=budget_ms, seed=7, evidence=evidence))
     bot.on_match_start(pilotta_bot.MatchInfo("m", name, dict(options), 0, ("a",) * 4, 1000, 0))
     timed = Timed(bot)
     rng = random.Random(f"bot-{name}-{sorted(options)}")

@@ -278,7 +278,7 @@ def test_the_uniform_bot_reads_no_evidence_and_the_evidence_bot_does() -> None:
     rng = random.Random(4)
     ruleset = get_ruleset("coinche")
     uniform = PimcBot(Settings(budget_ms=20, seed=1, evidence=False))
-    evidence = PimcBot(Settings(budget_ms=20, seed=1))
+    evidence = PimcBot(Settings(budget_ms=20, seed=1, evidence=True))
     spent: list[float] = []
 
     class Watch:
@@ -295,3 +295,23 @@ def test_the_uniform_bot_reads_no_evidence_and_the_evidence_bot_does() -> None:
         play_deal(ruleset, rng.randrange(4), random_deck(rng), [Watch(evidence, spent), Watch(uniform, nothing)] * 2)
     assert uniform._evidence is None and not any(nothing)
     assert evidence._evidence is not None and any(spent)
+
+
+def test_past_the_cap_every_world_is_kept_with_its_weight() -> None:
+    """With no time for thinning (cap 0), every draw is kept and carries its weight: the weighted share of
+    the hearts bidder's worlds with three hearts or more is still the posterior 0.896 (worked out above)."""
+    rng = random.Random(28)
+    deal = coinche_deal(mask("7H", "8H", "AS", "JS", "9S", "KC", "7C", "TD"), rng)
+    for code in ("pass", "bid 80 H", "pass", "pass", "pass"):
+        deal.apply(parse_action(code))
+    obs = sdk_observation(deal, 0)
+    seen = Seen.from_observation(obs, deal.ruleset.options_json())
+    evidence = Evidence(HeartsBid("bid 80 H", 0.05), auction_of(obs.auction), 0, 8)
+    weighted = EvidenceSampler(Sampler(seen), evidence, cap=0.0)
+    draws = list(weighted.worlds(6000, rng))
+    assert weighted.thinning.kept == weighted.thinning.offered >= 6000
+    assert {w for _, w in draws[1:]} == {1.0, 0.05}
+    heavy = sum(w for world, w in draws if bin(world.hands[1] & HEARTS).count("1") >= 3)
+    share = heavy / sum(w for _, w in draws)
+    # A ratio of binomial sums: about 0.006 of standard error at 6,000 draws (two thirds of them light).
+    assert share == pytest.approx(sum(hearts_posterior(6, 24, 8, 0.05)[3:]), abs=0.025)
