@@ -12,15 +12,15 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from sample_bots.make_build import CannotBuild, make_bot
+
+__all__ = ["CannotBuild", "build", "missing"]  # CannotBuild: what the tests catch
+
 HERE = Path(__file__).resolve().parent
 BUILD = HERE / "build"
 EXECUTABLE = BUILD / "pilotta-cpp-bot"
 PACKAGE = BUILD / "package"
 DEBIAN_PACKAGES = "libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev pkg-config g++ make"
-
-
-class CannotBuild(RuntimeError):
-    """The toolchain or a library is missing on this machine (the message names the Debian packages)."""
 
 
 def missing() -> str | None:
@@ -37,16 +37,4 @@ def missing() -> str | None:
 def build(timeout_s: float = 900.0) -> Path:
     """The built bot's directory (this one); raises ``CannotBuild`` when the toolchain is missing and
     ``RuntimeError`` with make's output when the build fails."""
-    why = missing()
-    if why is not None:
-        raise CannotBuild(why)
-    for target in ("all", "package"):
-        done = subprocess.run(
-            ["nice", "-n", "10", "make", "-C", str(HERE), target],
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"make {target} in {HERE} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
-    return HERE
+    return make_bot(HERE, missing, timeout_s)

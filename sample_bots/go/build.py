@@ -10,8 +10,11 @@ uploadable package (docs/submitting.md).
 from __future__ import annotations
 
 import shutil
-import subprocess
 from pathlib import Path
+
+from sample_bots.make_build import CannotBuild, make_bot
+
+__all__ = ["CannotBuild", "build", "missing"]  # CannotBuild: what the tests catch
 
 HERE = Path(__file__).resolve().parent
 BUILD = HERE / "build"
@@ -22,10 +25,6 @@ DEBIAN_PACKAGES = (
     "golang-go golang-google-grpc-dev golang-google-protobuf-dev golang-github-golang-protobuf-1-5-dev "
     "protoc-gen-go protoc-gen-go-grpc protobuf-compiler make"
 )
-
-
-class CannotBuild(RuntimeError):
-    """The toolchain or a library is missing on this machine (the message names the Debian packages)."""
 
 
 def missing() -> str | None:
@@ -50,16 +49,4 @@ def missing() -> str | None:
 def build(timeout_s: float = 900.0) -> Path:
     """The built bot's directory (this one); raises ``CannotBuild`` when the toolchain is missing and
     ``RuntimeError`` with make's output when the build fails."""
-    why = missing()
-    if why is not None:
-        raise CannotBuild(why)
-    for target in ("all", "package"):
-        done = subprocess.run(
-            ["nice", "-n", "10", "make", "-C", str(HERE), target],
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"make {target} in {HERE} failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
-    return HERE
+    return make_bot(HERE, missing, timeout_s)
