@@ -64,6 +64,9 @@ from arena.store.streams import ensure_consumer_group
 
 log = logging.getLogger(__name__)
 
+# A forfeit is also one game lost to the floor of the scale (``forfeiting_side``): a fixed opponent at the
+# scale's zero, where a newcomer's conservative rating sits (the prior's 25 - 3 x 25/3), known closely (sigma 1).
+FORFEIT_FLOOR = (0.0, 1.0)
 HISTORY_CAP = 10_000  # points kept per bot and ladder (enough to plot a season)
 BOARDS_CAP = 50_000  # matches whose boards a ladder keeps for the batch rating (``arena.rating.batch``)
 _WATCH_RETRIES = 50
@@ -167,6 +170,23 @@ def rated_games(result: MatchResult, boards_a_match: int) -> tuple[list[int | No
     return [None if x == 0 else int(x < 0) for x in scores], len(scores)
 
 
+def forfeiting_side(result: MatchResult) -> int | None:
+    """The side of a rated match that lost it by forfeit (None if it was not forfeited), which the rating also
+    scores as one game lost to ``FORFEIT_FLOOR``, after the match's boards.
+
+    Why: a forfeit says the bot did worse than any bot that plays its cards, but its boards (``rated_games``)
+    are lost to the opponent it met, and a loss to a much stronger bot, which the scheduler's pairing makes the
+    usual case for a bot that loses every match, moves mu little.  On a ladder of few boards a match the
+    forfeiter kept a mu above a random bot that had lost many real matches (loaded run 9 of issue 22: 15.6
+    against 13.5), while mu - 3 sigma put it last.  The floor game is the evidence that it is worse than
+    anyone: one forfeit from the prior costs 6.2 of mu (25 to 18.8), three about 18; a bot of settled rating
+    (sigma 2, mu 35) pays 0.6 for its rare forfeit, on top of the boards it lost.  The opponent's rating
+    does not take part: a free win says nothing of its strength beyond the boards it won."""
+    if result.forfeit is None or result.winner is None or result.void or not result.rated:
+        return None
+    return 1 - result.winner
+
+
 class Ratings:
     def __init__(
         self,
@@ -262,6 +282,9 @@ class Ratings:
                     maxes = {sk: float(pipe.hget(sk, stats.LAT_MAX) or 0) for sk in skeys}
                     games, boards_rated = rated_games(result, boards_a_match)
                     new = self._rate(side0, side1, rows, games)
+                    forfeited = forfeiting_side(result)
+                    if forfeited is not None:
+                        new.update(self._lose_to_floor((side0, side1)[forfeited], new))
                     pipe.multi()
                     self._write(pipe, result, rows, new, side0, boards_rated)
                     stats.accumulate(pipe, result, maxes)
@@ -295,6 +318,15 @@ class Ratings:
                 for b, rt in zip(team_bots, team, strict=True):
                     current[b] = (float(rt.mu), float(rt.sigma))
         return current
+
+    def _lose_to_floor(
+        self, side: tuple[str, ...], current: dict[str, tuple[float, float]]
+    ) -> dict[str, tuple[float, float]]:
+        """The ratings of ``side`` after one game lost to a team of as many ``FORFEIT_FLOOR`` players."""
+        mine = [self.model.create_rating(list(current[b]), name=b) for b in side]
+        floor = [self.model.create_rating(list(FORFEIT_FLOOR)) for _ in side]
+        rated = self.model.rate([mine, floor], ranks=[2.0, 1.0])
+        return {b: (float(rt.mu), float(rt.sigma)) for b, rt in zip(side, rated[0], strict=True)}
 
     def _write(
         self,
