@@ -304,7 +304,9 @@ class Worker:
         if error is not None:
             self.stats.failures += 1
             reason = f"{type(error).__name__}: {error}"
-            log.warning("%s: match %s failed: %s", self.worker_id, spec.match_id, reason)
+            # With its traceback: the runner raises only for what is not a match's result (a bug, Redis away
+            # past the patience), which the operator needs to see whole.
+            log.warning("%s: match %s failed: %s", self.worker_id, spec.match_id, reason, exc_info=error)
             live.discard(self.r, spec.match_id)  # this attempt is not the match's: its next one starts afresh
             if self._patiently(lambda: self.queue.fail(claimed, self.worker_id, reason), f"failing {spec.match_id}"):
                 self.stats.dead_lettered += 1

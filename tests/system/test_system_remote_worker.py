@@ -114,7 +114,9 @@ def test_a_remote_worker_plays_on_after_arena_up_restarts(tmp_path: Path, how: s
         # It alone played them all, each at its first try: the match in hand was not given up as failed.
         stats = last_json_line(log)
         assert stats["worker"] == WORKER and stats["recorded"] == matches, stats
-        assert stats["failures"] == 0 and stats["duplicates"] == 0 and stats["dead_lettered"] == 0, stats
+        # (Each runner failure the worker logged, with its traceback: what went wrong, if anything did.)
+        failed = re.findall(r"^.* match \S+ failed: .*(?:\n(?!\d{4}-).*)*", log.read_text(), re.M)
+        assert stats["failures"] == 0 and stats["duplicates"] == 0 and stats["dead_lettered"] == 0, (stats, failed)
         assert "redis back: done" in log.read_text()
     finally:
         if worker is not None and worker.poll() is None:
