@@ -58,7 +58,7 @@ from arena.model import MatchSpec  # noqa: E402
 from arena.play.runner import ArenaRunner  # noqa: E402
 from arena.sandbox import Sandbox, SandboxedBot, probe  # noqa: E402
 from arena.sandbox.cgroups import Limits, make_tree  # noqa: E402
-from arena.sandbox.command import bwrap_argv, namespaces, system_binds  # noqa: E402
+from arena.sandbox.command import SandboxCommand, bwrap_argv, namespaces  # noqa: E402
 from arena.sandbox.copies import instance_copy  # noqa: E402
 from arena.sandbox.lifetime import with_parent_death  # noqa: E402
 from arena.sandbox.pool import launch  # noqa: E402
@@ -178,13 +178,13 @@ _SYSCALLS = (
 )
 
 
-def syscall_ns(filtered: bool) -> float:
-    """ns per ``getppid`` from Python in a bare sandbox (namespaces, system directories, the sandbox uid),
-    with or without the seccomp filter: what the filter adds to every system call."""
+def syscall_ns(sandbox: Sandbox, filtered: bool) -> float:
+    """ns per ``getppid`` from Python in a bare sandbox (namespaces, the python runtime's system tree, the
+    sandbox uid), with or without the seccomp filter: what the filter adds to every system call."""
     cg = make_tree(f"bench-seccomp-{time.monotonic_ns()}", Limits(), "auto")
     fds: list[int] = []
     try:
-        options = [*namespaces(), *system_binds()]
+        options = [*namespaces(), *sandbox.system_tree(SandboxCommand("python", ("{python}",), socket_arg="--socket"))]
         if filtered:
             fds.append(program_fd())
             options += ["--seccomp", str(fds[-1])]
@@ -221,7 +221,7 @@ def isolation_costs(sandbox: Sandbox, rounds: int) -> dict[str, Any]:
     filtered, bare = [], []
     for rnd in range(rounds):
         for f in (True, False) if rnd % 2 == 0 else (False, True):
-            (filtered if f else bare).append(syscall_ns(f))
+            (filtered if f else bare).append(syscall_ns(sandbox, f))
     return {
         "runtime_files": files,
         "runtime_bytes": size,

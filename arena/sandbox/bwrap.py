@@ -59,24 +59,20 @@ import subprocess
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 from arena.sandbox.cgroups import Cgroup, Limits, RlimitTree, default_mode, make_tree
-from arena.sandbox.command import (
-    SANDBOX_UID,
-    SOCKET_DIR,
-    SandboxCommand,
-    bwrap_argv,
-    namespaces,
-    system_binds,
-)
-from arena.sandbox.copies import instance_copy, python_runtime, runtime_tree
-from arena.sandbox.jre import java_runtime
+from arena.sandbox.command import RUNTIMES, SANDBOX_UID, SOCKET_DIR, SandboxCommand, bwrap_argv, namespaces
+from arena.sandbox.copies import instance_copy, python_runtime, runtime_tree, site_packages
+from arena.sandbox.jre import java_env
 from arena.sandbox.needs import explain, unmet
+from arena.sandbox.resident import PAGE, Resident, lock_shortfall, pages_of
 from arena.sandbox.seccomp import UnsupportedArchitecture, program_fd
 from arena.sandbox.socket_pin import SocketPin
+from arena.sandbox.systree import SystemTree, tree_for
 from arena.sandbox.uids import UidLease
 from arena.sandbox.uids import lease as lease_uid
 from referee.match.bots import BotProcess, Manifest
@@ -104,6 +100,9 @@ def probe(timeout_s: float = 10.0, limits_mode: str | None = None) -> Probe:
     need = unmet()  # root, capabilities, an unmasked /proc, user namespaces: named before bwrap is tried
     if need is not None:
         return Probe(False, need)
+    short = lock_shortfall(needed_bytes)  # the system files held resident (arena.sandbox.resident)
+    if short is not None:
+        return Probe(False, short)
     try:
         cg = make_tree(f"probe-{os.getpid()}-{time.monotonic_ns()}", Limits(), limits_mode or default_mode())
     except (OSError, ValueError) as e:
@@ -114,8 +113,10 @@ def probe(timeout_s: float = 10.0, limits_mode: str | None = None) -> Probe:
         except (OSError, UnsupportedArchitecture) as e:
             return Probe(False, f"no seccomp filter: {e}")
         try:
-            options = [*namespaces(), *system_binds(), "--seccomp", str(seccomp_fd)]
-            argv, args_fd = bwrap_argv(cg, Limits(), bwrap, options, ["/bin/true"])
+            tree = tree_for("native")  # (what every sandbox has, and /usr/bin/true: nothing held for it)
+            tree.add_closure([x for x in [tree.add("/usr/bin/true")] if x is not None])
+            options = [*namespaces(), *tree.options(), "--seccomp", str(seccomp_fd)]
+            argv, args_fd = bwrap_argv(cg, Limits(), bwrap, options, ["/usr/bin/true"])
         except OSError:
             os.close(seccomp_fd)
             raise
@@ -135,6 +136,19 @@ def probe(timeout_s: float = 10.0, limits_mode: str | None = None) -> Probe:
         return Probe(True, f"{version.stdout.decode().strip()}, {cg.kind}")
     finally:
         cg.remove()
+
+
+def needed_bytes() -> int:
+    """What every runtime's tree on this machine takes locked (each file once, in whole pages)."""
+    sizes: dict[tuple[int, int], int] = {}
+    for runtime in RUNTIMES:
+        for path in tree_for(runtime, site_packages()).regular_files():
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            sizes[(st.st_dev, st.st_ino)] = pages_of(st.st_size) * PAGE
+    return sum(sizes.values())
 
 
 # ------------------------------------------------------------------------------ launching (command lines: ``command``)
@@ -223,12 +237,59 @@ class Sandbox:
         template = Path(tempfile.mkdtemp(prefix="runtime-", dir=self.work_dir))
         os.chmod(template, 0o700)
         self.runtime = runtime_tree(template / "files")
+        # The runtimes' system trees, each computed and held resident at its first launch (system_tree).
+        self.resident = Resident()
+        self.trees: dict[str, SystemTree] = {}
+        self._options: dict[tuple[str, ...], list[str]] = {}
+        self._trees_lock = threading.Lock()
+        weakref.finalize(self, self.resident.close)
+
+    def system_tree(self, command: SandboxCommand) -> list[str]:
+        """bwrap's options that mount what ``command``'s sandbox sees of the system: its runtime's tree
+        (``arena.sandbox.systree``), with the ``python`` tree when the port bridge runs it; each tree
+        computed once for this Sandbox and held resident for its life (``arena.sandbox.resident``: every page
+        of every file in memory, so that no read tells one instance what another read). ``MemlockError``
+        (an ``OSError``) when the kernel will not lock them: then nothing is launched."""
+        names = (command.runtime,) if not command.bridged else tuple(sorted({command.runtime, "python"}))
+        with self._trees_lock:
+            if names in self._options:
+                return self._options[names]
+            merged = SystemTree()
+            for name in names:
+                if name not in self.trees:
+                    tree = tree_for(name, self.runtime / "site-packages")
+                    files = tree.regular_files()
+                    before, start = self.resident.bytes, time.monotonic()
+                    self.resident.hold(files)
+                    log.info(
+                        "sandbox: the %s runtime's system tree: %d files held resident (%.1f MiB newly locked, "
+                        "%.1f MiB in all, in %.2f s), %d mounts",
+                        name,
+                        len(files),
+                        (self.resident.bytes - before) / (1 << 20),
+                        self.resident.bytes / (1 << 20),
+                        time.monotonic() - start,
+                        tree.mounts(),
+                    )
+                    self.trees[name] = tree
+                merged = merged.merge(self.trees[name])
+            self._options[names] = merged.options()
+            return self._options[names]
+
+    def close(self) -> None:
+        """Release the system files this Sandbox holds in memory (after its instances have stopped: a live
+        one would see them go cold); a later launch holds them again. Also done when it is collected."""
+        with self._trees_lock:
+            self.resident.close()
+            self.trees.clear()
+            self._options.clear()
 
     def launch(self, manifest: Manifest, command: SandboxCommand, package_dir: Path, log_dir: Path) -> SandboxedBot:
         """Start ``command`` (for ``manifest``) from ``package_dir`` in a new sandbox; does not wait for it
         to serve. The instance gets its own copy of the package and of the runtime (``instance_copy``) in its
         own directory of ``work_dir``, which ``stop`` removes: nothing it can lock, watch or write is another
         instance's, whether it is new or kept warm from an earlier match."""
+        system = self.system_tree(command)  # before anything is made: MemlockError leaves nothing behind
         run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=self.work_dir))
         try:
             os.chmod(run_dir, 0o711)  # bwrap (as the sandbox uid) reaches the copies; it lists nothing
@@ -256,7 +317,7 @@ class Sandbox:
         if command.runtime == "python":
             binds, env = python_runtime(tree)
         elif command.runtime == "java":
-            binds, env = java_runtime(self.limits.memory_mb)
+            env = java_env(self.limits.memory_mb)
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8", **env}
         try:
             uid = lease_uid()
@@ -271,7 +332,7 @@ class Sandbox:
             fds.append(seccomp_fd)
             info_read, info_write = os.pipe()
             fds += [info_read, info_write]
-            options = [*namespaces(), *system_binds(), "--seccomp", str(seccomp_fd), "--info-fd", str(info_write)]
+            options = [*namespaces(), *system, "--seccomp", str(seccomp_fd), "--info-fd", str(info_write)]
             options += ["--proc", "/proc", "--dev", "/dev", "--size", str(self.limits.tmp_mb << 20), "--tmpfs", "/tmp"]
             # The socket's directory: a tmpfs of the sandbox's own, of a few pages (the socket is all it holds).
             options += ["--size", str(self.limits.run_kb << 10), "--tmpfs", SOCKET_DIR]

@@ -1,7 +1,8 @@
 """How a sandbox is started (``arena.sandbox.bwrap``): the launcher that sits between the worker and bwrap
 (joins the instance's cgroups, sets the rlimits, drops to the instance's uid), bwrap's command line with its
-options passed by a memfd, the namespaces and system directories every sandbox gets, and the bot's own command
-inside (``SandboxCommand``: on the socket, or bridged from a port).
+options passed by a memfd, the namespaces every sandbox gets, and the bot's own command inside
+(``SandboxCommand``: on the socket, or bridged from a port). What it sees of the worker's system is its
+runtime's tree (``arena.sandbox.systree``), never the whole ``/usr``.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 from arena.sandbox.cgroups import Cgroup, Limits, RlimitTree
 from arena.sandbox.jre import JAVA
@@ -19,7 +19,10 @@ SOCKET_DIR = "/run/bot"
 SOCKET = f"{SOCKET_DIR}/bot.sock"
 BRIDGE_PORT = 50051  # the loopback port of a --port bot, inside its own network namespace
 RUNTIMES = ("python", "node", "java", "native")
-_SYSTEM_DIRS = ("/usr", "/etc/alternatives", "/etc/ssl", "/etc/ld.so.cache", "/etc/localtime")
+PYTHON = "/usr/bin/python3"  # what ``{python}`` names, and what runs the port bridge
+# An instance may lock this much of its memory (mlock): the worker's own limit is raised to hold the system
+# files resident (arena.sandbox.resident), which is the worker's, not its bots'.
+BOT_MEMLOCK = 64 << 10
 
 
 # Runs between the worker and bwrap: join the instance's cgroups (while still root), set the rlimits
@@ -27,12 +30,12 @@ _SYSTEM_DIRS = ("/usr", "/etc/alternatives", "/etc/ssl", "/etc/ld.so.cache", "/e
 # PR_SET_PDEATHSIG (after the uid change, which clears it) and exec bwrap.
 _LAUNCHER = """
 import ctypes, os, resource, sys
-ppid, uid, nproc, cpu, nofile, data, n = (int(x) for x in sys.argv[1:8])
-for f in sys.argv[8:8 + n]:
+ppid, uid, nproc, cpu, nofile, data, memlock, n = (int(x) for x in sys.argv[1:9])
+for f in sys.argv[9:9 + n]:
     with open(f, "w") as out:
         out.write(str(os.getpid()))
 for what, value in ((resource.RLIMIT_NPROC, nproc), (resource.RLIMIT_CPU, cpu), (resource.RLIMIT_NOFILE, nofile),
-                    (resource.RLIMIT_CORE, 0), (resource.RLIMIT_DATA, data)):
+                    (resource.RLIMIT_CORE, 0), (resource.RLIMIT_DATA, data), (resource.RLIMIT_MEMLOCK, memlock)):
     resource.setrlimit(what, (value, value))
 os.setgroups([])
 os.setgid(uid)
@@ -40,7 +43,7 @@ os.setuid(uid)
 ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)
 if os.getppid() != ppid:
     os._exit(1)
-argv = sys.argv[8 + n:]
+argv = sys.argv[9 + n:]
 os.execv(argv[0], argv)
 """
 
@@ -63,6 +66,7 @@ def _launcher_argv(cg: Cgroup | RlimitTree, limits: Limits, uid: int) -> list[st
         str(limits.cpu_seconds),
         str(limits.nofile),
         str(data),
+        str(BOT_MEMLOCK),
         str(len(files)),
         *files,
     ]
@@ -110,16 +114,6 @@ def namespaces() -> list[str]:
     ]
 
 
-def system_binds() -> list[str]:
-    out = []
-    for d in _SYSTEM_DIRS:
-        if Path(d).exists():
-            out += ["--ro-bind", d, d]
-    for link, target in (("/bin", "usr/bin"), ("/lib", "usr/lib"), ("/lib64", "usr/lib64"), ("/sbin", "usr/sbin")):
-        out += ["--symlink", target, link]
-    return out
-
-
 @dataclass(frozen=True)
 class SandboxCommand:
     """How a packaged bot is started: its runtime, its command (``{python}`` is the sandbox's Python,
@@ -141,13 +135,18 @@ class SandboxCommand:
         if sum(x is not None for x in (self.socket_arg, self.port_arg, self.port_env)) != 1:
             raise ValueError("give exactly one of socket_arg, port_arg or port_env")
 
+    @property
+    def bridged(self) -> bool:
+        """Whether the bot is run by the port bridge (``bridge.py``, on the sandbox's Python)."""
+        return self.socket_arg is None
+
     def inside(self) -> list[str]:
         """The command line inside the sandbox: the bot's, serving on the socket, or bridged from its port."""
-        words = [w.replace("{python}", "/usr/bin/python3").replace("{java}", JAVA) for w in self.command]
+        words = [w.replace("{python}", PYTHON).replace("{java}", JAVA) for w in self.command]
         if self.runtime == "native" and not words[0].startswith("/"):
             words[0] = f"/bot/{words[0].removeprefix('./')}"
         if self.socket_arg is not None:
             return [*words, self.socket_arg, SOCKET]
         port = [self.port_arg, str(BRIDGE_PORT)] if self.port_arg is not None else []
         env = [] if self.port_env is None else [f"{self.port_env}={BRIDGE_PORT}"]
-        return ["/usr/bin/python3", "-S", "/opt/pilotta/bridge.py", SOCKET, str(BRIDGE_PORT), *env, "--", *words, *port]
+        return [PYTHON, "-S", "/opt/pilotta/bridge.py", SOCKET, str(BRIDGE_PORT), *env, "--", *words, *port]

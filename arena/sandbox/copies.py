@@ -1,4 +1,4 @@
-"""What each sandboxed instance mounts besides the system directories, copied for it alone (issue 23): the
+"""What each sandboxed instance mounts besides its system tree, copied for it alone (issue 23): the
 ``python`` runtime's template (``runtime_tree``: gRPC, the protocol package, the SDK, the port bridge),
 an instance's own copy of its package and of that template (``instance_copy``), and the mounts and
 environment that copy gives a ``python`` bot (``python_runtime``).
@@ -22,6 +22,11 @@ _HERE = Path(__file__).resolve().parent
 _RUNTIME_PACKAGES = ("grpc", "grpc_health", "google", "typing_extensions.py")
 
 
+def site_packages() -> Path:
+    """The worker's own site-packages, which the runtime's packages are copied from."""
+    return Path(grpc.__file__).resolve().parent.parent
+
+
 def runtime_tree(into: Path) -> Path:
     """The files a ``python`` sandbox mounts besides its package (the runtime's packages, the protocol
     package, the SDK, the port bridge), *copied* into ``into``: the template each instance's own copy is
@@ -33,7 +38,7 @@ def runtime_tree(into: Path) -> Path:
     file system): mounted from the worker's checkout and environment, they would name them. From here they
     name only the sandbox's own directory."""
     into.mkdir(mode=0o755)
-    site = Path(grpc.__file__).resolve().parent.parent
+    site = site_packages()
     (into / "site-packages").mkdir()
     # (copy2 keeps the sources' times, so that the site-packages' compiled files stay valid: a sandbox cannot
     # write new ones, and would compile gRPC's modules again at each start)

@@ -20,9 +20,9 @@ def say(name: str, what: object) -> None:
     print(f"RESULT {name}: {what}", file=sys.stderr, flush=True)
 
 
-def attempt(name: str, fn) -> None:  # type: ignore[no-untyped-def]
+def attempt(name: str, fn, cap: int = 4000) -> None:  # type: ignore[no-untyped-def]
     try:
-        say(name, "ok " + json.dumps(fn())[:4000])
+        say(name, "ok " + json.dumps(fn())[:cap])
     except Exception as e:
         say(name, f"refused {type(e).__name__}: {e}"[:300])
 
@@ -93,9 +93,10 @@ class Hostile:
             attempt("write-usr", lambda: write("/usr/x"))
             attempt("write-tmp", lambda: write("/tmp/x"))
             attempt("uid", os.getuid)
-            # Each mount's source as the kernel shows it (its root in its file system) and where it is.
-            mountinfo = read("/proc/self/mountinfo", 50_000).splitlines()
-            attempt("mounts", lambda: [line.split()[3:5] for line in mountinfo])
+            # Each mount's source as the kernel shows it (its root in its file system) and where it is: one
+            # for each file and directory of the system tree too (arena.sandbox.systree), a few hundred.
+            mountinfo = read("/proc/self/mountinfo", 500_000).splitlines()
+            attempt("mounts", lambda: [line.split()[3:5] for line in mountinfo], 500_000)
         elif mode == "forkbomb":
             while True:
                 try:
