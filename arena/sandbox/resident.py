@@ -111,10 +111,10 @@ def lock_shortfall(needed: Callable[[], int]) -> str | None:
     if need + already <= limit:
         return None
     return (
-        f"the worker cannot hold the sandbox's system files in memory: its RLIMIT_MEMLOCK is {_mib(limit)} "
-        f"({_mib(already)} locked already) and it has no CAP_IPC_LOCK that counts, where the runtimes' files "
-        f"need {_mib(need)} locked, or a page read by one instance is fast for the next, a channel between "
-        f"them: give the worker a memlock limit of at least {_mib(need + already)} ({_HINT})"
+        f"the worker cannot hold the sandbox's system files in memory: they need {_mib(need)} locked, and its "
+        f"RLIMIT_MEMLOCK is {_mib(limit)} ({_mib(already)} locked already) with no CAP_IPC_LOCK that counts; "
+        "unlocked, a page one instance reads is fast for the next, a channel between them: give the worker a "
+        f"memlock limit of at least {_mib(need + already)} ({_HINT})"
     )
 
 

@@ -1,13 +1,22 @@
-"""The page-cache timing channel's two ends (issue 23), run in the sandbox: no bot, a measurement.
+"""The page-cache timing channel's two ends (issue 23), and what a sandbox sees, run in the sandbox: no bot.
 
-``files.json`` (beside this file, written by the test) lists files of the shared read-only ``/usr`` whose
-first page the host saw cold (``calibration``: for the receiver alone; ``bits``: one file a bit) and, for the
-sender, the bits to send. ``pagecache.py send`` reads (one ``pread`` of 4096 bytes at offset 0) the first
-page of file k when bit k is 1 and leaves it alone when 0; ``pagecache.py receive`` first calibrates itself
-on its own calibration files (each read twice: the first read's time is a cold page's, the second a hot
-page's; the threshold is the geometric mean of the two medians), then times one read of each bit's file and
-says 1 when it was faster than the threshold. Each logs one ``RESULT {json}`` line on stderr and exits.
-Only ``pread`` is timed (the file opened first): what the channel carries is the page, not the inode.
+``files.json`` (beside this file, written by the test) lists files of the sandbox's system tree (the
+``python`` runtime's: ``arena.sandbox.systree``) and what to do with them:
+
+* ``pagecache.py send`` reads (one ``pread`` of 4096 bytes at offset 0) the first page of file k of
+  ``bits`` when bit k of ``message`` is 1 and leaves it alone when 0;
+* ``pagecache.py receive`` first calibrates itself on its own ``calibration`` files, as it did when it could
+  find cold ones: each read twice, the first read's time taken for a cold page's, the second for a hot one's,
+  the threshold the geometric mean of the two medians (there is no cold file to be seen any more: the
+  worker holds every one resident, so this is the best it has); then it times one read of each bit's file
+  and says 1 when it was faster than the threshold;
+* ``pagecache.py list`` walks the sandbox's whole file system but for its own directories (``/proc``,
+  ``/dev``, ``/tmp``, ``/run``, the package ``/bot`` and the runtime's copy ``/opt/pilotta``) and lists every
+  regular file it can read, and whether ``/usr/share/doc`` is there;
+* ``pagecache.py read`` reads each file of ``read`` whole (what the host then checks the access times of).
+
+Each logs one ``RESULT {json}`` line on stderr and exits. Only ``pread`` is timed (the file opened first):
+what the channel would carry is the page, not the inode.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ import time
 from pathlib import Path
 
 PAGE = 4096
+OWN = ("/proc", "/dev", "/tmp", "/run", "/bot", "/opt/pilotta")  # the sandbox's own, or the instance's copies
 
 
 def timed_read(path: str) -> int:
@@ -73,11 +83,33 @@ def receive(spec: dict) -> dict:
     }
 
 
+def listing(spec: dict) -> dict:
+    seen = []
+    for root, dirs, files in os.walk("/"):
+        dirs[:] = [d for d in dirs if os.path.join(root, d) not in OWN]
+        for name in files:
+            path = os.path.join(root, name)
+            if os.path.isfile(path) and not os.path.islink(path) and os.access(path, os.R_OK):
+                seen.append(path)
+    return {"role": "list", "files": sorted(seen), "doc": os.path.exists("/usr/share/doc"), "uid": os.getuid()}
+
+
+def read_whole(spec: dict) -> dict:
+    done = 0
+    for path in spec["read"]:
+        with open(path, "rb") as f:
+            while f.read(1 << 16):
+                pass
+        done += 1
+    return {"role": "read", "files": done}
+
+
 def main() -> None:
     role = sys.argv[1]
     spec = json.loads((Path(__file__).resolve().parent / "files.json").read_text())
+    roles = {"send": send, "receive": receive, "list": listing, "read": read_whole}
     try:
-        result = send(spec) if role == "send" else receive(spec)
+        result = roles[role](spec)
     except OSError as e:
         result = {"role": role, "error": f"{type(e).__name__}: {e}"}
     print("RESULT " + json.dumps(result), file=sys.stderr, flush=True)

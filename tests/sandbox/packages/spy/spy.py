@@ -55,7 +55,9 @@ SHM_KEY, SEM_KEY, MSG_KEY = 0x53505900, 0x53505A00, 0x53505B00
 UDP_PORT = 47100
 OFD_BASE = 4096  # the OFD locks' bytes, apart from the POSIX ones
 PAGE = 4096
-PAGECACHE_TREE = "/usr/share"  # the first file of at least 4 x 64 pages there: a page resident or not is a bit
+# The first file of at least 4 x 64 pages there (a page resident or not is a bit): the shared libraries of
+# the python runtime's tree, which is all a sandbox sees of /usr (arena.sandbox.systree).
+PAGECACHE_TREE = "/usr/lib/x86_64-linux-gnu"
 WRITABLE_CANDIDATES = ("/tmp", "/run/bot", "/dev/shm", "/dev/mqueue", "/var/tmp", "/bot", "/opt/pilotta", "/run", "/")
 CATEGORIES: dict[str, tuple[tuple[str, ...], str]] = {
     # category -> (trees whose entries carry the bits, the one file of the byte-range locks)

@@ -1,0 +1,218 @@
+"""The system tree a sandbox sees (arena.sandbox.systree) and the worker's hold on it (arena.sandbox.resident),
+on this machine's own files and on directory trees made here: what each runtime's tree holds and what it
+leaves out, how its links and directories are mounted, which files are held resident, and what holding
+them does to their pages (mincore) and to the locked byte count; the error that names the limit when the
+kernel will not lock them."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import mmap
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from arena.sandbox.command import PYTHON
+from arena.sandbox.copies import site_packages
+from arena.sandbox.resident import PAGE, Resident, pages_of
+from arena.sandbox.systree import LOADER, SystemTree, elf_closure, native_tree, node_tree, python_tree, resolve
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.mmap.restype = ctypes.c_void_p
+LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+LIBC.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+LIBC.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+
+
+def resident_pages(path: Path) -> tuple[int, int]:
+    """(pages resident, pages) of ``path``, by mincore over a fresh read-only shared mapping (which reads nothing)."""
+    with open(path, "rb") as f:
+        n = pages_of(os.fstat(f.fileno()).st_size)
+        addr = LIBC.mmap(None, n * PAGE, mmap.PROT_READ, mmap.MAP_SHARED, f.fileno(), 0)
+        assert addr not in (None, ctypes.c_void_p(-1).value)
+        try:
+            vec = ctypes.create_string_buffer(n)
+            assert LIBC.mincore(addr, n * PAGE, vec) == 0
+            return sum(b & 1 for b in vec.raw), n
+        finally:
+            LIBC.munmap(addr, n * PAGE)
+
+
+def evict(path: Path) -> None:
+    """Ask the kernel to drop ``path``'s clean pages from the page cache (it leaves mapped, locked ones)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture(scope="module")
+def python() -> SystemTree:
+    return python_tree(site_packages())
+
+
+def test_the_python_tree_holds_the_interpreter_its_library_and_their_closure_and_nothing_else(python):
+    exe = os.path.realpath(PYTHON)
+    held = set(python.regular_files())
+    assert exe in held and python.links[PYTHON] == os.readlink(PYTHON)  # a link of its own, with its own text
+    libc = os.path.realpath("/lib/x86_64-linux-gnu/libc.so.6")
+    assert libc in held and os.path.realpath(LOADER) in held
+    stdlib = Path(exe).parent.parent / "lib" / Path(exe).name
+    assert str(stdlib) in python.dirs and str(stdlib / "os.py") in held
+    assert str(stdlib / "lib-dynload") not in python.hidden and any("/lib-dynload/" in p for p in held)
+    # The libraries of lib-dynload's modules are in it (the ssl module's OpenSSL, sqlite3's SQLite).
+    for module, library in (("_ssl", "libssl.so"), ("_sqlite3", "libsqlite3.so")):
+        if list((stdlib / "lib-dynload").glob(f"{module}.*.so")):
+            assert any(Path(p).name.startswith(library) for p in held), library
+    # What it leaves out: the standard library's tests, the rest of /usr.
+    if (stdlib / "test").is_dir():
+        assert str(stdlib / "test") in python.hidden and not [p for p in held if p.startswith(f"{stdlib}/test/")]
+    doc = next((str(p) for p in Path("/usr/share/doc").rglob("*") if p.is_file()), None)
+    for outside in (doc, "/usr/bin/true", "/usr/bin/env", "/etc/passwd", "/etc/shadow"):
+        if outside is not None:
+            assert outside not in held and os.path.realpath(outside) not in held, outside
+    assert not [p for p in held if p.startswith(("/usr/share/doc/", "/usr/lib/jvm/", "/usr/include/"))]
+    # Every path is a real one (links are made, not bound) and under /usr or /etc.
+    assert all(p == os.path.realpath(p) and p.startswith(("/usr/", "/etc/")) for p in held)
+
+
+def test_the_mounts_bind_directories_whole_files_alone_and_make_links(python):
+    words = python.options()
+    binds = {words[i + 1] for i, w in enumerate(words) if w == "--ro-bind"}
+    links = {words[i + 2]: words[i + 1] for i, w in enumerate(words) if w == "--symlink"}
+    assert all(words[i + 1] == words[i + 2] for i, w in enumerate(words) if w == "--ro-bind")  # same path inside
+    assert not [b for b in binds if b.startswith("/usr/lib/python3") and b.count("/") > 3]  # inside the stdlib
+    assert links[PYTHON] == os.readlink(PYTHON) and links.get("/lib") == os.readlink("/lib")
+    hidden = [words[i + 1] for i, w in enumerate(words) if w == "--remount-ro"]
+    assert sorted(hidden) == sorted(h for h in python.hidden if os.path.isdir(h))
+    assert python.mounts() == len(binds) + len(hidden)
+
+
+def test_every_runtime_has_the_loader_and_glibc_and_node_its_executable():
+    native = native_tree()
+    held = set(native.regular_files())
+    for name in ("libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1"):
+        path = os.path.realpath(f"/usr/lib/x86_64-linux-gnu/{name}")
+        if os.path.exists(path):
+            assert path in held, name
+    assert os.path.realpath(LOADER) in held and "/etc/ld.so.cache" in held
+    assert not [p for p in held if "python" in p]
+    node = shutil.which("node", path="/usr/local/bin:/usr/bin")
+    if node is not None:
+        tree = node_tree()
+        assert os.path.realpath(node) in tree.regular_files() and held <= set(tree.regular_files())
+
+
+def test_links_are_followed_each_at_its_own_place_and_a_dangling_or_looping_one_leads_nowhere(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "lib.so.1.2").write_text("x")
+    os.symlink("lib.so.1.2", tmp_path / "real" / "lib.so.1")  # relative, as the libraries' links are
+    os.symlink(str(tmp_path / "real"), tmp_path / "dir")  # absolute, to a directory
+    os.symlink("../dir/lib.so.1", tmp_path / "real" / "up")  # through .. and the link above
+    os.symlink("nowhere", tmp_path / "dangling")
+    os.symlink("loop", tmp_path / "loop")
+    links: dict[str, str] = {}
+    assert resolve(str(tmp_path / "real" / "up"), links) == str(tmp_path / "real" / "lib.so.1.2")
+    assert links == {
+        str(tmp_path / "real" / "up"): "../dir/lib.so.1",
+        str(tmp_path / "dir"): str(tmp_path / "real"),
+        str(tmp_path / "real" / "lib.so.1"): "lib.so.1.2",
+    }
+    assert resolve(str(tmp_path / "dangling")) is None and resolve(str(tmp_path / "loop")) is None
+    tree = SystemTree()
+    assert tree.add(str(tmp_path / "dir" / "lib.so.1")) == str(tmp_path / "real" / "lib.so.1.2")
+    assert tree.files == {str(tmp_path / "real" / "lib.so.1.2")} and str(tmp_path / "dir") in tree.links
+
+
+def test_only_what_the_sandbox_uid_can_read_is_held(tmp_path):
+    top = tmp_path / "tree"
+    for d in ("open", "closed", "hidden"):
+        (top / d).mkdir(parents=True)
+    files = {"open/a": 0o644, "open/private": 0o600, "open/empty": 0o644, "closed/b": 0o644, "hidden/c": 0o644}
+    for name, mode in files.items():
+        (top / name).write_text("" if name.endswith("empty") else "data")
+        os.chmod(top / name, mode)
+    os.chmod(top / "closed", 0o750)
+    os.chmod(tmp_path, 0o755)
+    os.chmod(top, 0o755)
+    tree = SystemTree(dirs={str(top)}, hidden={str(top / "hidden")})
+    assert tree.regular_files() == [str(top / "open" / "a")]
+
+
+def test_the_closure_of_a_file_that_is_no_elf_is_empty_and_the_interpreters_has_libc(tmp_path):
+    (tmp_path / "script").write_text("#!/bin/sh\n")
+    assert elf_closure([str(tmp_path / "script"), str(tmp_path / "missing")]) == set()
+    found = {os.path.realpath(p) for p in elf_closure([os.path.realpath(PYTHON)])}
+    assert os.path.realpath("/lib/x86_64-linux-gnu/libc.so.6") in found
+
+
+def test_a_held_file_is_resident_however_its_pages_are_asked_to_go_and_counted_once(tmp_path):
+    data = tmp_path / "data"
+    data.write_bytes(os.urandom(37 * PAGE + 100))  # 38 pages
+    evict(data)
+    cold, pages = resident_pages(data)
+    if cold == pages:
+        pytest.skip(f"{tmp_path}'s file system keeps every page (tmpfs?): nothing to show")
+    os.link(data, tmp_path / "again")  # the same inode by another name
+    held = Resident()
+    try:
+        assert held.hold([str(data), str(tmp_path / "again"), str(tmp_path / "missing"), str(tmp_path)]) == 38 * PAGE
+        assert (held.files, held.bytes) == (1, 38 * PAGE)
+        assert resident_pages(data) == (38, 38)
+        evict(data)  # a locked page stays
+        assert resident_pages(data) == (38, 38)
+        assert held.hold([str(data)]) == 0 and held.bytes == 38 * PAGE
+    finally:
+        held.close()
+    assert (held.files, held.bytes) == (0, 0)
+    evict(data)  # released: the page cache's ordinary life again
+    assert resident_pages(data)[0] < 38
+
+
+CHILD = """
+import json, os, resource, sys
+from arena.sandbox.resident import MemlockError, Resident, lock_shortfall
+path, limit = sys.argv[1], int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_MEMLOCK, (limit, limit))
+os.setgid(65534)
+os.setuid(65534)  # no capability left, CAP_IPC_LOCK among them: the limit binds
+said = {"shortfall": lock_shortfall(lambda: 1 << 30)}
+try:
+    Resident().hold([path])
+    said["hold"] = "held"
+except MemlockError as e:
+    said["hold"] = str(e)
+print(json.dumps(said))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="drops to another uid: takes root")
+def test_a_worker_that_cannot_lock_enough_is_told_the_limit_and_the_amount():
+    """A child that drops to another uid (and so every capability) under an RLIMIT_MEMLOCK of 16 pages."""
+    with tempfile.TemporaryDirectory(prefix="pilotta-memlock-") as top:
+        os.chmod(top, 0o755)  # reachable by that uid
+        big = Path(top) / "big"
+        big.write_bytes(b"x" * (100 * PAGE))
+        os.chmod(big, 0o644)
+        repo = Path(__file__).resolve().parents[2]
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, str(big), str(16 * PAGE)],
+            capture_output=True,
+            timeout=60,
+            check=True,
+            cwd=repo,
+            env={**os.environ, "PYTHONPATH": str(repo)},
+        )
+    said = json.loads(done.stdout)
+    assert "RLIMIT_MEMLOCK is 0.1 MiB" in said["shortfall"] and "need 1024.0 MiB locked" in said["shortfall"]
+    assert "memlock" in said["shortfall"] and "docs/operating.md" in said["shortfall"]
+    assert said["hold"].startswith(f"[Errno 12] cannot lock {big} in memory (mlock: ENOMEM)"), said["hold"]
+    assert "need 0.4 MiB locked" in said["hold"] and "RLIMIT_MEMLOCK is 0.1 MiB" in said["hold"]
