@@ -69,7 +69,7 @@ from arena.sandbox.command import RUNTIMES, SANDBOX_UID, SOCKET_DIR, SandboxComm
 from arena.sandbox.copies import instance_copy, python_runtime, runtime_tree, site_packages
 from arena.sandbox.jre import java_env
 from arena.sandbox.needs import explain, unmet
-from arena.sandbox.resident import PAGE, Resident, lock_shortfall, pages_of
+from arena.sandbox.resident import MAPPED_ONLY, PAGE, Resident, lock_shortfall, pages_of, resident_mode
 from arena.sandbox.seccomp import UnsupportedArchitecture, program_fd
 from arena.sandbox.socket_pin import SocketPin
 from arena.sandbox.systree import SystemTree, tree_for
@@ -90,17 +90,23 @@ class Probe:
     reason: str  # why not, or what it uses ("bubblewrap 0.8.0, cgroup v1")
 
 
-def probe(timeout_s: float = 10.0, limits_mode: str | None = None) -> Probe:
+def probe(timeout_s: float = 10.0, limits_mode: str | None = None, resident: str | None = None) -> Probe:
     """Whether uploaded bots can be sandboxed here: bubblewrap runs a command in every namespace as the
-    sandbox uid, and an instance's cgroup can be made with its limits (``arena.sandbox.cgroups``: ``limits_mode``,
-    by default ``$PILOTTA_SANDBOX_LIMITS`` or ``auto``)."""
+    sandbox uid, an instance's cgroup can be made with its limits (``arena.sandbox.cgroups``: ``limits_mode``,
+    by default ``$PILOTTA_SANDBOX_LIMITS`` or ``auto``), and the worker can lock its runtimes' system files
+    in memory (``arena.sandbox.resident``; ``resident``, by default ``$PILOTTA_SANDBOX_RESIDENT`` or ``lock``:
+    in ``map`` mode it need not, and the reason says what that gives up)."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return Probe(False, "bubblewrap (bwrap) is not installed")
     need = unmet()  # root, capabilities, an unmasked /proc, user namespaces: named before bwrap is tried
     if need is not None:
         return Probe(False, need)
-    short = lock_shortfall(needed_bytes)  # the system files held resident (arena.sandbox.resident)
+    try:
+        locking = (resident or resident_mode()) == "lock"
+    except ValueError as e:
+        return Probe(False, str(e))
+    short = lock_shortfall(needed_bytes) if locking else None  # the system files held resident
     if short is not None:
         return Probe(False, short)
     try:
@@ -133,7 +139,8 @@ def probe(timeout_s: float = 10.0, limits_mode: str | None = None) -> Probe:
             said = done.stderr.decode("utf-8", "replace").strip().splitlines()
             return Probe(False, explain(said[-1] if said else f"exit status {done.returncode}"))
         version = subprocess.run([bwrap, "--version"], capture_output=True, timeout=timeout_s, check=False)
-        return Probe(True, f"{version.stdout.decode().strip()}, {cg.kind}")
+        held = "" if locking else f"; {MAPPED_ONLY}"
+        return Probe(True, f"{version.stdout.decode().strip()}, {cg.kind}{held}")
     finally:
         cg.remove()
 
@@ -218,13 +225,16 @@ class Sandbox:
         limits: Limits | None = None,
         limits_mode: str | None = None,
         socket_timeout_s: float = 60.0,
+        resident: str | None = None,
     ) -> None:
         """``work_dir`` holds the instances' directories (their copies of the package and the runtime, the
         worker's link to each socket); the sandbox uid must be able to reach it (default: a new directory
         in the system's temporary directory). ``limits_mode``: how the limits are kept
         (``arena.sandbox.cgroups``; default ``$PILOTTA_SANDBOX_LIMITS`` or ``auto``). ``socket_timeout_s``
-        bounds the look for an instance's socket (``SandboxedBot.wait_socket`` may wait less)."""
+        bounds the look for an instance's socket (``SandboxedBot.wait_socket`` may wait less). ``resident``: how
+        the system files are held (``arena.sandbox.resident``; default ``$PILOTTA_SANDBOX_RESIDENT`` or ``lock``)."""
         self.limits_mode = limits_mode or default_mode()
+        self.resident_mode = resident or resident_mode()
         self.work_dir = work_dir or Path(tempfile.mkdtemp(prefix="pilotta-sandbox-"))
         self.limits = limits or Limits()
         self.socket_timeout_s = socket_timeout_s
@@ -238,7 +248,7 @@ class Sandbox:
         os.chmod(template, 0o700)
         self.runtime = runtime_tree(template / "files")
         # The runtimes' system trees, each computed and held resident at its first launch (system_tree).
-        self.resident = Resident()
+        self.resident = Resident(lock=self.resident_mode == "lock")
         self.trees: dict[str, SystemTree] = {}
         self._options: dict[tuple[str, ...], list[str]] = {}
         self._trees_lock = threading.Lock()
@@ -262,15 +272,18 @@ class Sandbox:
                     before, start = self.resident.bytes, time.monotonic()
                     self.resident.hold(files)
                     log.info(
-                        "sandbox: the %s runtime's system tree: %d files held resident (%.1f MiB newly locked, "
+                        "sandbox: the %s runtime's system tree: %d files held resident (%.1f MiB newly %s, "
                         "%.1f MiB in all, in %.2f s), %d mounts",
                         name,
                         len(files),
                         (self.resident.bytes - before) / (1 << 20),
+                        "locked" if self.resident.lock else "mapped",
                         self.resident.bytes / (1 << 20),
                         time.monotonic() - start,
                         tree.mounts(),
                     )
+                    if not self.resident.lock:
+                        log.warning("sandbox: %s", MAPPED_ONLY)
                     self.trees[name] = tree
                 merged = merged.merge(self.trees[name])
             self._options[names] = merged.options()

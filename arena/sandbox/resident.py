@@ -20,6 +20,12 @@ soft limit to the hard one; ``lock_shortfall`` says, before a sandbox is trusted
 what its trees need, naming the limit and the amount (the probe refuses uploads otherwise: a worker that
 cannot close the channel does not run uploaded bots); a ``hold`` the kernel refuses raises ``MemlockError``,
 saying the same.
+
+The mode (``$PILOTTA_SANDBOX_RESIDENT``, ``resident_mode``): ``lock`` (the default) as above; ``map``, for an
+operator who cannot give the worker that limit, maps every file and reads it in (``MAP_POPULATE``) without
+locking it: every page resident at first, and mapped pages are the last the kernel reclaims, but memory
+pressure (the worker's cgroup full, or the machine's memory) can make a page cold again, and a cold page
+carries a bit between instances. The probe then says so in its reason and the worker logs a warning.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ import stat
 import threading
 from collections.abc import Callable, Iterable
 
-__all__ = ["PAGE", "MemlockError", "Resident", "lock_shortfall", "memlock_limit", "pages_of"]
+__all__ = ["MODES", "PAGE", "MemlockError", "Resident", "lock_shortfall", "memlock_limit", "pages_of", "resident_mode"]
 
 PAGE = mmap.PAGESIZE
 _LIBC = ctypes.CDLL(None, use_errno=True)
@@ -45,6 +51,20 @@ _LIBC.mlock.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 _LIBC.munlock.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 _FAILED = ctypes.c_void_p(-1).value
 _HINT = "docs/operating.md, 'Memory the worker locks': docker-compose ulimits memlock -1"
+MODE_ENV = "PILOTTA_SANDBOX_RESIDENT"
+MODES = ("lock", "map")
+MAPPED_ONLY = (
+    f"the system files are held mapped, not locked (${MODE_ENV}=map): memory pressure can make a page of them "
+    "cold again, and a cold page read by one instance is fast for the next (docs/security.md)"
+)
+
+
+def resident_mode() -> str:
+    """The mode of ``$PILOTTA_SANDBOX_RESIDENT`` (``lock`` when unset); ValueError naming a bad one."""
+    mode = os.environ.get(MODE_ENV) or "lock"
+    if mode not in MODES:
+        raise ValueError(f"${MODE_ENV} must be one of {', '.join(MODES)}, not {mode!r}")
+    return mode
 
 
 class MemlockError(OSError):
@@ -119,13 +139,14 @@ def lock_shortfall(needed: Callable[[], int]) -> str | None:
 
 
 class Resident:
-    """Files held in memory: each regular file mapped read-only and locked, once (by inode) however many
-    trees name it, until ``close``."""
+    """Files held in memory: each regular file mapped read-only and locked (``lock``; in ``map`` mode mapped
+    and read in only), once (by inode) however many trees name it, until ``close``."""
 
-    def __init__(self) -> None:
+    def __init__(self, lock: bool = True) -> None:
+        self.lock = lock
         self._lock = threading.Lock()
         self._maps: dict[tuple[int, int], tuple[int, int]] = {}  # (device, inode) -> (address, length)
-        self.bytes = 0  # locked, in whole pages
+        self.bytes = 0  # held (locked, unless mapped only), in whole pages
 
     @property
     def files(self) -> int:
@@ -155,13 +176,14 @@ class Resident:
             if not stat.S_ISREG(st.st_mode) or st.st_size == 0 or key in self._maps:
                 return 0
             length = pages_of(st.st_size) * PAGE
-            addr = _LIBC.mmap(None, length, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+            flags = mmap.MAP_SHARED if self.lock else mmap.MAP_SHARED | mmap.MAP_POPULATE
+            addr = _LIBC.mmap(None, length, mmap.PROT_READ, flags, fd, 0)
             if addr in (None, _FAILED):
                 e = ctypes.get_errno()
                 raise OSError(e, f"cannot map {path}: {os.strerror(e)}")
         finally:
             os.close(fd)
-        if _LIBC.mlock(addr, length) != 0:
+        if self.lock and _LIBC.mlock(addr, length) != 0:
             e = ctypes.get_errno()
             _LIBC.munmap(addr, length)
             raise self._refused(path, e, paths)
@@ -191,7 +213,8 @@ class Resident:
         """Unlock and unmap every file held: their pages go back to the page cache's ordinary life."""
         with self._lock:
             for addr, length in self._maps.values():
-                _LIBC.munlock(addr, length)
+                if self.lock:
+                    _LIBC.munlock(addr, length)
                 _LIBC.munmap(addr, length)
             self._maps.clear()
             self.bytes = 0

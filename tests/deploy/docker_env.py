@@ -53,3 +53,18 @@ def image_id(image: str = IMAGE) -> str:
 def docker(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """``docker ARGS`` (bounded), its output as text; never raises on a non-zero exit."""
     return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def memlock_refused(image: str = IMAGE) -> tuple[str, int] | None:
+    """None when this engine gives a container the worker's unlimited ``RLIMIT_MEMLOCK``
+    (deploy/docker-compose.yml's ``ulimits: memlock: -1``, which the sandbox needs to hold its system files
+    resident: arena.sandbox.resident); else what the engine said, and the limit it does give (in bytes). runc
+    raises the limit with the engine's privileges: an engine without ``CAP_SYS_RESOURCE`` (one run inside a
+    container or a VM that withholds it) cannot go past its own hard limit."""
+    done = docker("run", "--rm", "--ulimit", "memlock=-1:-1", "--entrypoint", "true", image)
+    if done.returncode == 0:
+        return None
+    given = docker("run", "--rm", "--entrypoint", "sh", image, "-c", "ulimit -l")
+    assert given.returncode == 0, given.stderr
+    kib = given.stdout.strip()
+    return done.stderr.strip().splitlines()[0], (-1 if kib == "unlimited" else int(kib) << 10)

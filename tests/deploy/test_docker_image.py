@@ -5,11 +5,13 @@ its probe naming exactly the one left out otherwise. Real Docker engine, real co
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
 
-from tests.deploy.docker_env import IMAGE, SECCOMP, build_image, docker, engine_or_skip
+from arena.sandbox.resident import MAPPED_ONLY, MODE_ENV
+from tests.deploy.docker_env import IMAGE, SECCOMP, build_image, docker, engine_or_skip, memlock_refused
 
 # Not in `make check` (tests/deploy is one of its quick folders): the image and containers take minutes.
 pytestmark = [pytest.mark.timeout(1800), pytest.mark.slow]
@@ -25,12 +27,23 @@ def image() -> str:
     return build_image()
 
 
-def worker_options(caps: list[str] = CAPS, seccomp: bool = True, unmasked: bool = True, root: bool = True) -> list[str]:
-    """The docker run options of deploy/docker-compose.yml's worker, less what a test leaves out."""
+@functools.cache
+def refused() -> tuple[str, int] | None:
+    return memlock_refused()
+
+
+def worker_options(
+    caps: list[str] = CAPS, seccomp: bool = True, unmasked: bool = True, root: bool = True, memlock: bool = True
+) -> list[str]:
+    """The docker run options of deploy/docker-compose.yml's worker, less what a test leaves out. Where the
+    engine cannot give it memlock -1 (``memlock_refused``), the worker holds its system files mapped, not
+    locked, instead (``$PILOTTA_SANDBOX_RESIDENT=map``)."""
     out = ["--user", "0"] if root else []
     out += ["--cap-drop", "ALL", *[a for c in caps for a in ("--cap-add", c)], "--security-opt", "no-new-privileges"]
     out += ["--security-opt", f"seccomp={SECCOMP}"] if seccomp else []
     out += ["--security-opt", "systempaths=unconfined"] if unmasked else []
+    if memlock:
+        out += ["--ulimit", "memlock=-1:-1"] if refused() is None else ["-e", f"{MODE_ENV}=map"]
     return [*out, *SANDBOX_ENV]
 
 
@@ -69,7 +82,13 @@ def test_the_worker_profile_is_dockers_default_and_bubblewraps_calls(image):
 
 
 def test_a_worker_container_sandboxes_only_with_every_setting_and_names_the_missing_one(image):
-    assert probe_in(worker_options()) == "True bubblewrap 0.8.0, rlimits only"
+    held = "" if refused() is None else f"; {MAPPED_ONLY}"
+    assert probe_in(worker_options()) == f"True bubblewrap 0.8.0, rlimits only{held}"
+    # Without memlock -1 (the engine's default limit, 8 MiB or 64 KiB) the system files cannot be locked:
+    # CAP_IPC_LOCK, which the container's root has in its own user namespace only, does not count.
+    unlocked = probe_in([*worker_options(memlock=False), "--cap-add", "IPC_LOCK"])
+    assert unlocked.startswith("False the worker cannot hold the sandbox's system files in memory"), unlocked
+    assert "RLIMIT_MEMLOCK is" in unlocked and "ulimits memlock -1" in unlocked
     as_arena = probe_in(worker_options(root=False))
     assert as_arena.startswith("False the worker runs as uid 10001, not root"), as_arena
     for left_out in ("SYS_PTRACE", "DAC_OVERRIDE", "SETUID"):

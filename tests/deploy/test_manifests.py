@@ -314,6 +314,9 @@ def test_compose_workers_have_what_the_sandbox_needs_and_no_more() -> None:
         ]
         env = worker["environment"]
         assert env["PILOTTA_SANDBOX_LIMITS"] == "rlimits" and env["PILOTTA_SANDBOX_UIDS"] == "20000-21023"
+        # The system files held locked (arena.sandbox.resident): the rlimit, since CAP_IPC_LOCK in the
+        # container's user namespace does not count; the default mode (lock: refuse uploads otherwise).
+        assert worker["ulimits"] == {"memlock": -1} and "PILOTTA_SANDBOX_RESIDENT" not in env, name
         assert worker["networks"] == {"backend": {"aliases": ["worker"]}}, "only the internal network"
         assert "ports" not in worker and "volumes" not in worker
     # Nothing else gets the worker's privileges.
@@ -342,6 +345,7 @@ def test_the_k8s_worker_has_what_the_compose_worker_proved() -> None:
     env = {e["name"]: e["value"] for e in container["env"]}
     for name in ("PILOTTA_SANDBOX_UIDS", "PILOTTA_SANDBOX_LIMITS"):
         assert env[name] == compose_worker["environment"][name], name
+    assert env["PILOTTA_SANDBOX_RESIDENT"] == "lock", "the system files locked, as in compose (its default)"
     mounts = {m["mountPath"] for m in container["volumeMounts"]}
     assert {"/tmp", "/run/pilotta-sandbox-uids"} <= mounts, "a read-only root: the sandbox's writable places"
     assert container["readinessProbe"]["grpc"]["service"] == SANDBOX_HEALTH_SERVICE

@@ -20,7 +20,7 @@ import pytest
 
 from arena.sandbox.command import PYTHON
 from arena.sandbox.copies import site_packages
-from arena.sandbox.resident import PAGE, Resident, pages_of
+from arena.sandbox.resident import PAGE, Resident, pages_of, resident_mode
 from arena.sandbox.systree import LOADER, SystemTree, elf_closure, native_tree, node_tree, python_tree, resolve
 
 LIBC = ctypes.CDLL(None, use_errno=True)
@@ -216,3 +216,20 @@ def test_a_worker_that_cannot_lock_enough_is_told_the_limit_and_the_amount():
     assert "memlock" in said["shortfall"] and "docs/operating.md" in said["shortfall"]
     assert said["hold"].startswith(f"[Errno 12] cannot lock {big} in memory (mlock: ENOMEM)"), said["hold"]
     assert "need 0.4 MiB locked" in said["hold"] and "RLIMIT_MEMLOCK is 0.1 MiB" in said["hold"]
+
+
+def test_mapped_only_the_pages_are_read_in_without_a_lock_and_a_bad_mode_is_named(tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    data.write_bytes(os.urandom(9 * PAGE))
+    evict(data)
+    held = Resident(lock=False)
+    try:
+        assert held.hold([str(data)]) == 9 * PAGE
+        assert resident_pages(data) == (9, 9)  # read in (MAP_POPULATE), though not locked
+    finally:
+        held.close()
+    monkeypatch.setenv("PILOTTA_SANDBOX_RESIDENT", "mlock")
+    with pytest.raises(ValueError, match=r"\$PILOTTA_SANDBOX_RESIDENT must be one of lock, map, not 'mlock'"):
+        resident_mode()
+    monkeypatch.setenv("PILOTTA_SANDBOX_RESIDENT", "map")
+    assert resident_mode() == "map"
