@@ -72,7 +72,16 @@ from arena.sandbox.needs import explain, unmet
 from arena.sandbox.resident import MAPPED_ONLY, PAGE, Resident, lock_shortfall, pages_of, resident_mode
 from arena.sandbox.seccomp import UnsupportedArchitecture, program_fd
 from arena.sandbox.socket_pin import SocketPin
-from arena.sandbox.systree import SystemTree, tree_for
+from arena.sandbox.systree import (
+    SystemTree,
+    copy_stdlib,
+    remove_stale_copies,
+    shm_dir,
+    shm_shortfall,
+    stdlib_of,
+    stdlib_size,
+    tree_for,
+)
 from arena.sandbox.uids import UidLease
 from arena.sandbox.uids import lease as lease_uid
 from referee.match.bots import BotProcess, Manifest
@@ -107,6 +116,8 @@ def probe(timeout_s: float = 10.0, limits_mode: str | None = None, resident: str
     except ValueError as e:
         return Probe(False, str(e))
     short = lock_shortfall(needed_bytes) if locking else None  # the system files held resident
+    stdlib = stdlib_of()
+    short = short or (None if stdlib is None else shm_shortfall(stdlib_size(stdlib)))  # and its tmpfs copy
     if short is not None:
         return Probe(False, short)
     try:
@@ -171,6 +182,8 @@ class SandboxedBot(BotProcess):
     uid: UidLease | None = None  # its own uid on the host (arena.sandbox.uids), held until it stops
     drain: threading.Thread | None = None
     pin: SocketPin | None = None
+    # The Sandbox that started it: its system tree (the copy, the files held resident) lives while this does.
+    sandbox: Sandbox | None = None
 
     @property
     def endpoint(self) -> str:
@@ -252,7 +265,27 @@ class Sandbox:
         self.trees: dict[str, SystemTree] = {}
         self._options: dict[tuple[str, ...], list[str]] = {}
         self._trees_lock = threading.Lock()
+        self.shm = shm_dir()  # where the standard library's copy is made (arena.sandbox.systree)
+        self._copies: Path | None = None  # this Sandbox's directory there, once made
         weakref.finalize(self, self.resident.close)
+
+    def _stdlib_copy(self) -> Path | None:
+        """The python tree's copy of the standard library (``arena.sandbox.systree.copy_stdlib``), made once in
+        a directory of this Sandbox's on ``shm_dir()``, removed by ``close`` (or when it is collected)."""
+        stdlib = stdlib_of()
+        if stdlib is None:
+            return None
+        if self._copies is None:
+            where = self.shm
+            remove_stale_copies(where)
+            short = shm_shortfall(stdlib_size(stdlib), where)
+            if short is not None:
+                raise OSError(short)
+            self._copies = Path(tempfile.mkdtemp(prefix=f"pilotta-systree-{os.getpid()}-", dir=where))
+            os.chmod(self._copies, 0o755)
+            weakref.finalize(self, shutil.rmtree, str(self._copies), True)
+        copy = self._copies / stdlib.name
+        return copy if copy.exists() else copy_stdlib(stdlib, copy)
 
     def system_tree(self, command: SandboxCommand) -> list[str]:
         """bwrap's options that mount what ``command``'s sandbox sees of the system: its runtime's tree
@@ -267,7 +300,8 @@ class Sandbox:
             merged = SystemTree()
             for name in names:
                 if name not in self.trees:
-                    tree = tree_for(name, self.runtime / "site-packages")
+                    copy = self._stdlib_copy() if name == "python" else None
+                    tree = tree_for(name, self.runtime / "site-packages", copy)
                     files = tree.regular_files()
                     before, start = self.resident.bytes, time.monotonic()
                     self.resident.hold(files)
@@ -296,6 +330,9 @@ class Sandbox:
             self.resident.close()
             self.trees.clear()
             self._options.clear()
+            if self._copies is not None:
+                shutil.rmtree(self._copies, ignore_errors=True)
+                self._copies = None
 
     def launch(self, manifest: Manifest, command: SandboxCommand, package_dir: Path, log_dir: Path) -> SandboxedBot:
         """Start ``command`` (for ``manifest``) from ``package_dir`` in a new sandbox; does not wait for it
@@ -393,7 +430,7 @@ class Sandbox:
         cg.attach(process.pid)
         log_file = os.fdopen(fd, "wb")
         bot = SandboxedBot(manifest, 0, process, Path(log_name), None)
-        bot.cgroup, bot.run_dir, bot.uid = cg, run_dir, uid
+        bot.cgroup, bot.run_dir, bot.uid, bot.sandbox = cg, run_dir, uid, self
         bot.drain = threading.Thread(
             target=_drain, args=(read_end, log_file, self.limits.stderr_kb << 10), name="sandbox-stderr", daemon=True
         )

@@ -2,10 +2,12 @@
 
 Every instance used to see the worker's whole ``/usr``: the same inodes, and so the same page cache, for
 all of them, some 7 GB. A sender that read a cold page of it and a receiver that timed a read of that page
-carried 6,000-10,000 bits a second between two instances of one bot (docs/security.md). Two things close
-that channel: each sandbox mounts only its runtime's tree (``tree_for``), and the worker holds every
-regular file of that tree in memory for as long as its ``Sandbox`` lives (``arena.sandbox.resident``), so
-no page a bot can read is ever cold and the time of a read tells it nothing.
+carried 6,000-10,000 bits a second between two instances of one bot (docs/security.md). Three things close
+that channel and its kin: each sandbox mounts only its runtime's tree (``tree_for``); no directory of the
+worker's own disk is mounted in it whole (a lookup of a name that is not there leaves a negative dentry in
+the directory's dentry, which every sandbox mounting it shares: the same attack over such names carried
+80,000 bits a second); and the worker holds every regular file of the tree resident for as long as its
+``Sandbox`` lives (``arena.sandbox.resident``), so no page a bot can read is ever cold.
 
 The trees, computed once per ``Sandbox`` from the worker's own files (nothing of a package is read here,
 and the dynamic loader, which lists a file's shared libraries, runs only on those):
@@ -14,10 +16,10 @@ and the dynamic loader, which lists a file's shared libraries, runs only on thos
   ``libdl``, ``librt``, ``libresolv``, ``libutil``), ``libstdc++`` and ``libgcc_s``, so that a static and an
   ordinary dynamic C or C++ executable both run; ``/etc/ld.so.cache``, ``/etc/localtime`` and ``/etc/ssl``;
   the links ``/bin``, ``/lib``, ``/lib64`` and ``/sbin`` where the worker has them (a merged ``/usr``);
-* ``python``: the interpreter ``{python}`` names, its standard library (whole, but for the directories
-  of ``STDLIB_HIDDEN`` and ``config-*``, its static library, which it shows empty) and the ELF closure of
-  the interpreter, of the standard library's extension modules (``lib-dynload``) and of those of the
-  runtime's site-packages (gRPC's ``cygrpc``, protobuf's ``upb``); the links of ``/usr/lib/ssl``;
+* ``python``: the interpreter ``{python}`` names, its standard library (but for the directories of
+  ``STDLIB_HIDDEN`` and ``config-*``, its static library) and the ELF closure of the interpreter, of the
+  standard library's extension modules (``lib-dynload``) and of those of the runtime's site-packages
+  (gRPC's ``cygrpc``, protobuf's ``upb``); the links of ``/usr/lib/ssl``;
 * ``java``: the chain of links from ``/usr/bin/java`` to its runtime (through ``/etc/alternatives``), its
   ``bin/java``, ``lib/`` (without ``ct.sym`` and ``src.zip``), ``conf/`` and ``release``, the files their
   links point to under ``/etc`` and ``/usr`` (Debian keeps the JDK's configuration in
@@ -27,14 +29,16 @@ and the dynamic loader, which lists a file's shared libraries, runs only on thos
 A bot that only knows a port is run by the bridge (``bridge.py``, on the sandbox's Python): its sandbox
 gets the ``python`` tree besides its own (``Sandbox.system_tree``).
 
-How it is mounted (``SystemTree.options``): a directory whole where the runtime needs all of it (the
-standard library, the JDK's ``lib/server``, ``conf``, ``/etc/ssl``), a file on its own otherwise (each
-library, each entry of the JDK's ``lib/``), read-only, each at its own path; every symbolic link on the way
-to one as a link of the sandbox's own (``--symlink``, its own text, at its own place: the sandbox's
-``/usr/bin/python3`` is a link to ``python3.11`` as the worker's is). A hidden directory is an empty
-read-only tmpfs over it. What a bot reaches is a directory of bwrap's own tmpfs root (``/usr``,
-``/usr/lib/x86_64-linux-gnu``...: each sandbox's own, holding only what was mounted in it) or a directory
-bound whole, which is the worker's (what that still shares: docs/security.md).
+How it is mounted (``SystemTree.options``): each file on its own, read-only at its own path, and each
+symbolic link on the way to one as a link of the sandbox's own (``--symlink``, its own text, at its own
+place: the sandbox's ``/usr/bin/python3`` is a link to ``python3.11`` as the worker's is), so that every
+directory of it (``/usr``, ``/usr/lib/x86_64-linux-gnu``, ``/etc/ssl/certs``...) is one of bwrap's tmpfs
+root, the sandbox's own. The one exception is the standard library, some 1,200 files: bound one by one it
+would take bwrap a second (it reads the mount table again after each mount), so it is bound whole, from a
+copy the ``Sandbox`` makes on a tmpfs (``copy_stdlib``, ``$PILOTTA_SANDBOX_SHM``, ``/dev/shm`` by default):
+tmpfs keeps no negative dentry (a lookup that misses leaves nothing behind), and its positive ones stay
+while the files do. Its extension modules are bound from ``/usr`` over empty stand-ins in the copy (a tmpfs
+such as Docker's ``/dev/shm`` is mounted ``noexec``, and a library must be mapped executable).
 
 Only x86_64 with the loader at ``/lib64/ld-linux-x86-64.so.2`` (the seccomp filter's architecture too). The
 trees are what the worker's files are when they are computed: an upgrade of its system files (an image
@@ -44,16 +48,32 @@ rebuilt) takes a new worker process.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.sandbox.command import PYTHON, RUNTIMES
 from arena.sandbox.jre import JAVA, java_home
 
-__all__ = ["LOADER", "NATIVE_LIBS", "STDLIB_HIDDEN", "SystemTree", "elf_closure", "resolve", "tree_for"]
+__all__ = [
+    "LOADER",
+    "NATIVE_LIBS",
+    "STDLIB_HIDDEN",
+    "SystemTree",
+    "copy_stdlib",
+    "elf_closure",
+    "remove_stale_copies",
+    "resolve",
+    "shm_dir",
+    "shm_shortfall",
+    "stdlib_of",
+    "stdlib_size",
+    "tree_for",
+]
 
 LOADER = "/lib64/ld-linux-x86-64.so.2"
 # glibc's own (what the C++ sample's Makefile never ships, sample_bots/cpp/Makefile) and the C++ runtime.
@@ -72,12 +92,15 @@ _LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib")
 _TOP_LINKS = ("/bin", "/lib", "/lib64", "/sbin")
 _ETC = ("/etc/ld.so.cache", "/etc/localtime", "/etc/ssl")
 # Never run by a bot, and the largest parts of the standard library (its tests, IDLE, Tk, the bundled
-# pip, 2to3; config-* holds the 25 MB static libpython): shown as empty directories.
+# pip, 2to3; config-* holds the 25 MB static libpython): left out of the copy.
 STDLIB_HIDDEN = ("test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages", "dist-packages")
+# CPython's own tests' extension modules, never imported by a bot: neither copied nor bound.
+_DYNLOAD_SKIPPED = ("_test", "_ctypes_test", "_xxtestfuzz", "xxlimited")
 _JDK_SKIPPED = ("ct.sym", "src.zip")  # javac's symbol table (8 MB) and the sources: no JVM reads them
 _NODES = ("/usr/local/bin/node", "/usr/bin/node")  # in the order of the sandbox's PATH
 _SYSTEM_TOPS = ("/usr", "/etc")  # where a link of a runtime's may lead the tree; never elsewhere on the worker
 _MAX_LINKS = 40  # the kernel's own bound on the links of one path
+SHM_ENV = "PILOTTA_SANDBOX_SHM"
 
 
 def _under(path: str, top: str) -> bool:
@@ -125,50 +148,80 @@ def is_elf(path: str) -> bool:
         return False
 
 
+def _needed(path: str, loader: str) -> list[str]:
+    try:
+        done = subprocess.run(
+            [loader, path], env={"LD_TRACE_LOADED_OBJECTS": "1"}, capture_output=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if done.returncode != 0:
+        return []
+    found = []
+    for line in done.stdout.decode("utf-8", "replace").splitlines():
+        # "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)", "\t/lib64/ld-linux-x86-64.so.2 (0x...)"
+        found += [w for w in line.replace("=>", " ").split() if w.startswith("/")]
+    return found
+
+
 def elf_closure(paths: Iterable[str], loader: str = LOADER) -> set[str]:
     """The shared libraries the ELF files ``paths`` (the worker's own) load, as the dynamic loader finds
     them: ``ldd``'s way (the loader with ``LD_TRACE_LOADED_OBJECTS``, which maps and lists, and runs
-    nothing of them). What the loader cannot find is left out (a JVM library's ``libjvm.so``, which the JVM
-    has loaded itself before); a static executable or a file that is no ELF has none."""
-    found: set[str] = set()
-    for path in sorted(set(paths)):
-        try:
-            done = subprocess.run(
-                [loader, path], env={"LD_TRACE_LOADED_OBJECTS": "1"}, capture_output=True, timeout=60, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if done.returncode != 0:
-            continue
-        for line in done.stdout.decode("utf-8", "replace").splitlines():
-            # "\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)", "\t/lib64/ld-linux-x86-64.so.2 (0x...)"
-            words = line.replace("=>", " ").split()
-            found.update(w for w in words if w.startswith("/"))
-    return found
+    nothing of them), a few files at a time. What the loader cannot find is left out (a JVM library's
+    ``libjvm.so``, which the JVM has loaded itself before); a static executable or a file that is no ELF
+    has none."""
+    with ThreadPoolExecutor(max_workers=4, thread_name_prefix="elf-closure") as pool:
+        lists = list(pool.map(lambda p: _needed(p, loader), sorted(set(paths))))
+    return {lib for found in lists for lib in found}
 
 
 @dataclass
 class SystemTree:
-    """The system files one sandbox sees: ``links`` (path -> its text) made as links of its own, ``dirs``
-    bound whole, ``files`` bound one by one, ``hidden`` directories (inside bound ones) shown empty. Every
-    path is the same inside and on the worker."""
+    """The system files one sandbox sees: ``links`` (path -> its text) made as links of its own, ``files``
+    bound one by one at their own paths, ``copied`` directories (path inside -> the worker's copy) bound
+    whole. Every path is the same inside and on the worker but for the copies (``host_path``)."""
 
     links: dict[str, str] = field(default_factory=dict)
-    dirs: set[str] = field(default_factory=set)
     files: set[str] = field(default_factory=set)
-    hidden: set[str] = field(default_factory=set)
+    copied: dict[str, str] = field(default_factory=dict)
 
     def add(self, path: str) -> str | None:
-        """``path`` as the sandbox must see it: its links and the file or directory it leads to (a
-        directory bound whole); the real path, or None when it dangles (then nothing but its links)."""
+        """``path`` as the sandbox must see it: its links and the file it leads to, or every entry of the
+        directory it leads to (``spread``); the real path, or None when it dangles (then only its links)."""
         real = resolve(path, self.links)
         if real is None:
             return None
         if os.path.isdir(real):
-            self.dirs.add(real)
+            self.spread(real)
         elif os.path.isfile(real):
             self.files.add(real)
         return real
+
+    def spread(self, top: str, follow: bool = True) -> None:
+        """Every entry under the directory ``top``, each on its own, never the directory itself: its files
+        (those others may read: the sandbox's uid is another), its links (``follow``: with the file each
+        leads to, ``add_link``), its directories (those others may enter)."""
+        if not _searchable(top):
+            return
+        for root, dirs, names in os.walk(top):
+            links = [d for d in dirs if os.path.islink(os.path.join(root, d))]  # (listed, not walked)
+            dirs[:] = [d for d in dirs if d not in links and _searchable(os.path.join(root, d))]
+            for name in (*names, *links):
+                path = os.path.join(root, name)
+                if os.path.islink(path) and follow:
+                    self.add_link(path)
+                elif os.path.islink(path):
+                    self.links[path] = os.readlink(path)
+                elif _readable(path, empty=True):
+                    self.files.add(path)
+
+    def add_link(self, path: str) -> None:
+        """The symbolic link ``path``, and the file it leads to when that is a regular file under ``/usr`` or
+        ``/etc`` (a runtime's link to its configuration: never elsewhere on the worker, never a directory)."""
+        self.links[path] = os.readlink(path)
+        real = resolve(path)
+        if real is not None and os.path.isfile(real) and any(_under(real, t) for t in _SYSTEM_TOPS):
+            self.add(path)
 
     def add_closure(self, elves: Iterable[str]) -> None:
         """The shared libraries ``elves`` load, each with its links (those under ``/usr`` and ``/etc`` only)."""
@@ -177,86 +230,59 @@ class SystemTree:
             if real is not None and any(_under(real, top) for top in _SYSTEM_TOPS):
                 self.add(lib)
 
-    def follow_links(self, top: str) -> None:
-        """Every symbolic link under ``top`` (its links listed, not followed) that leads to a regular file
-        under ``/usr`` or ``/etc``, with that file: a runtime's links to its configuration."""
-        for root, dirs, names in os.walk(top):
-            for name in (*dirs, *names):
-                path = os.path.join(root, name)
-                if os.path.islink(path):
-                    real = resolve(path)
-                    if real is not None and os.path.isfile(real) and any(_under(real, t) for t in _SYSTEM_TOPS):
-                        self.add(path)
-
     def merge(self, other: SystemTree) -> SystemTree:
-        return SystemTree(
-            {**self.links, **other.links}, self.dirs | other.dirs, self.files | other.files, self.hidden | other.hidden
-        )
+        return SystemTree({**self.links, **other.links}, self.files | other.files, {**self.copied, **other.copied})
 
-    def _bound(self) -> list[str]:
-        """The directories bound whole, outermost only."""
-        out: list[str] = []
-        for d in sorted(self.dirs):
-            if not any(_under(d, o) for o in out):
-                out.append(d)
-        return out
+    def host_path(self, inside: str) -> str:
+        """Where the file the sandbox sees at ``inside`` is on the worker."""
+        for dest, source in self.copied.items():
+            if _under(inside, dest) and inside not in self.files:
+                return source + inside[len(dest) :]
+        return inside
+
+    def inside_path(self, host: str) -> str:
+        """Where the sandbox sees the worker's file ``host`` (``host_path``'s inverse)."""
+        for dest, source in self.copied.items():
+            if _under(host, source):
+                return dest + host[len(source) :]
+        return host
 
     def options(self) -> list[str]:
-        """bwrap's options that mount the tree: the directories, then the files and links outside them,
-        then the hidden directories' empty tmpfs (read-only, of one page)."""
-        bound = self._bound()
-
-        def inside(p: str) -> bool:
-            return any(_under(p, d) for d in bound)
-
+        """bwrap's options that mount the tree: the copies, then the files (some over a copy's stand-ins),
+        then the links."""
         out: list[str] = []
-        for d in bound:
-            out += ["--ro-bind", d, d]
+        for dest, source in sorted(self.copied.items()):
+            out += ["--ro-bind", source, dest]
         for f in sorted(self.files):
-            if not inside(f):
-                out += ["--ro-bind", f, f]
+            out += ["--ro-bind", f, f]
         for link, text in sorted(self.links.items()):
-            if not inside(link):
+            if not any(_under(link, d) for d in self.copied):  # (the copy has its own)
                 out += ["--symlink", text, link]
-        for h in sorted(self.hidden):
-            if inside(h) and os.path.isdir(h):
-                out += ["--perms", "0555", "--size", "4096", "--tmpfs", h, "--remount-ro", h]
         return out
 
     def mounts(self) -> int:
-        """How many mounts ``options`` makes (bind mounts and tmpfs; links are no mounts)."""
-        words = self.options()
-        return sum(w in ("--ro-bind", "--tmpfs") for w in words)
+        """How many mounts ``options`` makes (links are no mounts)."""
+        return len(self.copied) + len(self.files)
 
     def regular_files(self) -> list[str]:
-        """Every regular file of the tree the sandbox's uid can read (read by others: an instance has a
-        uid of its own and no group), not empty: what the worker holds resident (``arena.sandbox.resident``)."""
-        out: set[str] = set()
-        for d in self._bound():
-            out.update(self._walk(d))
-        for f in self.files:
-            if _readable(f):
-                out.add(f)
+        """Every regular file of the tree the sandbox's uid can read (read by others: an instance has a uid
+        of its own and no group), not empty, as the worker's paths: what it holds resident
+        (``arena.sandbox.resident``)."""
+        out = {f for f in self.files if _readable(f)}
+        for source in self.copied.values():
+            for root, dirs, names in os.walk(source):
+                dirs[:] = [d for d in dirs if _searchable(os.path.join(root, d))]
+                out.update(p for p in (os.path.join(root, n) for n in names) if _readable(p))
         return sorted(out)
 
-    def _walk(self, top: str) -> Iterator[str]:
-        for root, dirs, names in os.walk(top):
-            # a directory others cannot enter hides its files from the sandbox too
-            dirs[:] = [
-                d for d in dirs if os.path.join(root, d) not in self.hidden and _searchable(os.path.join(root, d))
-            ]
-            for name in names:
-                path = os.path.join(root, name)
-                if _readable(path):
-                    yield path
 
-
-def _readable(path: str) -> bool:
+def _readable(path: str, empty: bool = False) -> bool:
+    """Whether ``path`` is a regular file others may read (and, unless ``empty``, has a page to hold)."""
     try:
         st = os.lstat(path)
     except OSError:
         return False
-    return stat.S_ISREG(st.st_mode) and bool(st.st_mode & stat.S_IROTH) and st.st_size > 0
+    return stat.S_ISREG(st.st_mode) and bool(st.st_mode & stat.S_IROTH) and (empty or st.st_size > 0)
 
 
 def _searchable(path: str) -> bool:
@@ -265,6 +291,115 @@ def _searchable(path: str) -> bool:
     except OSError:
         return False
     return stat.S_ISDIR(st.st_mode) and bool(st.st_mode & stat.S_IXOTH)
+
+
+# ------------------------------------------------------------------------------ the standard library's copy
+
+
+def stdlib_of(python: str = PYTHON) -> Path | None:
+    """The standard library of the interpreter ``python`` leads to (``/usr/bin/python3.11`` ->
+    ``/usr/lib/python3.11``), or None where there is none."""
+    exe = resolve(python)
+    if exe is None or not os.path.isfile(exe):
+        return None
+    stdlib = Path(exe).parent.parent / "lib" / Path(exe).name
+    return stdlib if (stdlib / "os.py").is_file() else None
+
+
+def _left_out(stdlib: Path, root: str, name: str) -> bool:
+    if root == str(stdlib / "lib-dynload"):
+        return name.startswith(_DYNLOAD_SKIPPED)
+    return root == str(stdlib) and (name in STDLIB_HIDDEN or name.startswith("config-"))
+
+
+def stdlib_size(stdlib: Path) -> int:
+    """The bytes of the files ``copy_stdlib`` copies (its extension modules stay where they are)."""
+    total = 0
+    for root, dirs, names in os.walk(stdlib):
+        dirs[:] = [d for d in dirs if not _left_out(stdlib, root, d)]
+        for name in names:
+            path = os.path.join(root, name)
+            if not os.path.islink(path) and not (root.endswith("/lib-dynload") and name.endswith(".so")):
+                total += os.lstat(path).st_size
+    return total
+
+
+def copy_stdlib(stdlib: Path, into: Path) -> Path:
+    """``stdlib`` copied to ``into`` (on a tmpfs: see the module's docstring), but for the directories it
+    leaves out; its links copied as links; each extension module of ``lib-dynload`` an empty stand-in, which
+    the tree binds the module from ``/usr`` over. The files keep their modification times (``copy2``), so
+    that the compiled files of ``__pycache__`` stay valid; all of it read-only."""
+
+    def ignore(root: str, names: list[str]) -> list[str]:
+        return [n for n in names if _left_out(stdlib, root, n)]
+
+    def copy(src: str, dst: str) -> None:
+        if src.endswith(".so") and os.path.basename(os.path.dirname(src)) == "lib-dynload":
+            Path(dst).touch()
+            shutil.copystat(src, dst)
+        else:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(stdlib, into, symlinks=True, ignore=ignore, copy_function=copy)
+    for d, _dirs, names in os.walk(into):
+        for name in names:
+            path = os.path.join(d, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o444 | (os.stat(path).st_mode & 0o111))
+        os.chmod(d, 0o555)
+    return into
+
+
+def shm_dir() -> Path:
+    """Where the ``Sandbox`` copies the standard library: ``$PILOTTA_SANDBOX_SHM``, ``/dev/shm`` by default."""
+    return Path(os.environ.get(SHM_ENV) or "/dev/shm")
+
+
+def fs_type(path: Path, mountinfo: Path = Path("/proc/self/mountinfo")) -> str | None:
+    """The type of the file system ``path`` is on (the mount of the longest matching mount point)."""
+    real = os.path.realpath(path)
+    best, kind = "", None
+    try:
+        lines = mountinfo.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        if "-" not in fields:
+            continue
+        point = fields[4].replace("\\040", " ")
+        if _under(real, point) and len(point) >= len(best):
+            best, kind = point, fields[fields.index("-") + 1]
+    return kind
+
+
+def shm_shortfall(need: int, where: Path | None = None) -> str | None:
+    """None when ``where`` (``shm_dir()``) is a directory on a tmpfs with ``need`` bytes free; else why not,
+    in words for the operator."""
+    where = where or shm_dir()
+    why = "a file system that keeps no negative dentry, which every instance would otherwise share (docs/security.md)"
+    if not where.is_dir():
+        return f"the sandbox copies Python's standard library into a tmpfs, {why}: ${SHM_ENV} ({where}) is no directory"
+    kind = fs_type(where)
+    if kind != "tmpfs":
+        return f"the sandbox copies Python's standard library into a tmpfs, {why}: ${SHM_ENV} ({where}) is on {kind}"
+    st = os.statvfs(where)
+    free = st.f_bavail * st.f_frsize
+    if free < need:
+        return (
+            f"the sandbox copies Python's standard library into a tmpfs, {why}: ${SHM_ENV} ({where}) has "
+            f"{free / (1 << 20):.1f} MiB free, it needs {need / (1 << 20):.1f} MiB (docker-compose: shm_size)"
+        )
+    return None
+
+
+def remove_stale_copies(where: Path) -> None:
+    """The copies (``pilotta-systree-PID-*``) of worker processes that are gone, removed: a killed worker
+    leaves its copy in the tmpfs."""
+    for d in where.glob("pilotta-systree-*"):
+        pid = d.name.split("-")[2]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(d, ignore_errors=True)
 
 
 # ------------------------------------------------------------------------------ the runtimes' trees
@@ -284,34 +419,44 @@ def native_tree() -> SystemTree:
                 break
     tree.add_closure(sorted(tree.files))
     for path in _ETC:
-        tree.add(path)
+        real = resolve(path, tree.links)
+        if real is not None and os.path.isdir(real):
+            tree.spread(real, follow=False)  # /etc/ssl/certs' links to /usr/share/ca-certificates stay as links
+        elif real is not None:
+            tree.add(path)
     return tree
 
 
-def python_tree(site_packages: Path | None, python: str = PYTHON) -> SystemTree:
-    """The ``python`` runtime's tree: the interpreter, its standard library, their shared libraries and those
-    of the site-packages in ``site_packages`` (the runtime's copy, which each instance mounts itself)."""
+def python_tree(site_packages: Path | None, copy: Path | None = None, python: str = PYTHON) -> SystemTree:
+    """The ``python`` runtime's tree: the interpreter, its standard library (bound from ``copy``, made by
+    ``copy_stdlib``; from the original where None, which only tells what the copy will hold), their shared
+    libraries and those of the site-packages in ``site_packages`` (the runtime's, which each instance
+    mounts a copy of itself)."""
     tree = native_tree()
     exe = tree.add(python)
-    if exe is None or not os.path.isfile(exe):
+    stdlib = stdlib_of(python)
+    if exe is None or stdlib is None:
         return tree  # no interpreter: the bot fails to start, its log naming it
     elves = [exe]
-    stdlib = Path(exe).parent.parent / "lib" / Path(exe).name  # /usr/bin/python3.11 -> /usr/lib/python3.11
-    if (stdlib / "os.py").is_file():
-        tree.dirs.add(str(stdlib))
-        hidden = [stdlib / name for name in STDLIB_HIDDEN] + sorted(stdlib.glob("config-*"))
-        tree.hidden.update(str(p) for p in hidden if p.is_dir() and not p.is_symlink())
-        dynload = stdlib / "lib-dynload"
-        if dynload.is_dir():
-            elves += sorted(str(p) for p in dynload.glob("*.so"))
+    if copy is None:  # what the copy holds, counted on the original
+        for root, dirs, names in os.walk(stdlib):
+            dirs[:] = [d for d in dirs if not _left_out(stdlib, root, d) and not os.path.islink(os.path.join(root, d))]
+            kept = (os.path.join(root, n) for n in names if not _left_out(stdlib, root, n))
+            tree.files.update(p for p in kept if _readable(p))
+    else:
+        tree.copied[str(stdlib)] = str(copy)
+    dynload = stdlib / "lib-dynload"
+    modules = sorted(str(p) for p in dynload.glob("*.so") if not p.name.startswith(_DYNLOAD_SKIPPED))
+    tree.files.update(modules)
+    elves += modules
     if site_packages is not None:
         elves += sorted(str(p) for p in site_packages.rglob("*.so"))
     tree.add_closure(elves)
-    ssl = Path("/usr/lib/ssl")  # OpenSSL's directory: links into /etc/ssl
+    ssl = Path("/usr/lib/ssl")  # OpenSSL's directory: links into /etc/ssl, which every tree has
     if ssl.is_dir():
         for entry in sorted(ssl.iterdir()):
             if entry.is_symlink():
-                tree.add(str(entry))
+                resolve(str(entry), tree.links)
     return tree
 
 
@@ -323,36 +468,20 @@ def java_tree(java: str = JAVA) -> SystemTree:
     home = java_home(java)
     if real is None or home is None:
         return tree  # no Java runtime: the bot fails to start, its log naming /usr/bin/java
-    elves = [real]
     lib = home / "lib"
     if lib.is_dir():
         for entry in sorted(lib.iterdir()):
             if entry.name in _JDK_SKIPPED:
                 continue
             if entry.is_symlink():
-                target = tree.add(str(entry)) if _leads_to_system_file(str(entry)) else None
-                if target is not None and is_elf(target):
-                    elves.append(target)
-            elif entry.is_dir():
-                tree.dirs.add(str(entry))
-                tree.follow_links(str(entry))
-            elif entry.is_file():
-                tree.files.add(str(entry))
-                if is_elf(str(entry)):
-                    elves.append(str(entry))
-        elves += sorted(str(p) for p in lib.rglob("*.so") if p.is_file() and not p.is_symlink())
-    if (home / "conf").is_dir():
-        tree.dirs.add(str(home / "conf"))
-        tree.follow_links(str(home / "conf"))
-    if (home / "release").is_file():
-        tree.files.add(str(home / "release"))
-    tree.add_closure(elves)
+                tree.add_link(str(entry))
+            else:
+                tree.add(str(entry))
+    for part in ("conf", "release"):
+        if (home / part).exists():
+            tree.add(str(home / part))
+    tree.add_closure([real, *(f for f in sorted(tree.files) if _under(f, str(home)) and is_elf(f))])
     return tree
-
-
-def _leads_to_system_file(path: str) -> bool:
-    real = resolve(path)
-    return real is not None and os.path.isfile(real) and any(_under(real, t) for t in _SYSTEM_TOPS)
 
 
 def node_tree() -> SystemTree:
@@ -367,12 +496,13 @@ def node_tree() -> SystemTree:
     return tree
 
 
-def tree_for(runtime: str, site_packages: Path | None = None) -> SystemTree:
-    """The tree of ``runtime`` (one of ``RUNTIMES``); ``site_packages``: the ``python`` runtime's."""
+def tree_for(runtime: str, site_packages: Path | None = None, copy: Path | None = None) -> SystemTree:
+    """The tree of ``runtime`` (one of ``RUNTIMES``); ``site_packages`` and ``copy``: the ``python`` runtime's
+    (``python_tree``)."""
     if runtime not in RUNTIMES:
         raise ValueError(f"runtime must be one of {', '.join(RUNTIMES)}, not {runtime!r}")
     if runtime == "python":
-        return python_tree(site_packages)
+        return python_tree(site_packages, copy)
     if runtime == "java":
         return java_tree()
     if runtime == "node":

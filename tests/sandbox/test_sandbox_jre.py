@@ -17,6 +17,7 @@ from arena.sandbox.systree import SystemTree, java_tree
 def test_only_files_under_etc_and_usr_that_links_point_to_are_added(tmp_path: Path) -> None:
     home = tmp_path / "jdk"
     (home / "conf" / "security").mkdir(parents=True)
+    (home / "conf" / "net.properties").write_text("x")
     outside = tmp_path / "elsewhere.properties"
     outside.write_text("x")
     links = {
@@ -26,17 +27,19 @@ def test_only_files_under_etc_and_usr_that_links_point_to_are_added(tmp_path: Pa
         "conf/gone": "/etc/no-such-file-pilotta",  # dangling: nothing to mount
         "conf/usr": "/usr/bin/env",  # under /usr: added (the sandbox no longer has all of /usr)
         "conf/home": str(outside),  # outside /etc and /usr: never mounted
-        "conf/dir": "/etc",  # a directory: never mounted whole
+        "conf/dir": "/etc",  # a directory: never mounted whole, nor its files
     }
     for name, target in links.items():
         os.symlink(target, home / name)
+    for d in (tmp_path, home, home / "conf", home / "conf" / "security"):
+        os.chmod(d, 0o755)
     tree = SystemTree()
-    tree.follow_links(str(home / "conf"))
+    tree.spread(str(home / "conf"))
     wanted = {os.path.realpath(p) for p in ("/etc/passwd", "/etc/shells", "/usr/bin/env")}
-    assert tree.files == wanted and not tree.dirs
+    assert tree.files == wanted | {str(home / "conf" / "net.properties")} and not tree.copied
     assert str(outside) not in tree.files
-    # Each link is recorded at its own place with its own text (inside a bound directory it is the worker's own).
-    assert tree.links[str(home / "conf" / "usr")] == "/usr/bin/env"
+    # Each link is made at its own place with its own text, dangling ones too (as they are on the worker).
+    assert {tree.links[str(home / name)] for name in links} == set(links.values())
 
 
 def test_a_missing_java_or_one_outside_usr_has_no_home(tmp_path: Path) -> None:
@@ -45,7 +48,7 @@ def test_a_missing_java_or_one_outside_usr_has_no_home(tmp_path: Path) -> None:
     (tmp_path / "bin" / "java").write_text("#!/bin/sh\n")
     assert java_home(str(tmp_path / "bin" / "java")) is None  # the sandbox sees /usr's, not this
     tree = java_tree(java=str(tmp_path / "bin" / "java"))
-    assert not any("jvm" in p for p in (*tree.files, *tree.dirs))  # the native tree only
+    assert not any("jvm" in p for p in tree.files)  # the native tree only
 
 
 def test_the_jvm_is_sized_to_its_sandbox_and_java_is_the_systems() -> None:
@@ -70,8 +73,9 @@ def test_debians_jdk_gets_its_configuration_from_etc_and_what_a_jvm_reads_of_its
     assert all(os.path.isfile(f) for f in etc) and "/etc/passwd" not in etc
     # /usr/bin/java's chain of links, each a link of the sandbox's own, to the runtime's bin/java.
     assert tree.links[JAVA] == os.readlink(JAVA) and str(home / "bin" / "java") in tree.files
-    assert str(home / "lib" / "modules") in tree.files and str(home / "conf") in tree.dirs
-    assert str(home / "lib" / "server") in tree.dirs
+    # Every file on its own: no directory of the worker's is bound whole (its negative dentries: docs/security.md).
+    assert str(home / "lib" / "modules") in tree.files and not tree.copied
+    assert str(home / "conf" / "net.properties") in tree.links or str(home / "conf" / "net.properties") in tree.files
     held = tree.regular_files()
     assert not [f for f in held if f.endswith(("/ct.sym", "/src.zip")) or "/jmods/" in f or "/legal/" in f]
     assert str(home / "lib" / "server" / "libjvm.so") in held

@@ -21,7 +21,19 @@ import pytest
 from arena.sandbox.command import PYTHON
 from arena.sandbox.copies import site_packages
 from arena.sandbox.resident import PAGE, Resident, pages_of, resident_mode
-from arena.sandbox.systree import LOADER, SystemTree, elf_closure, native_tree, node_tree, python_tree, resolve
+from arena.sandbox.systree import (
+    LOADER,
+    SystemTree,
+    copy_stdlib,
+    elf_closure,
+    fs_type,
+    native_tree,
+    node_tree,
+    python_tree,
+    resolve,
+    shm_shortfall,
+    stdlib_of,
+)
 
 LIBC = ctypes.CDLL(None, use_errno=True)
 LIBC.mmap.restype = ctypes.c_void_p
@@ -56,7 +68,7 @@ def evict(path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def python() -> SystemTree:
-    return python_tree(site_packages())
+    return python_tree(site_packages())  # (no copy: the standard library counted on the original)
 
 
 def test_the_python_tree_holds_the_interpreter_its_library_and_their_closure_and_nothing_else(python):
@@ -65,16 +77,15 @@ def test_the_python_tree_holds_the_interpreter_its_library_and_their_closure_and
     assert exe in held and python.links[PYTHON] == os.readlink(PYTHON)  # a link of its own, with its own text
     libc = os.path.realpath("/lib/x86_64-linux-gnu/libc.so.6")
     assert libc in held and os.path.realpath(LOADER) in held
-    stdlib = Path(exe).parent.parent / "lib" / Path(exe).name
-    assert str(stdlib) in python.dirs and str(stdlib / "os.py") in held
-    assert str(stdlib / "lib-dynload") not in python.hidden and any("/lib-dynload/" in p for p in held)
+    stdlib = stdlib_of()
+    assert stdlib is not None and str(stdlib / "os.py") in held
+    assert any("/lib-dynload/" in p for p in held) and not any("/lib-dynload/_test" in p for p in held)
     # The libraries of lib-dynload's modules are in it (the ssl module's OpenSSL, sqlite3's SQLite).
     for module, library in (("_ssl", "libssl.so"), ("_sqlite3", "libsqlite3.so")):
         if list((stdlib / "lib-dynload").glob(f"{module}.*.so")):
             assert any(Path(p).name.startswith(library) for p in held), library
-    # What it leaves out: the standard library's tests, the rest of /usr.
-    if (stdlib / "test").is_dir():
-        assert str(stdlib / "test") in python.hidden and not [p for p in held if p.startswith(f"{stdlib}/test/")]
+    # What it leaves out: the standard library's tests and static library, the rest of /usr.
+    assert not [p for p in held if p.startswith((f"{stdlib}/test/", f"{stdlib}/config-", f"{stdlib}/lib2to3/"))]
     doc = next((str(p) for p in Path("/usr/share/doc").rglob("*") if p.is_file()), None)
     for outside in (doc, "/usr/bin/true", "/usr/bin/env", "/etc/passwd", "/etc/shadow"):
         if outside is not None:
@@ -84,16 +95,41 @@ def test_the_python_tree_holds_the_interpreter_its_library_and_their_closure_and
     assert all(p == os.path.realpath(p) and p.startswith(("/usr/", "/etc/")) for p in held)
 
 
-def test_the_mounts_bind_directories_whole_files_alone_and_make_links(python):
-    words = python.options()
-    binds = {words[i + 1] for i, w in enumerate(words) if w == "--ro-bind"}
+def test_the_standard_library_is_bound_from_its_copy_and_everything_else_file_by_file(tmp_path):
+    stdlib = stdlib_of()
+    assert stdlib is not None
+    copy = copy_stdlib(stdlib, tmp_path / stdlib.name)
+    tree = python_tree(site_packages(), copy)
+    words = tree.options()
+    binds = [(words[i + 1], words[i + 2]) for i, w in enumerate(words) if w == "--ro-bind"]
     links = {words[i + 2]: words[i + 1] for i, w in enumerate(words) if w == "--symlink"}
-    assert all(words[i + 1] == words[i + 2] for i, w in enumerate(words) if w == "--ro-bind")  # same path inside
-    assert not [b for b in binds if b.startswith("/usr/lib/python3") and b.count("/") > 3]  # inside the stdlib
+    assert binds[0] == (str(copy), str(stdlib))  # the copy first, whole; then each file, at its own path
+    assert all(source == dest and os.path.isfile(source) for source, dest in binds[1:])
     assert links[PYTHON] == os.readlink(PYTHON) and links.get("/lib") == os.readlink("/lib")
-    hidden = [words[i + 1] for i, w in enumerate(words) if w == "--remount-ro"]
-    assert sorted(hidden) == sorted(h for h in python.hidden if os.path.isdir(h))
-    assert python.mounts() == len(binds) + len(hidden)
+    assert tree.mounts() == len(binds)
+    # The copy: what it leaves out is not there; its modules are empty stand-ins the tree binds /usr's over.
+    assert (copy / "os.py").read_bytes() == (stdlib / "os.py").read_bytes() and not (copy / "test").exists()
+    assert os.stat(copy / "os.py").st_mtime == os.stat(stdlib / "os.py").st_mtime  # its __pycache__ stays valid
+    module = next(p for p in (stdlib / "lib-dynload").glob("_json*.so"))
+    assert os.path.getsize(copy / "lib-dynload" / module.name) == 0 and str(module) in tree.files
+    assert not list((copy / "lib-dynload").glob("_test*"))
+    held = set(tree.regular_files())
+    assert str(copy / "os.py") in held and str(stdlib / "os.py") not in held and str(module) in held
+    assert tree.host_path(str(stdlib / "os.py")) == str(copy / "os.py") and tree.host_path(str(module)) == str(module)
+    assert not os.stat(copy / "os.py").st_mode & 0o222 and not os.stat(copy).st_mode & 0o222  # read-only
+    for d in (copy, *(p for p in copy.rglob("*") if p.is_dir() and not p.is_symlink())):
+        os.chmod(d, 0o755)  # (so that tmp_path can be removed)
+
+
+def test_the_copy_must_be_on_a_tmpfs_with_room(tmp_path):
+    assert fs_type(Path("/proc")) == "proc"
+    said = shm_shortfall(1 << 20, tmp_path)
+    assert said is not None and "$PILOTTA_SANDBOX_SHM" in said and "is on" in said
+    if fs_type(Path("/dev/shm")) == "tmpfs":
+        assert shm_shortfall(1 << 20, Path("/dev/shm")) is None
+        too_much = shm_shortfall(1 << 60, Path("/dev/shm"))
+        assert too_much is not None and "MiB free, it needs" in too_much
+    assert "no directory" in (shm_shortfall(1, tmp_path / "missing") or "")
 
 
 def test_every_runtime_has_the_loader_and_glibc_and_node_its_executable():
@@ -132,19 +168,24 @@ def test_links_are_followed_each_at_its_own_place_and_a_dangling_or_looping_one_
     assert tree.files == {str(tmp_path / "real" / "lib.so.1.2")} and str(tmp_path / "dir") in tree.links
 
 
-def test_only_what_the_sandbox_uid_can_read_is_held(tmp_path):
+def test_only_what_the_sandbox_uid_can_read_is_held_and_no_directory_is_bound_whole(tmp_path):
     top = tmp_path / "tree"
-    for d in ("open", "closed", "hidden"):
+    for d in ("open", "closed", "open/sub"):
         (top / d).mkdir(parents=True)
-    files = {"open/a": 0o644, "open/private": 0o600, "open/empty": 0o644, "closed/b": 0o644, "hidden/c": 0o644}
+    files = {"open/a": 0o644, "open/private": 0o600, "open/empty": 0o644, "closed/b": 0o644, "open/sub/c": 0o644}
     for name, mode in files.items():
         (top / name).write_text("" if name.endswith("empty") else "data")
         os.chmod(top / name, mode)
+    os.symlink("a", top / "open" / "link")
+    for d in (tmp_path, top, top / "open", top / "open" / "sub"):
+        os.chmod(d, 0o755)
     os.chmod(top / "closed", 0o750)
-    os.chmod(tmp_path, 0o755)
-    os.chmod(top, 0o755)
-    tree = SystemTree(dirs={str(top)}, hidden={str(top / "hidden")})
-    assert tree.regular_files() == [str(top / "open" / "a")]
+    tree = SystemTree()
+    tree.spread(str(top))
+    assert tree.regular_files() == [str(top / "open" / "a"), str(top / "open" / "sub" / "c")]
+    assert tree.links == {str(top / "open" / "link"): "a"} and tree.mounts() == 3  # (the empty file: bound, unheld)
+    words = tree.options()
+    assert not [words[i + 1] for i, w in enumerate(words) if w == "--ro-bind" and os.path.isdir(words[i + 1])]
 
 
 def test_the_closure_of_a_file_that_is_no_elf_is_empty_and_the_interpreters_has_libc(tmp_path):

@@ -13,7 +13,12 @@
 * ``pagecache.py list`` walks the sandbox's whole file system but for its own directories (``/proc``,
   ``/dev``, ``/tmp``, ``/run``, the package ``/bot`` and the runtime's copy ``/opt/pilotta``) and lists every
   regular file it can read, and whether ``/usr/share/doc`` is there;
-* ``pagecache.py read`` reads each file of ``read`` whole (what the host then checks the access times of).
+* ``pagecache.py read`` reads each file of ``read`` whole (what the host then checks the access times of);
+* ``pagecache.py dentry-send`` and ``dentry-receive``: the same two ends over names that do not exist in a
+  directory of the tree bound whole (``names``, ``calibration``: new names of the host's choosing), whose
+  lookups leave a negative dentry in the worker's kernel, which every sandbox binding that directory shares:
+  the sender looks name k up when bit k is 1; the receiver calibrates on names of its own (a first lookup,
+  which misses, against a second, which finds the negative dentry) and times one lookup of each name.
 
 Each logs one ``RESULT {json}`` line on stderr and exits. Only ``pread`` is timed (the file opened first):
 what the channel would carry is the page, not the inode.
@@ -83,6 +88,44 @@ def receive(spec: dict) -> dict:
     }
 
 
+def timed_lookup(path: str) -> int:
+    """Nanoseconds one lookup of ``path`` takes (``access``, which returns False rather than raise)."""
+    t = time.perf_counter_ns()
+    os.access(path, os.F_OK)
+    return time.perf_counter_ns() - t
+
+
+def dentry_send(spec: dict) -> dict:
+    start = time.perf_counter_ns()
+    for name, bit in zip(spec["names"], spec["message"], strict=True):
+        if bit:
+            os.access(name, os.F_OK)
+    return {"role": "dentry-send", "bits": len(spec["message"]), "loop_s": (time.perf_counter_ns() - start) / 1e9}
+
+
+def dentry_receive(spec: dict) -> dict:
+    start = time.perf_counter_ns()
+    miss, hit = [], []
+    for name in spec["calibration"]:
+        miss.append(timed_lookup(name))
+        hit.append(timed_lookup(name))
+    miss_ns, hit_ns = statistics.median(miss), statistics.median(hit)
+    threshold = (miss_ns * hit_ns) ** 0.5
+    calibrated = time.perf_counter_ns()
+    times = [timed_lookup(name) for name in spec["names"]]
+    end = time.perf_counter_ns()
+    return {
+        "role": "dentry-receive",
+        "bits": [1 if t < threshold else 0 for t in times],
+        "times_ns": times,
+        "miss_ns": miss_ns,
+        "hit_ns": hit_ns,
+        "threshold_ns": threshold,
+        "loop_s": (end - calibrated) / 1e9,
+        "calibration_s": (calibrated - start) / 1e9,
+    }
+
+
 def listing(spec: dict) -> dict:
     seen = []
     for root, dirs, files in os.walk("/"):
@@ -107,7 +150,14 @@ def read_whole(spec: dict) -> dict:
 def main() -> None:
     role = sys.argv[1]
     spec = json.loads((Path(__file__).resolve().parent / "files.json").read_text())
-    roles = {"send": send, "receive": receive, "list": listing, "read": read_whole}
+    roles = {
+        "send": send,
+        "receive": receive,
+        "list": listing,
+        "read": read_whole,
+        "dentry-send": dentry_send,
+        "dentry-receive": dentry_receive,
+    }
     try:
         result = roles[role](spec)
     except OSError as e:
