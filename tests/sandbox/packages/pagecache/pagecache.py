@@ -19,6 +19,12 @@
   lookups leave a negative dentry in the worker's kernel, which every sandbox binding that directory shares:
   the sender looks name k up when bit k is 1; the receiver calibrates on names of its own (a first lookup,
   which misses, against a second, which finds the negative dentry) and times one lookup of each name.
+* ``pagecache.py cache-send`` and ``cache-receive``: both ends at once (launched together, meeting at the
+  ``start`` of the host's clock, which ``CLOCK_MONOTONIC`` shares with every sandbox), over the CPU's caches
+  rather than the page cache: in slot k (``slot_ms`` each) the sender reads file k's first page again and
+  again when bit k is 1, and the receiver, three quarters into the slot, times its one read of that page,
+  fast when the sender's reads left it in the cache the two cores share; calibrated on first and second
+  reads of its own files, as above.
 
 Each logs one ``RESULT {json}`` line on stderr and exits. Only ``pread`` is timed (the file opened first):
 what the channel would carry is the page, not the inode.
@@ -126,6 +132,58 @@ def dentry_receive(spec: dict) -> dict:
     }
 
 
+def _until(t: float) -> None:
+    while time.monotonic() < t:
+        pass
+
+
+def cache_send(spec: dict) -> dict:
+    slot = spec["slot_ms"] / 1e3
+    late = time.monotonic() > spec["start"]
+    _until(spec["start"])
+    reads = 0
+    for k, (path, bit) in enumerate(zip(spec["bits"], spec["message"], strict=True)):
+        end = spec["start"] + (k + 0.95) * slot
+        if bit:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                while time.monotonic() < end:
+                    os.pread(fd, PAGE, 0)
+                    reads += 1
+            finally:
+                os.close(fd)
+        else:
+            _until(end)
+    return {"role": "cache-send", "bits": len(spec["message"]), "reads": reads, "late": late}
+
+
+def cache_receive(spec: dict) -> dict:
+    slot = spec["slot_ms"] / 1e3
+    cold, hot = [], []
+    for path in spec["calibration"]:
+        cold.append(timed_read(path))
+        hot.append(timed_read(path))
+    cold_ns, hot_ns = statistics.median(cold), statistics.median(hot)
+    threshold = (cold_ns * hot_ns) ** 0.5
+    late = time.monotonic() > spec["start"]
+    times, missed = [], 0
+    for k, path in enumerate(spec["bits"]):
+        at = spec["start"] + (k + 0.75) * slot
+        missed += time.monotonic() > at + slot / 5  # this slot's moment passed while it was not running
+        _until(at)
+        times.append(timed_read(path))
+    return {
+        "role": "cache-receive",
+        "bits": [1 if t < threshold else 0 for t in times],
+        "times_ns": times,
+        "cold_ns": cold_ns,
+        "hot_ns": hot_ns,
+        "threshold_ns": threshold,
+        "late": late,
+        "missed_slots": missed,
+    }
+
+
 def listing(spec: dict) -> dict:
     seen = []
     for root, dirs, files in os.walk("/"):
@@ -157,6 +215,8 @@ def main() -> None:
         "read": read_whole,
         "dentry-send": dentry_send,
         "dentry-receive": dentry_receive,
+        "cache-send": cache_send,
+        "cache-receive": cache_receive,
     }
     try:
         result = roles[role](spec)
