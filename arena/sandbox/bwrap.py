@@ -11,24 +11,31 @@ Each instance (one per seat: ``arena.sandbox.pool``) runs as
            -> the bot's command (or, for a bot that only knows --port, ``bridge.py``, which runs it on a
               loopback port inside the sandbox's own network namespace and relays the socket to it)
 
-and sees: the system directories (``/usr``, ``/lib*``, ``/bin``, ``/etc/ld.so.cache``, ``/etc/ssl``...)
-read-only; its package read-only at ``/bot`` (its working directory); the runtime (for ``python``: this
-arena's gRPC, health service and protobuf packages, the protocol package and the SDK, read-only under
-``/opt/pilotta``; for ``java``: the files the worker's Java runtime links to in ``/etc``, read-only at their
-own paths, ``arena.sandbox.jre``); a private ``/tmp`` of ``Limits.tmp_mb``; its own ``/proc`` (its own processes
-only) and a minimal ``/dev``; and ``/run/bot``, a tmpfs of its own of ``Limits.run_kb`` (a few pages: nothing of the
-worker's disk), in which it serves gRPC on the Unix socket ``bot.sock``. Its environment is its own
-(``PATH``, ``HOME=/tmp``, ``PYTHONPATH`` for the runtime, and the socket): nothing of the worker's (no Redis
+and sees: of the worker's system, its runtime's tree alone (``arena.sandbox.systree``: for ``python`` the
+interpreter, its standard library and their shared libraries; for ``java`` the JDK's parts a JVM reads and
+their configuration; for ``node`` its executable; for every runtime the loader, glibc, the C++ runtime,
+``/etc/ld.so.cache``, ``/etc/localtime`` and ``/etc/ssl``; with the ``python`` tree too when the port bridge
+runs the bot), read-only, each file at its own path, each link a link of its own, in directories of the
+sandbox's own root, never all of ``/usr``; its package read-only at ``/bot`` (its working directory); the
+runtime (for ``python``: this arena's gRPC, health service and protobuf packages, the protocol package and the
+SDK, read-only under ``/opt/pilotta``); a private ``/tmp`` of ``Limits.tmp_mb``; its own ``/proc`` (its own
+processes only) and a minimal ``/dev``; and ``/run/bot``, a tmpfs of its own of ``Limits.run_kb`` (a few pages:
+nothing of the worker's disk), in which it serves gRPC on the Unix socket ``bot.sock``. Its environment is its
+own (``PATH``, ``HOME=/tmp``, ``PYTHONPATH`` for the runtime, and the socket): nothing of the worker's (no Redis
 URL, no token). It sees no file, process, bot or data directory of the worker's, and cannot signal them:
 they are outside its namespaces. Every system call passes the seccomp filter of ``arena.sandbox.seccomp``.
 
-Nothing it can lock, watch or write is another instance's (issue 23): the package and the runtime are
+Nothing it can lock, watch, write or time is another instance's (issue 23): the package and the runtime are
 copied for each instance (``arena.sandbox.copies.instance_copy``: new inodes, in the instance's own
 directory of the work directory, removed with it), never hard-linked from the worker's cache or its
 site-packages, so a lock, lease or watch on them reaches no other instance; the bind mounts' sources its
-``/proc/self/mountinfo`` lists are in that directory and name nothing of the worker's. What all instances
-still share, the read-only system directories' inodes and page cache, the filter closes to locks, leases,
-watches and page-cache moves; what stays open on one machine is in docs/security.md.
+``/proc/self/mountinfo`` lists are in that directory, the worker's system tree or the standard library's copy.
+What all instances still share, the system tree's inodes and pages, the filter closes to locks, leases,
+watches and page-cache moves; the ``Sandbox`` holds every page of it resident for its life
+(``arena.sandbox.resident``: mapped and locked once per runtime, at its first launch), so that no read of
+one is ever slow for having been nobody's before; and no directory of the worker's disk is mounted whole
+(the one directory bound whole, the standard library, is a copy on a tmpfs, which keeps no negative
+dentry). A read-only mount updates no access time. What stays open on one machine is in docs/security.md.
 
 The worker reaches the bot's socket without following anything the bot made (``arena.sandbox.socket_pin``):
 it finds ``bot.sock`` through the sandbox's root with ``O_NOFOLLOW`` at each step, accepts it only as a
@@ -46,8 +53,9 @@ OOM killer in the memory cgroup; fork fails at the pids limit). ``SandboxedBot.f
 
 ``probe()`` says whether this machine can sandbox at all (bubblewrap present, root with the capabilities
 the launcher uses, an unmasked ``/proc``, user namespaces allowed, cgroups writable, bubblewrap's calls
-let through any seccomp filter on the worker: ``arena.sandbox.needs`` names the one missing); a worker
-that cannot refuses uploaded bots, and never runs them unsandboxed.
+let through any seccomp filter on the worker: ``arena.sandbox.needs`` names the one missing; the memory
+lock the system trees take, ``RLIMIT_MEMLOCK``, and a tmpfs with room for the standard library's copy,
+each named with the amount); a worker that cannot refuses uploaded bots, and never runs them unsandboxed.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ and the dynamic loader, which lists a file's shared libraries, runs only on thos
 
 * every runtime (``native``): the dynamic loader, glibc's libraries (``libc``, ``libm``, ``libpthread``,
   ``libdl``, ``librt``, ``libresolv``, ``libutil``), ``libstdc++`` and ``libgcc_s``, so that a static and an
-  ordinary dynamic C or C++ executable both run; ``/etc/ld.so.cache``, ``/etc/localtime`` and ``/etc/ssl``;
+  ordinary dynamic C or C++ executable both run; ``/etc/ld.so.cache``, ``/etc/localtime`` and the files of
+  ``/etc/ssl`` (its certificate bundles, not its links to single certificates);
   the links ``/bin``, ``/lib``, ``/lib64`` and ``/sbin`` where the worker has them (a merged ``/usr``);
 * ``python``: the interpreter ``{python}`` names, its standard library (but for the directories of
   ``STDLIB_HIDDEN`` and ``config-*``, its static library) and the ELF closure of the interpreter, of the
@@ -421,7 +422,12 @@ def native_tree() -> SystemTree:
     for path in _ETC:
         real = resolve(path, tree.links)
         if real is not None and os.path.isdir(real):
-            tree.spread(real, follow=False)  # /etc/ssl/certs' links to /usr/share/ca-certificates stay as links
+            # /etc/ssl: its files (the certificate bundles, openssl.cnf); not its hundreds of links to single
+            # certificates in /usr/share/ca-certificates, which the tree has not (a sandbox has no network).
+            tree.spread(real, follow=False)
+            for link in [k for k in tree.links if _under(k, real)]:
+                if resolve(link) not in tree.files:
+                    del tree.links[link]
         elif real is not None:
             tree.add(path)
     return tree
