@@ -8,6 +8,7 @@ runtime's tree (``arena.sandbox.systree``), never the whole ``/usr``.
 from __future__ import annotations
 
 import os
+import resource
 import sys
 from dataclasses import dataclass
 
@@ -48,6 +49,12 @@ os.execv(argv[0], argv)
 """
 
 
+def _bot_memlock() -> int:
+    """``BOT_MEMLOCK``, or the worker's own hard limit where that is lower (no limit can be raised past it)."""
+    hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)[1]
+    return BOT_MEMLOCK if hard == resource.RLIM_INFINITY else min(BOT_MEMLOCK, hard)
+
+
 def _launcher_argv(cg: Cgroup | RlimitTree, limits: Limits, uid: int) -> list[str]:
     files = cg.procs_files()
     # Without a cgroup, memory is bounded per process: each may have the instance's whole allowance.
@@ -66,7 +73,7 @@ def _launcher_argv(cg: Cgroup | RlimitTree, limits: Limits, uid: int) -> list[st
         str(limits.cpu_seconds),
         str(limits.nofile),
         str(data),
-        str(BOT_MEMLOCK),
+        str(_bot_memlock()),
         str(len(files)),
         *files,
     ]

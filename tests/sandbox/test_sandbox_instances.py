@@ -195,7 +195,7 @@ def test_run_bot_is_a_tmpfs_of_a_few_kilobytes_of_the_sandbox_s_own(top, tmp_pat
 
 
 SECCOMP_BOT = """
-import ctypes, errno, fcntl, os, socket, subprocess, sys, threading
+import ctypes, errno, fcntl, os, resource, socket, subprocess, sys, threading
 
 import pilotta_bot
 
@@ -270,6 +270,7 @@ report("tiocsti", tiocsti)
 report("af-packet", lambda: socket.socket(17, socket.SOCK_RAW, 0))
 report("af-unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).close())
 report("thread-and-child", thread_and_child)
+report("memlock-limit", lambda: resource.getrlimit(resource.RLIMIT_MEMLOCK))
 
 
 class Bot:
@@ -320,3 +321,5 @@ def test_the_seccomp_filter_answers_with_an_errno_and_a_python_bot_plays_under_i
     assert got["personality-query"].startswith("ok")
     assert got["af-unix"] == "ok None"
     assert got["thread-and-child"] == "ok 0"
+    # The worker's memory lock (its system files held resident, arena.sandbox.resident) is not its bots'.
+    assert got["memlock-limit"] == "ok (65536, 65536)", got["memlock-limit"]
