@@ -271,7 +271,7 @@ def strength(name: str, opponent: str, boards: int, settings: Settings) -> dict[
 
 
 # --- Resumable strength runs: one JSON line per board -----------------------------------------------------
-OPPONENTS = ("heuristic", "random", "pimc-1.0", "pimc-uniform")
+OPPONENTS = ("heuristic", "random", "pimc-1.0", "pimc-uniform", "pimc-search")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -315,6 +315,8 @@ def opponent_bot(opponent: str, settings: Settings) -> Any:
         return PimcBot(settings.as_1_0())
     if opponent == "pimc-uniform":  # the same bot with its worlds drawn uniformly: the auction's evidence alone
         return PimcBot(settings.uniform())
+    if opponent == "pimc-search":  # the same bot bidding by its live search: the table bidder alone
+        return PimcBot(dataclasses.replace(settings, bidder="search"))
     raise ValueError(f"unknown opponent {opponent!r}: one of {', '.join(OPPONENTS)}")
 
 
@@ -561,6 +563,13 @@ def main(argv: list[str]) -> int:
             help="the PIMC bot's worlds: weighted by the other seats' calls, or uniform (--opponent pimc-uniform "
             "plays it against itself uniform)",
         )
+        run.add_argument(
+            "--bidder",
+            choices=("search", "table"),
+            default=Settings().bidder,
+            help="the PIMC bot's auction: live search, or the double-dummy table (--opponent pimc-search plays it "
+            "against itself bidding by search)",
+        )
         run.add_argument("--chunk", type=int, default=0, help="boards per figure in turn (0: each to the end)")
         run.add_argument("--until", type=until_today, default=None, help="HH:MM UTC: start no board after it")
         run.add_argument("--pure", action="store_true", help="the pure-Python kernel")
@@ -579,6 +588,7 @@ def main(argv: list[str]) -> int:
             max_worlds=args.max_worlds,
             stop_after=args.stop_after,
             evidence=args.sampler == "evidence",
+            bidder=args.bidder,
         )
         opponents = args.opponent.split(",")
         for o in opponents:

@@ -47,10 +47,13 @@ from referee.rules import get_ruleset
 from referee.rules.base import Ruleset
 from sample_bots.heuristic.bot import HeuristicBot, parse_bid
 from sample_bots.pimc.calls import HeuristicCallModel, auction_of
+from sample_bots.pimc.ddtable import Loader
 from sample_bots.pimc.evidence import Evidence, EvidenceSampler, Thinning, auction_hand_size, weighted_mean_se
 from sample_bots.pimc.fast import SearchTimeout
-from sample_bots.pimc.sampler import Sampler, Seen, declarations_of
-from sample_bots.pimc.world import Credited, Scorer, World, new_tables, solve, solve_points, template_deal
+from sample_bots.pimc.sampler import Sampler, Seen
+from sample_bots.pimc.tablebid import Choice, TableAuction
+from sample_bots.pimc.valuation import all_declared_credited, auction_world, point_unit, sure_belote, won_by_points
+from sample_bots.pimc.world import Credited, Scorer, World, new_tables, solve, solve_points
 
 GAMES = ("pilotta", "bulgarian", "coinche", "french", "bela")
 _STRAINS = {s.code: s for s in Strain}
@@ -74,6 +77,11 @@ class Settings:
     # each ruleset at 100 ms against itself uniform it measured no better (docs/pimc.md).
     evidence: bool = False
     evidence_share: float = 0.1  # of the budget, at most, spent weighting worlds (then weights alone)
+    # The auction: "search" solves worlds live (the heuristic's call where none fits the budget); "table"
+    # values the calls over the stored double-dummy deals of ddtable.py (tablebid.py), live search where the
+    # ruleset has no table.
+    bidder: str = "search"
+    table_risk: float = 0.5  # standard errors a call must win by over pass, with the table
     seed: int | None = None
 
     def as_1_0(self) -> Settings:
@@ -114,10 +122,17 @@ class PimcBot:
         # The C kernel's transposition tables (bounded), shared by the searches of a decision and the next
         # ones: an entry is only read by a search of the same rules and leaf values. None for the others.
         self.tables = new_tables()
+        # The double-dummy tables of the auction (loaded on a thread from here), and their auctions by
+        # ruleset name with the match's ruleset.
+        self._loader = Loader() if self.settings.bidder == "table" else None
+        self._auction_tables: dict[str, TableAuction] = {}
+        self.last_choice: Choice | None = None  # the table auction's last decision and its figures
 
     def on_match_start(self, info: pilotta_bot.MatchInfo) -> None:
         self.options = dict(info.options)
         self._ruleset = None
+        if self._loader is not None:
+            self._loader.want(info.game)  # loaded meanwhile: until it is, the auction searches live
 
     def ruleset(self, game: str) -> Ruleset:
         if self._ruleset is None or self._ruleset[0] != game:
@@ -185,9 +200,10 @@ class PimcBot:
         return worlds >= max(self.settings.min_worlds, 1)
 
     # --- The auction as evidence -------------------------------------------------------------------------
-    def evidence(self, obs: pilotta_bot.Observation) -> Evidence | None:
-        """The other seats' calls so far as evidence (None: uniform worlds, or no call to read)."""
-        if not self.settings.evidence:
+    def evidence(self, obs: pilotta_bot.Observation, always: bool = False) -> Evidence | None:
+        """The other seats' calls so far as evidence (None: uniform worlds, or no call to read); ``always``:
+        whatever the settings say of the worlds (the table auction reads the calls)."""
+        if not (self.settings.evidence or always):
             return None
         started = time.thread_time()
         ruleset = self.ruleset(obs.game)
@@ -283,12 +299,12 @@ class PimcBot:
                 cp0 = solve_points(world, deadline=deadline, resolution=POINTS_RESOLUTION, tables=self.tables)
             except SearchTimeout:
                 break
-            won = _won(cp0, scorer.total(world.contract))
+            won = won_by_points(cp0, scorer.total(world.contract))
             for code, announce in choices.items():
                 credited = sampler.credited(world.hands, announce)
                 if credited is None:
                     continue
-                samples[code].append(sign * scorer.value(world.contract, credited, cp0, won, *_sure_belote(world)))
+                samples[code].append(sign * scorer.value(world.contract, credited, cp0, won, *sure_belote(world)))
                 weights[code].append(weight)
             self.last_worlds += 1
         if weighted is not None:
@@ -298,6 +314,23 @@ class PimcBot:
         return self.pick(samples, everything, point_unit(scorer, seen.contract), None if weighted is None else weights)
 
     # --- Auction -----------------------------------------------------------------------------------------
+    def table_auction(self, game: str) -> TableAuction | None:
+        """The table auction of ``game``'s ruleset with the match's options (None: the live search's, where
+        the ruleset has no table or it is still loading)."""
+        if self._loader is None:
+            return None
+        self._loader.want(game)  # (a bot told no match start: a local game, the benchmark)
+        table = self._loader.get(game)
+        if table is None:
+            return None
+        ruleset = self.ruleset(game)
+        found = self._auction_tables.get(game)
+        if found is None or found.ruleset is not ruleset:
+            full = auction_hand_size(ruleset, 0) == 8
+            found = TableAuction(table, ruleset, risk=self.settings.table_risk, full_hand=full)
+            self._auction_tables[game] = found
+        return found
+
     def auction(self, obs: pilotta_bot.Observation, legal: list[str], deadline: float) -> str | None:
         ruleset = self.ruleset(obs.game)
         me, my_side = obs.seat, obs.seat & 1
@@ -314,6 +347,25 @@ class PimcBot:
         strains = {c.strain for c in candidates.values()}
         turned = parse_card(obs.turned_card) if obs.turned_card else None
         known = sum(1 << parse_card(n) for n in obs.hand)
+        table = self.table_auction(obs.game)
+        if table is not None:
+            evidence = self.evidence(obs, always=True)
+            self.last_choice = choice = table.decide(
+                me,
+                obs.dealer,
+                known,
+                turned,
+                candidates,
+                current is None and "pass" in legal,
+                self.scorer(obs),
+                evidence,
+                self.rng,
+                deadline,
+            )
+            self.last_worlds = 0 if choice is None else max(choice.deals.values())
+            if choice is not None and (choice.call in candidates or choice.call == "pass"):
+                return choice.call
+            return None
         samples: dict[str, list[int]] = {code: [] for code in candidates}
         scorer = self.scorer(obs)
         if "pass" not in candidates and "pass" in legal:
@@ -339,8 +391,8 @@ class PimcBot:
             try:
                 for strain in strains:
                     contract = Contract(me, 0, strain, 1)
-                    world = self.auction_world(obs, ruleset, hands, contract)
-                    credited = _all_declared_credited(ruleset, obs.dealer, contract, world.hands)
+                    world = auction_world(ruleset, obs.dealer, hands, contract)
+                    credited = all_declared_credited(ruleset, obs.dealer, contract, world.hands)
                     outcome[strain] = (
                         solve_points(world, deadline=deadline, resolution=POINTS_RESOLUTION, tables=self.tables),
                         world,
@@ -350,8 +402,8 @@ class PimcBot:
                 break
             for code, contract in candidates.items():
                 cp0, world, credited = outcome[contract.strain]
-                won = _won(cp0, scorer.total(contract))
-                value = scorer.value(contract, credited, cp0, won, *_sure_belote(world))
+                won = won_by_points(cp0, scorer.total(contract))
+                value = scorer.value(contract, credited, cp0, won, *sure_belote(world))
                 samples[code].append(value if my_side == 0 else -value)
             if "pass" in samples and "pass" not in candidates:
                 samples["pass"].append(0)  # nobody has bid: passing scores nothing by itself
@@ -393,27 +445,6 @@ class PimcBot:
                 hands[seat] |= 1 << c
             i += want
         return hands
-
-    @staticmethod
-    def auction_world(obs: pilotta_bot.Observation, ruleset: Ruleset, hands: list[int], contract: Contract) -> World:
-        pending = 0
-        for s in ruleset.belote_suits(contract):
-            pair = 3 << (8 * s + 5)
-            for h in hands:
-                if h & pair == pair:
-                    pending |= pair
-        return World(
-            ruleset=ruleset,
-            contract=contract,
-            dealer=obs.dealer,
-            hands=(hands[0], hands[1], hands[2], hands[3]),
-            leader=(obs.dealer + 1) % 4,
-            trick=(),
-            card_points=(0, 0),
-            won=0,
-            credited=((), ()),
-            belote_pending=pending,
-        )
 
     # --- Choosing with a risk margin ---------------------------------------------------------------------
     def pick(
@@ -481,15 +512,6 @@ def settled(samples: dict[int, list[int]], z: float, after: int, weights: list[f
     return True
 
 
-def point_unit(scorer: Scorer, contract: Contract) -> float:
-    """Written points per card point in this ruleset, about (1 in most; a tenth in Bulgarian, which divides
-    by ten): from the scores of the two capots under ``contract``."""
-    total = scorer.total(contract)
-    best = scorer.value(contract, ((), ()), total, 1, 0, 0)
-    worst = scorer.value(contract, ((), ()), 0, 2, 0, 0)
-    return max(abs(best - worst) / (2 * total), 0.05)
-
-
 def _mean(values: list[int], weights: list[float] | None = None) -> float:
     if not values:
         return -math.inf
@@ -498,45 +520,14 @@ def _mean(values: list[int], weights: list[float] | None = None) -> float:
     return sum(values) / len(values)
 
 
-def _won(cp0: int, total: int) -> int:
-    """Which sides took a trick, as far as the card points tell (all the points: a capot)."""
-    if cp0 >= total:
-        return 1
-    if cp0 <= 0:
-        return 2
-    return 3
-
-
-def _sure_belote(world: World) -> tuple[int, int]:
-    """Belote points per side at the end, every pair whole in a hand announced and completed."""
-    points = [world.belote_points[0], world.belote_points[1]]
-    for seat in range(4):
-        for s in range(4):
-            pair = 3 << (8 * s + 5)
-            if world.belote_pending & pair == pair and world.hands[seat] & pair == pair:
-                points[seat & 1] += 20
-        points[seat & 1] += 20 * bin(world.hands[seat] & world.belote_second).count("1")
-    return points[0], points[1]
-
-
-def _all_declared_credited(
-    ruleset: Ruleset, dealer: int, contract: Contract, hands: tuple[int, int, int, int]
-) -> Credited:
-    """The declarations that count when every seat announces all it holds (the engine settles it)."""
-    deal = template_deal(ruleset, dealer, contract)
-    announced = []
-    for s in range(4):
-        deal.dealt[s] = hands[s]
-        announced.append(declarations_of(ruleset, deal, s)[1])
-    deal.announced = announced
-    credited = ruleset.credit_declarations(deal)
-    return (tuple(credited[0]), tuple(credited[1]))
-
-
 def build(args: argparse.Namespace) -> PimcBot:
     return PimcBot(
         Settings(
-            budget_ms=args.budget_ms, max_worlds=args.max_worlds, evidence=args.sampler == "evidence", seed=args.seed
+            budget_ms=args.budget_ms,
+            max_worlds=args.max_worlds,
+            evidence=args.sampler == "evidence",
+            bidder=args.bidder,
+            seed=args.seed,
         )
     )
 
@@ -549,4 +540,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("evidence", "uniform"),
         default="evidence" if Settings().evidence else "uniform",
         help="worlds weighted by the other seats' calls (evidence), or drawn uniformly (docs/pimc.md)",
+    )
+    parser.add_argument(
+        "--bidder",
+        choices=("search", "table"),
+        default=Settings().bidder,
+        help="the auction: worlds searched live, or the double-dummy table of stored deals (docs/pimc.md)",
     )
