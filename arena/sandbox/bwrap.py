@@ -60,6 +60,7 @@ each named with the amount); a worker that cannot refuses uploaded bots, and nev
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -82,6 +83,7 @@ from arena.sandbox.seccomp import UnsupportedArchitecture, program_fd
 from arena.sandbox.socket_pin import SocketPin
 from arena.sandbox.systree import (
     SystemTree,
+    copies_dir,
     copy_stdlib,
     remove_stale_copies,
     shm_dir,
@@ -162,6 +164,13 @@ def probe(timeout_s: float = 10.0, limits_mode: str | None = None, resident: str
         return Probe(True, f"{version.stdout.decode().strip()}, {cg.kind}{held}")
     finally:
         cg.remove()
+
+
+def _drop_copies(copies: str, fd: int) -> None:
+    """A Sandbox's copies removed, then their lock let go (``close``, or when it is collected)."""
+    shutil.rmtree(copies, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        os.close(fd)
 
 
 def needed_bytes() -> int:
@@ -275,6 +284,8 @@ class Sandbox:
         self._trees_lock = threading.Lock()
         self.shm = shm_dir()  # where the standard library's copy is made (arena.sandbox.systree)
         self._copies: Path | None = None  # this Sandbox's directory there, once made
+        # Removes them and lets their lock go (copies_dir), once at most.
+        self._drop: weakref.finalize[[str, int], Sandbox] | None = None
         weakref.finalize(self, self.resident.close)
 
     def _stdlib_copy(self) -> Path | None:
@@ -289,9 +300,8 @@ class Sandbox:
             short = shm_shortfall(stdlib_size(stdlib), where)
             if short is not None:
                 raise OSError(short)
-            self._copies = Path(tempfile.mkdtemp(prefix=f"pilotta-systree-{os.getpid()}-", dir=where))
-            os.chmod(self._copies, 0o755)
-            weakref.finalize(self, shutil.rmtree, str(self._copies), True)
+            self._copies, fd = copies_dir(where)  # (locked while this Sandbox holds fd: not stale)
+            self._drop = weakref.finalize(self, _drop_copies, str(self._copies), fd)
         copy = self._copies / stdlib.name
         return copy if copy.exists() else copy_stdlib(stdlib, copy)
 
@@ -338,9 +348,9 @@ class Sandbox:
             self.resident.close()
             self.trees.clear()
             self._options.clear()
-            if self._copies is not None:
-                shutil.rmtree(self._copies, ignore_errors=True)
-                self._copies = None
+            if self._drop is not None:
+                self._drop()
+                self._copies, self._drop = None, None
 
     def launch(self, manifest: Manifest, command: SandboxCommand, package_dir: Path, log_dir: Path) -> SandboxedBot:
         """Start ``command`` (for ``manifest``) from ``package_dir`` in a new sandbox; does not wait for it

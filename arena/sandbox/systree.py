@@ -48,10 +48,13 @@ rebuilt) takes a new worker process.
 
 from __future__ import annotations
 
+import fcntl
+import mmap
 import os
 import shutil
 import stat
 import subprocess
+import tempfile
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -65,6 +68,7 @@ __all__ = [
     "NATIVE_LIBS",
     "STDLIB_HIDDEN",
     "SystemTree",
+    "copies_dir",
     "copy_stdlib",
     "elf_closure",
     "remove_stale_copies",
@@ -102,6 +106,7 @@ _NODES = ("/usr/local/bin/node", "/usr/bin/node")  # in the order of the sandbox
 _SYSTEM_TOPS = ("/usr", "/etc")  # where a link of a runtime's may lead the tree; never elsewhere on the worker
 _MAX_LINKS = 40  # the kernel's own bound on the links of one path
 SHM_ENV = "PILOTTA_SANDBOX_SHM"
+_PAGE = mmap.PAGESIZE
 
 
 def _under(path: str, top: str) -> bool:
@@ -314,14 +319,15 @@ def _left_out(stdlib: Path, root: str, name: str) -> bool:
 
 
 def stdlib_size(stdlib: Path) -> int:
-    """The bytes of the files ``copy_stdlib`` copies (its extension modules stay where they are)."""
+    """The bytes a tmpfs takes for the files ``copy_stdlib`` copies (its extension modules stay where they
+    are): each file in whole pages, as a tmpfs holds it (their sizes alone fall 2.3 MB short on 1,130 files)."""
     total = 0
     for root, dirs, names in os.walk(stdlib):
         dirs[:] = [d for d in dirs if not _left_out(stdlib, root, d)]
         for name in names:
             path = os.path.join(root, name)
             if not os.path.islink(path) and not (root.endswith("/lib-dynload") and name.endswith(".so")):
-                total += os.lstat(path).st_size
+                total += -(-os.lstat(path).st_size // _PAGE) * _PAGE
     return total
 
 
@@ -341,13 +347,21 @@ def copy_stdlib(stdlib: Path, into: Path) -> Path:
         else:
             shutil.copy2(src, dst)
 
-    shutil.copytree(stdlib, into, symlinks=True, ignore=ignore, copy_function=copy)
-    for d, _dirs, names in os.walk(into):
-        for name in names:
-            path = os.path.join(d, name)
-            if not os.path.islink(path):
-                os.chmod(path, 0o444 | (os.stat(path).st_mode & 0o111))
-        os.chmod(d, 0o555)
+    # Made under another name and renamed when whole: a copy cut short (the tmpfs full) is never taken for one.
+    part = into.with_name(f".{into.name}.part")
+    shutil.rmtree(part, ignore_errors=True)
+    try:
+        shutil.copytree(stdlib, part, symlinks=True, ignore=ignore, copy_function=copy)
+        for d, _dirs, names in os.walk(part):
+            for name in names:
+                path = os.path.join(d, name)
+                if not os.path.islink(path):
+                    os.chmod(path, 0o444 | (os.stat(path).st_mode & 0o111))
+            os.chmod(d, 0o555)
+        os.rename(part, into)
+    except OSError as e:  # (shutil.Error too: it lists every file it could not copy)
+        shutil.rmtree(part, ignore_errors=True)
+        raise OSError(e.errno, f"cannot copy the standard library {stdlib} to {into}: {str(e)[:300]}") from e
     return into
 
 
@@ -394,13 +408,48 @@ def shm_shortfall(need: int, where: Path | None = None) -> str | None:
     return None
 
 
+_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def copies_dir(where: Path) -> tuple[Path, int]:
+    """A new directory of this worker's in ``where`` for its copies (``pilotta-systree-PID-*``) and a descriptor
+    on it holding its ``flock``, which says it lives until the descriptor is closed (or the worker dies): the
+    PID in the name is read by the operator only (two workers in pid namespaces of their own may share a
+    tmpfs, each seeing no process of the other's). Made under a name ``remove_stale_copies`` passes over and
+    renamed once locked, so that no other worker takes it for a dead one's in between."""
+    made = Path(tempfile.mkdtemp(prefix=f".pilotta-systree-{os.getpid()}-", dir=where))
+    fd = os.open(made, _OPEN_DIR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.chmod(fd, 0o755)
+        final = made.with_name(made.name[1:])
+        os.rename(made, final)
+    except OSError:
+        os.close(fd)
+        shutil.rmtree(made, ignore_errors=True)
+        raise
+    return final, fd
+
+
 def remove_stale_copies(where: Path) -> None:
-    """The copies (``pilotta-systree-PID-*``) of worker processes that are gone, removed: a killed worker
-    leaves its copy in the tmpfs."""
+    """The copies of workers that are gone, removed (a killed worker leaves its copy in the tmpfs): each
+    directory ``copies_dir`` made that is this user's, a directory and not a link, and whose lock no process
+    holds. Never anything else of ``where`` (a world-writable ``/dev/shm`` has other users' names too)."""
     for d in where.glob("pilotta-systree-*"):
-        pid = d.name.split("-")[2]
-        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-            shutil.rmtree(d, ignore_errors=True)
+        try:
+            fd = os.open(d, _OPEN_DIR)
+        except OSError:
+            continue  # a link (O_NOFOLLOW), no directory, or gone
+        try:
+            if os.fstat(fd).st_uid != os.geteuid():
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # its worker lives
+            shutil.rmtree(d, ignore_errors=True)  # (fd-based: it follows no link inside)
+        finally:
+            os.close(fd)
 
 
 # ------------------------------------------------------------------------------ the runtimes' trees
