@@ -313,6 +313,7 @@ class Sandbox:
         (an ``OSError``) when the kernel will not lock them: then nothing is launched."""
         names = (command.runtime,) if not command.bridged else tuple(sorted({command.runtime, "python"}))
         with self._trees_lock:
+            self._hold_replaced(tuple(n for n in names if n in self.trees))
             if names in self._options:
                 return self._options[names]
             merged = SystemTree()
@@ -340,6 +341,22 @@ class Sandbox:
                 merged = merged.merge(self.trees[name])
             self._options[names] = merged.options()
             return self._options[names]
+
+    def _hold_replaced(self, names: tuple[str, ...]) -> None:
+        """Hold the files of the trees ``names`` that are new inodes at their paths since they were held (the
+        worker's system upgraded under it: bwrap binds a path, which would bind a file no one holds, whose cold
+        pages carry bits between instances again). A few opens per file bound (some 100: about a
+        millisecond); ``MemlockError`` as ``system_tree``'s."""
+        before = self.resident.files
+        for name in names:
+            self.resident.hold(self.trees[name].bound_files())
+        if self.resident.files != before:
+            log.warning(
+                "sandbox: %d of the %s system files were replaced since they were held (a system upgrade?): "
+                "held again; restart the worker for its trees to be computed anew",
+                self.resident.files - before,
+                "+".join(names),
+            )
 
     def close(self) -> None:
         """Release the system files this Sandbox holds in memory (after its instances have stopped: a live

@@ -42,8 +42,9 @@ while the files do. Its extension modules are bound from ``/usr`` over empty sta
 such as Docker's ``/dev/shm`` is mounted ``noexec``, and a library must be mapped executable).
 
 Only x86_64 with the loader at ``/lib64/ld-linux-x86-64.so.2`` (the seccomp filter's architecture too). The
-trees are what the worker's files are when they are computed: an upgrade of its system files (an image
-rebuilt) takes a new worker process.
+trees are what the worker's files are when they are computed: a file an upgrade replaces at its path is held
+anew at the next launch (``Sandbox.system_tree``: bwrap binds the path, so the new inode), but a tree's new
+libraries and the standard library's copy wait for a new worker process.
 """
 
 from __future__ import annotations
@@ -270,11 +271,16 @@ class SystemTree:
         """How many mounts ``options`` makes (links are no mounts)."""
         return len(self.copied) + len(self.files)
 
+    def bound_files(self) -> list[str]:
+        """The regular files of ``regular_files`` bound one by one from the worker's own paths (not the copies'),
+        which an upgrade of its system may replace by new inodes at the same paths."""
+        return sorted(f for f in self.files if _readable(f))
+
     def regular_files(self) -> list[str]:
         """Every regular file of the tree the sandbox's uid can read (read by others: an instance has a uid
         of its own and no group), not empty, as the worker's paths: what it holds resident
         (``arena.sandbox.resident``)."""
-        out = {f for f in self.files if _readable(f)}
+        out = set(self.bound_files())
         for source in self.copied.values():
             for root, dirs, names in os.walk(source):
                 dirs[:] = [d for d in dirs if _searchable(os.path.join(root, d))]

@@ -1,0 +1,84 @@
+"""A system file replaced under a running worker (an upgrade: a new inode renamed over the old path), which
+bwrap binds by its path: the ``Sandbox`` holds the new inode at its next launch (``Sandbox.system_tree``), so
+that no sandbox binds a file whose pages nobody holds. Made on a file of the test's own, put in a tree the
+Sandbox has computed: the worker's own system files are not the test's to replace."""
+
+from __future__ import annotations
+
+import ctypes
+import mmap
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.sandbox.bwrap import Sandbox
+from arena.sandbox.command import SandboxCommand
+from arena.sandbox.resident import PAGE, pages_of
+
+LIBC = ctypes.CDLL(None, use_errno=True)
+LIBC.mmap.restype = ctypes.c_void_p
+LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+LIBC.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+LIBC.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+NATIVE = SandboxCommand("native", ("bot",), socket_arg="--socket")
+
+
+def resident_pages(path: Path) -> int:
+    """The pages of ``path`` in the page cache, by mincore over a fresh read-only mapping (which reads nothing)."""
+    with open(path, "rb") as f:
+        n = pages_of(os.fstat(f.fileno()).st_size)
+        addr = LIBC.mmap(None, n * PAGE, mmap.PROT_READ, mmap.MAP_SHARED, f.fileno(), 0)
+        assert addr not in (None, ctypes.c_void_p(-1).value)
+        try:
+            vec = ctypes.create_string_buffer(n)
+            assert LIBC.mincore(addr, n * PAGE, vec) == 0
+            return sum(b & 1 for b in vec.raw)
+        finally:
+            LIBC.munmap(addr, n * PAGE)
+
+
+def evict(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture
+def sandbox() -> Iterator[Sandbox]:
+    with tempfile.TemporaryDirectory(prefix="pilotta-replaced-") as top:
+        os.chmod(top, 0o755)
+        sb = Sandbox(work_dir=Path(top) / "work")
+        try:
+            yield sb
+        finally:
+            sb.close()
+
+
+def test_a_file_replaced_at_its_path_is_held_anew_at_the_next_launch(sandbox, tmp_path):
+    lib = tmp_path / "libreplaced.so"
+    lib.write_bytes(os.urandom(9 * PAGE))
+    os.chmod(lib, 0o644)
+    sandbox.system_tree(NATIVE)  # the native tree computed and held
+    sandbox.trees["native"].files.add(str(lib))  # as if the tree had it from the start
+    sandbox.system_tree(NATIVE)
+    evict(lib)
+    if resident_pages(lib) != 9:
+        pytest.fail("the tree's file is not held")
+    new = tmp_path / "libreplaced.so.dpkg-new"  # dpkg's way: the new file beside, renamed over the old
+    new.write_bytes(os.urandom(9 * PAGE))
+    os.chmod(new, 0o644)
+    os.rename(new, lib)
+    evict(lib)
+    if resident_pages(lib) == 9:
+        pytest.skip(f"{tmp_path}'s file system keeps every page (tmpfs?): nothing to show")
+    held = sandbox.resident.files
+    sandbox.system_tree(NATIVE)  # the next launch's
+    assert sandbox.resident.files == held + 1
+    evict(lib)
+    assert resident_pages(lib) == 9, "the new inode at the tree's path is not held: its pages go cold"
