@@ -15,7 +15,8 @@ and the dynamic loader, which lists a file's shared libraries, runs only on thos
 * every runtime (``native``): the dynamic loader, glibc's libraries (``libc``, ``libm``, ``libpthread``,
   ``libdl``, ``librt``, ``libresolv``, ``libutil``), ``libstdc++`` and ``libgcc_s``, so that a static and an
   ordinary dynamic C or C++ executable both run; ``/etc/ld.so.cache``, ``/etc/localtime`` and the files of
-  ``/etc/ssl`` (its certificate bundles, not its links to single certificates);
+  ``/etc/ssl`` (its certificate bundles, not its links to single certificates); the ``C.UTF-8`` locale
+  (``/usr/lib/locale/C.utf8``, the sandbox's ``LANG``);
   the links ``/bin``, ``/lib``, ``/lib64`` and ``/sbin`` where the worker has them (a merged ``/usr``);
 * ``python``: the interpreter ``{python}`` names, its standard library (but for the directories of
   ``STDLIB_HIDDEN`` and ``config-*``, its static library) and the ELF closure of the interpreter, of the
@@ -97,6 +98,9 @@ NATIVE_LIBS = (
 _LIB_DIRS = ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib")
 _TOP_LINKS = ("/bin", "/lib", "/lib64", "/sbin")
 _ETC = ("/etc/ld.so.cache", "/etc/localtime", "/etc/ssl")
+# The locale of the sandbox's LANG (C.UTF-8): glibc reads it from here (0.4 MB); without it setlocale(LC_ALL,
+# "") fails and a C program, or a JVM, falls back to ASCII (Python's UTF-8 mode hides it).
+_LOCALE = "/usr/lib/locale/C.utf8"
 # Never run by a bot, and the largest parts of the standard library (its tests, IDLE, Tk, the bundled
 # pip, 2to3; config-* holds the 25 MB static libpython): left out of the copy.
 STDLIB_HIDDEN = ("test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages", "dist-packages")
@@ -485,6 +489,8 @@ def native_tree() -> SystemTree:
                     del tree.links[link]
         elif real is not None:
             tree.add(path)
+    if _searchable(_LOCALE):
+        tree.spread(_LOCALE)
     return tree
 
 

@@ -156,6 +156,8 @@ def python_tree(sandbox: Sandbox) -> SystemTree:
 def test_an_instance_sees_only_its_runtimes_tree_and_every_page_of_it_is_resident(reachable, sandbox, tmp_path):
     seen = run_end(reachable / "packages", "list", {}, sandbox, tmp_path / "logs")
     assert seen["uid"] == 65534
+    if os.path.isdir("/usr/lib/locale/C.utf8"):  # (the worker's: what its LANG=C.UTF-8 needs)
+        assert seen["locale"] == "C.UTF-8", seen["locale"]
     tree = python_tree(sandbox)
     held = tree.regular_files()
     assert not seen["doc"], "/usr/share/doc is in the sandbox"

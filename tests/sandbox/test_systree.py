@@ -132,6 +132,16 @@ def test_the_copy_must_be_on_a_tmpfs_with_room(tmp_path):
     assert "no directory" in (shm_shortfall(1, tmp_path / "missing") or "")
 
 
+def test_every_runtime_has_the_c_utf8_locale_its_lang_names():
+    """The sandbox's LANG is C.UTF-8, which glibc (2.35 and later) reads from /usr/lib/locale/C.utf8: without
+    it setlocale(LC_ALL, "") fails, and a C program or a JVM falls back to ASCII."""
+    if not os.path.isdir("/usr/lib/locale/C.utf8"):
+        pytest.skip("the worker has no C.utf8 locale")
+    tree = native_tree()
+    assert os.path.realpath("/usr/lib/locale/C.utf8/LC_CTYPE") in tree.regular_files()
+    assert not any(f.startswith("/usr/lib/locale/") and "C.utf8" not in f for f in tree.files)  # that one only
+
+
 def test_every_runtime_has_the_loader_and_glibc_and_node_its_executable():
     native = native_tree()
     held = set(native.regular_files())

@@ -12,7 +12,7 @@
   and says 1 when it was faster than the threshold;
 * ``pagecache.py list`` walks the sandbox's whole file system but for its own directories (``/proc``,
   ``/dev``, ``/tmp``, ``/run``, the package ``/bot`` and the runtime's copy ``/opt/pilotta``) and lists every
-  regular file it can read, and whether ``/usr/share/doc`` is there;
+  regular file it can read, whether ``/usr/share/doc`` is there, and what ``setlocale`` makes of its ``LANG``;
 * ``pagecache.py read`` reads each file of ``read`` whole (what the host then checks the access times of);
 * ``pagecache.py dentry-send`` and ``dentry-receive``: the same two ends over names that do not exist in a
   directory of the tree bound whole (``names``, ``calibration``: new names of the host's choosing), whose
@@ -33,6 +33,7 @@ what the channel would carry is the page, not the inode.
 from __future__ import annotations
 
 import json
+import locale
 import os
 import statistics
 import sys
@@ -192,7 +193,17 @@ def listing(spec: dict) -> dict:
             path = os.path.join(root, name)
             if os.path.isfile(path) and not os.path.islink(path) and os.access(path, os.R_OK):
                 seen.append(path)
-    return {"role": "list", "files": sorted(seen), "doc": os.path.exists("/usr/share/doc"), "uid": os.getuid()}
+    try:  # the sandbox's LANG (C.UTF-8), as a C program's setlocale(LC_ALL, "") takes it
+        lang = locale.setlocale(locale.LC_ALL, "")
+    except locale.Error as e:
+        lang = f"error: {e}"
+    return {
+        "role": "list",
+        "files": sorted(seen),
+        "doc": os.path.exists("/usr/share/doc"),
+        "uid": os.getuid(),
+        "locale": lang,
+    }
 
 
 def read_whole(spec: dict) -> dict:
