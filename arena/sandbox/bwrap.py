@@ -71,11 +71,11 @@ import time
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
 from arena.sandbox.cgroups import Cgroup, Limits, RlimitTree, default_mode, make_tree
 from arena.sandbox.command import RUNTIMES, SANDBOX_UID, SOCKET_DIR, SandboxCommand, bwrap_argv, namespaces
 from arena.sandbox.copies import instance_copy, python_runtime, runtime_tree, site_packages
+from arena.sandbox.drain import drain
 from arena.sandbox.jre import java_env
 from arena.sandbox.needs import explain, unmet
 from arena.sandbox.resident import MAPPED_ONLY, PAGE, Resident, lock_shortfall, pages_of, resident_mode
@@ -467,23 +467,8 @@ class Sandbox:
         bot = SandboxedBot(manifest, 0, process, Path(log_name), None)
         bot.cgroup, bot.run_dir, bot.uid, bot.sandbox = cg, run_dir, uid, self
         bot.drain = threading.Thread(
-            target=_drain, args=(read_end, log_file, self.limits.stderr_kb << 10), name="sandbox-stderr", daemon=True
+            target=drain, args=(read_end, log_file, self.limits.stderr_kb << 10), name="sandbox-stderr", daemon=True
         )
         bot.drain.start()
         bot.pin = SocketPin(process, run_dir, uid, info_read, self.socket_timeout_s)
         return bot
-
-
-def _drain(fd: int, out: IO[bytes], cap: int) -> None:
-    """Copy the sandbox's output to its log, up to ``cap`` bytes; count (and drop) the rest."""
-    kept = dropped = 0
-    with os.fdopen(fd, "rb", buffering=0) as src, out:
-        while chunk := src.read(65536):
-            room = cap - kept
-            if room > 0:
-                out.write(chunk[:room])
-                out.flush()
-            kept += min(room, len(chunk)) if room > 0 else 0
-            dropped += max(0, len(chunk) - max(room, 0))
-        if dropped:
-            out.write(f"\n[{dropped} more bytes of output dropped: the log keeps {cap} bytes]\n".encode())
