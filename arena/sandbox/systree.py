@@ -21,7 +21,8 @@ and the dynamic loader, which lists a file's shared libraries, runs only on thos
 * ``python``: the interpreter ``{python}`` names, its standard library (but for the directories of
   ``STDLIB_HIDDEN`` and ``config-*``, its static library) and the ELF closure of the interpreter, of the
   standard library's extension modules (``lib-dynload``) and of those of the runtime's site-packages
-  (gRPC's ``cygrpc``, protobuf's ``upb``); the links of ``/usr/lib/ssl``;
+  (gRPC's ``cygrpc``, protobuf's ``upb``); the links of ``/usr/lib/ssl``; ``/sbin/ldconfig``, which
+  ``ctypes.util.find_library`` runs;
 * ``java``: the chain of links from ``/usr/bin/java`` to its runtime (through ``/etc/alternatives``), its
   ``bin/java``, ``lib/`` (without ``ct.sym`` and ``src.zip``), ``conf/`` and ``release``, the files their
   links point to under ``/etc`` and ``/usr`` (Debian keeps the JDK's configuration in
@@ -101,6 +102,9 @@ _ETC = ("/etc/ld.so.cache", "/etc/localtime", "/etc/ssl")
 # The locale of the sandbox's LANG (C.UTF-8): glibc reads it from here (0.4 MB); without it setlocale(LC_ALL,
 # "") fails and a C program, or a JVM, falls back to ASCII (Python's UTF-8 mode hides it).
 _LOCALE = "/usr/lib/locale/C.utf8"
+# What ctypes.util.find_library runs (ldconfig -p: it reads /etc/ld.so.cache); static, 1 MB. Without it a bot's
+# find_library("c") is None where the whole /usr gave "libc.so.6".
+_LDCONFIG = "/sbin/ldconfig"
 # Never run by a bot, and the largest parts of the standard library (its tests, IDLE, Tk, the bundled
 # pip, 2to3; config-* holds the 25 MB static libpython): left out of the copy.
 STDLIB_HIDDEN = ("test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "site-packages", "dist-packages")
@@ -519,6 +523,8 @@ def python_tree(site_packages: Path | None, copy: Path | None = None, python: st
     if site_packages is not None:
         elves += sorted(str(p) for p in site_packages.rglob("*.so"))
     tree.add_closure(elves)
+    if os.path.exists(_LDCONFIG):
+        tree.add(_LDCONFIG)
     ssl = Path("/usr/lib/ssl")  # OpenSSL's directory: links into /etc/ssl, which every tree has
     if ssl.is_dir():
         for entry in sorted(ssl.iterdir()):

@@ -158,6 +158,7 @@ def test_an_instance_sees_only_its_runtimes_tree_and_every_page_of_it_is_residen
     assert seen["uid"] == 65534
     if os.path.isdir("/usr/lib/locale/C.utf8"):  # (the worker's: what its LANG=C.UTF-8 needs)
         assert seen["locale"] == "C.UTF-8", seen["locale"]
+    assert seen["libc"] == "libc.so.6"  # (ldconfig, which ctypes asks: the worker's /usr had it)
     tree = python_tree(sandbox)
     held = tree.regular_files()
     assert not seen["doc"], "/usr/share/doc is in the sandbox"

@@ -12,7 +12,8 @@
   and says 1 when it was faster than the threshold;
 * ``pagecache.py list`` walks the sandbox's whole file system but for its own directories (``/proc``,
   ``/dev``, ``/tmp``, ``/run``, the package ``/bot`` and the runtime's copy ``/opt/pilotta``) and lists every
-  regular file it can read, whether ``/usr/share/doc`` is there, and what ``setlocale`` makes of its ``LANG``;
+  regular file it can read, whether ``/usr/share/doc`` is there, what ``setlocale`` makes of its ``LANG``
+  and where ``ctypes.util.find_library`` finds libc;
 * ``pagecache.py read`` reads each file of ``read`` whole (what the host then checks the access times of);
 * ``pagecache.py dentry-send`` and ``dentry-receive``: the same two ends over names that do not exist in a
   directory of the tree bound whole (``names``, ``calibration``: new names of the host's choosing), whose
@@ -32,6 +33,7 @@ what the channel would carry is the page, not the inode.
 
 from __future__ import annotations
 
+import ctypes.util
 import json
 import locale
 import os
@@ -203,6 +205,7 @@ def listing(spec: dict) -> dict:
         "doc": os.path.exists("/usr/share/doc"),
         "uid": os.getuid(),
         "locale": lang,
+        "libc": ctypes.util.find_library("c"),  # (ldconfig -p, as a bot using ctypes finds a library)
     }
 
 
