@@ -435,7 +435,9 @@ def copies_dir(where: Path) -> tuple[Path, int]:
     fd = os.open(made, _OPEN_DIR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.chmod(fd, 0o755)
+        # Others may pass (bwrap, as an instance's uid, reaches the copy through it), not open it: another
+        # user holding its lock would keep a dead worker's copies from ever being removed.
+        os.chmod(fd, 0o711)
         final = made.with_name(made.name[1:])
         os.rename(made, final)
     except OSError:

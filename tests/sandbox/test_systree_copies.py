@@ -7,8 +7,10 @@ sharing the tmpfs), not another user's directory, not what a link named like a c
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -162,3 +164,37 @@ def test_nothing_but_this_users_unlocked_copies_is_removed(tmp_path, mounts):
     assert (victim / "precious").read_text() == "x"
     assert (other / "kept").exists()
     assert sorted(os.listdir(where)) == sorted(f"{name}-{end}" for end in ("link", "linked-file", "theirs", "file"))
+
+
+LOCKER = textwrap.dedent(
+    """
+    import fcntl, os, sys
+    os.setgid(65534)
+    os.setuid(65534)
+    try:
+        fcntl.flock(os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        print("locked")
+    except OSError as e:
+        print(type(e).__name__)
+    """
+)
+
+
+def test_no_other_user_can_hold_a_workers_copies_past_its_death(tmp_path, mounts):
+    """Another user of the machine holding the lock on a copies' directory would keep a dead worker's copies
+    (some 24 MiB of the tmpfs each) from ever being removed: the directory lets others through, not read."""
+    top = Path(tempfile.mkdtemp(prefix="pilotta-copies-"))  # (tmp_path is closed to others: this is not)
+    os.chmod(top, 0o755)
+    where = tmpfs(top / "shm", 4 << 10)
+    mounts.append(where)
+    ours, fd = copies_dir(where)
+    try:
+        os.close(fd)  # (the worker gone: its lock let go)
+        done = subprocess.run([sys.executable, "-c", LOCKER, str(ours)], capture_output=True, text=True, timeout=60)
+        assert done.stdout.strip() == "PermissionError", done
+    finally:
+        remove_stale_copies(where)
+    assert not ours.exists()
+    subprocess.run(["umount", str(where)], check=True)
+    mounts.remove(where)
+    shutil.rmtree(top)
