@@ -61,6 +61,7 @@ each named with the amount); a worker that cannot refuses uploaded bots, and nev
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import shutil
@@ -346,10 +347,20 @@ class Sandbox:
         """Hold the files of the trees ``names`` that are new inodes at their paths since they were held (the
         worker's system upgraded under it: bwrap binds a path, which would bind a file no one holds, whose cold
         pages carry bits between instances again). A few opens per file bound (some 100: about a
-        millisecond); ``MemlockError`` as ``system_tree``'s."""
+        millisecond); ``MemlockError`` as ``system_tree``'s. An ``OSError`` naming what is gone, a file bound or
+        a copy bound whole (bwrap would fail in the instance, and the bot, its log saying so, be blamed)."""
         before = self.resident.files
         for name in names:
-            self.resident.hold(self.trees[name].bound_files())
+            tree = self.trees[name]
+            gone = [p for p in [*sorted(tree.files), *tree.copied.values()] if not os.path.exists(p)]
+            if gone:
+                raise OSError(
+                    errno.ENOENT,
+                    f"the {name} runtime's system tree lost {', '.join(gone[:3])}"
+                    f"{f' and {len(gone) - 3} more' if len(gone) > 3 else ''} since the worker computed it (a "
+                    "system upgrade, or its tmpfs copy removed): restart the worker",
+                )
+            self.resident.hold(tree.bound_files())
         if self.resident.files != before:
             log.warning(
                 "sandbox: %d of the %s system files were replaced since they were held (a system upgrade?): "

@@ -1,13 +1,15 @@
 """A system file replaced under a running worker (an upgrade: a new inode renamed over the old path), which
 bwrap binds by its path: the ``Sandbox`` holds the new inode at its next launch (``Sandbox.system_tree``), so
-that no sandbox binds a file whose pages nobody holds. Made on a file of the test's own, put in a tree the
-Sandbox has computed: the worker's own system files are not the test's to replace."""
+that no sandbox binds a file whose pages nobody holds; a file gone fails the launch, naming it. Made on a file
+of the test's own, put in a tree the Sandbox has computed: the worker's own system files are not the test's
+to replace."""
 
 from __future__ import annotations
 
 import ctypes
 import mmap
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -82,3 +84,30 @@ def test_a_file_replaced_at_its_path_is_held_anew_at_the_next_launch(sandbox, tm
     assert sandbox.resident.files == held + 1
     evict(lib)
     assert resident_pages(lib) == 9, "the new inode at the tree's path is not held: its pages go cold"
+
+
+def test_a_file_or_copy_gone_from_a_tree_fails_the_launch_naming_it(sandbox, tmp_path):
+    """Not bwrap in the instance (its log would say a source path is missing, and the bot be blamed)."""
+    lib = tmp_path / "libgone.so"
+    lib.write_bytes(b"x" * PAGE)
+    sandbox.system_tree(NATIVE)
+    sandbox.trees["native"].files.add(str(lib))
+    sandbox.system_tree(NATIVE)
+    lib.unlink()
+    with pytest.raises(OSError, match=f"lost {lib} since the worker computed it") as e:
+        sandbox.system_tree(NATIVE)
+    assert "restart the worker" in str(e.value)
+    lib.write_bytes(b"y" * PAGE)  # (back, a new inode: held, and the launch goes on)
+    sandbox.system_tree(NATIVE)
+
+
+def test_the_standard_librarys_copy_gone_fails_the_launch_naming_it(sandbox):
+    """Someone else's cleaning of the tmpfs (the copy's directory is the worker's, but root's)."""
+    python = SandboxCommand("python", ("{python}", "bot.py"), socket_arg="--socket")
+    sandbox.system_tree(python)
+    copy = next(iter(sandbox.trees["python"].copied.values()))
+    for d, _dirs, _names in os.walk(copy):
+        os.chmod(d, 0o755)  # (copy_stdlib left it read-only)
+    shutil.rmtree(copy)
+    with pytest.raises(OSError, match=f"lost {copy} since the worker computed it"):
+        sandbox.system_tree(python)
