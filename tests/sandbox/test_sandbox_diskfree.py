@@ -55,9 +55,12 @@ def test_what_a_bot_writes_on_its_stderr_takes_no_free_block_it_can_see(reachabl
     assert said, text[-2000:]
     result = json.loads(said[-1])
     assert "error" not in result, result
-    print(f"\nwrites of 4 KiB on stderr after which the worker's disk had fewer free blocks: {result['moved']} of 64")
-    # (other writers of the machine's disk move it too, now and then, within one write's 2 ms: 0-7 of 64 seen
-    # here under load with 20 ms; a write of the bot's shows within 0.1 ms)
-    assert result["moved"] <= 16, result
+    moved, control = result["moved"], result["control"]
+    print(f"\nwrites of 4 KiB on stderr after which the worker's disk had fewer free blocks: {moved} of 64")
+    print(f"windows as long without a write in which it had fewer (the machine's other writers): {control} of 64")
+    if control > 32:
+        pytest.skip(f"the disk is too busy here to tell a bot's writes ({control} of 64 windows moved without one)")
+    # (unreserved: 60-64 of 64 writes, 0 windows without; reserved: 0-1, or as many as the windows without)
+    assert moved <= control + 8, result
     assert len(text) >= 64 * 4096  # every write is in the log
     assert os.stat(bot.stderr_path).st_blocks * 512 <= len(text) + (64 << 10)  # its unused room given back
