@@ -77,6 +77,7 @@ from arena.sandbox.cgroups import Cgroup, Limits, RlimitTree, default_mode, make
 from arena.sandbox.command import RUNTIMES, SANDBOX_UID, SOCKET_DIR, SandboxCommand, bwrap_argv, namespaces
 from arena.sandbox.copies import instance_copy, python_runtime, runtime_tree, site_packages
 from arena.sandbox.drain import drain
+from arena.sandbox.faults import SandboxFault
 from arena.sandbox.jre import java_env
 from arena.sandbox.needs import explain, unmet
 from arena.sandbox.resident import MAPPED_ONLY, PAGE, Resident, lock_shortfall, pages_of, resident_mode
@@ -300,11 +301,16 @@ class Sandbox:
             remove_stale_copies(where)
             short = shm_shortfall(stdlib_size(stdlib), where)
             if short is not None:
-                raise OSError(short)
+                raise SandboxFault(short)
             self._copies, fd = copies_dir(where)  # (locked while this Sandbox holds fd: not stale)
             self._drop = weakref.finalize(self, _drop_copies, str(self._copies), fd)
         copy = self._copies / stdlib.name
-        return copy if copy.exists() else copy_stdlib(stdlib, copy)
+        if copy.exists():
+            return copy
+        try:
+            return copy_stdlib(stdlib, copy)
+        except OSError as e:  # (no room after all, the tmpfs gone): the worker's, not the bot's
+            raise SandboxFault(e.errno, f"cannot copy the standard library to {copy}: {e}") from e
 
     def system_tree(self, command: SandboxCommand) -> list[str]:
         """bwrap's options that mount what ``command``'s sandbox sees of the system: its runtime's tree
@@ -354,7 +360,7 @@ class Sandbox:
             tree = self.trees[name]
             gone = [p for p in [*sorted(tree.files), *tree.copied.values()] if not os.path.exists(p)]
             if gone:
-                raise OSError(
+                raise SandboxFault(
                     errno.ENOENT,
                     f"the {name} runtime's system tree lost {', '.join(gone[:3])}"
                     f"{f' and {len(gone) - 3} more' if len(gone) > 3 else ''} since the worker computed it (a "

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from arena.model import BotVersion
 from arena.sandbox.bwrap import SandboxedBot
+from arena.sandbox.faults import SandboxFault
 from referee.match.bots import BotProcess, BotStartError, Manifest, spawn_bot, start_failure, wait_serving
 from referee.match.transport import BotLinks
 
@@ -124,6 +125,13 @@ class InstancePool:
                     inst = Instance(key, self.launcher(version, self.log_dir))
                     mine.append(inst)
                     starting.append(inst)
+            except SandboxFault:
+                # The worker's own failure, not the bot's (arena.sandbox.faults): the match fails here and is
+                # played elsewhere. What was taken for it goes back, what was started for it stops.
+                for inst in starting:
+                    self._stop(inst)
+                self.release([i for insts in got.values() for i in insts if i not in starting], None)
+                raise
             except (BotStartError, ValueError, OSError) as e:
                 errors[version.bot_id] = str(e)
         # Wait for every new process at once (each wait is bounded by the startup timeout).

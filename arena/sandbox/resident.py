@@ -40,6 +40,8 @@ import stat
 import threading
 from collections.abc import Callable, Iterable
 
+from arena.sandbox.faults import SandboxFault
+
 __all__ = ["MODES", "PAGE", "MemlockError", "Resident", "lock_shortfall", "memlock_limit", "pages_of", "resident_mode"]
 
 PAGE = mmap.PAGESIZE
@@ -67,7 +69,7 @@ def resident_mode() -> str:
     return mode
 
 
-class MemlockError(OSError):
+class MemlockError(SandboxFault):
     """The kernel would not lock the sandbox's system files: what failed, the limit, what is needed."""
 
 
