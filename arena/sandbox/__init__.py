@@ -1,6 +1,7 @@
 """Where untrusted code runs: an uploaded bot in its own bubblewrap sandbox (``bwrap``; its command lines in
 ``command``, its own copies of its package and the runtime in ``copies``, what it sees of the system in
-``systree``, held in memory by the worker in ``resident``, the look for its socket in ``socket_pin``, the
+``systree`` (the standard library's copy on a tmpfs: ``shm``), held in memory by the worker in ``resident``
+(a fault of the worker's own, not the bot's: ``faults``), the look for its socket in ``socket_pin``, the
 ``java`` runtime's options in ``jre``), held by cgroups or rlimits (``cgroups``), served on
 a Unix socket through the port bridge (``bridge``), one instance per seat (``pool``), dying with its worker
 (``lifetime``); ``needs`` names what the machine lacks when it cannot sandbox.
