@@ -161,7 +161,9 @@ def test_arena_up_archives_results_and_serves_them_from_its_data_dir(tmp_path: P
         assert stack.archive.root == (tmp_path / "arena" / "archive").resolve()
         path = stack.archive.path("m-up")
         deadline = time.monotonic() + 30  # the archiver passes every 5 s
-        while not path.exists():
+        # Archived is both: the file written, then (only once it is) the record's expiry set. Waiting for the
+        # file alone and reading the TTL at once raced the archiver's second step (-1 in a CI-like run).
+        while not (path.exists() and stack.r.ttl(keys.record("m-up")) > 0):
             assert time.monotonic() < deadline, "arena up's archiver did not archive the result"
             time.sleep(0.2)
         assert 0 < stack.r.ttl(keys.record("m-up")) <= 24 * 3600  # the default retention age
