@@ -6,9 +6,7 @@ kernel will not lock them."""
 
 from __future__ import annotations
 
-import ctypes
 import json
-import mmap
 import os
 import shutil
 import subprocess
@@ -17,10 +15,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from sandbox_helpers import evict, resident_pages
 
 from arena.sandbox.command import PYTHON
 from arena.sandbox.copies import site_packages
-from arena.sandbox.resident import PAGE, Resident, pages_of, resident_mode
+from arena.sandbox.resident import PAGE, Resident, resident_mode
 from arena.sandbox.systree import (
     LOADER,
     SystemTree,
@@ -34,36 +33,6 @@ from arena.sandbox.systree import (
     shm_shortfall,
     stdlib_of,
 )
-
-LIBC = ctypes.CDLL(None, use_errno=True)
-LIBC.mmap.restype = ctypes.c_void_p
-LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-LIBC.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-LIBC.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
-
-
-def resident_pages(path: Path) -> tuple[int, int]:
-    """(pages resident, pages) of ``path``, by mincore over a fresh read-only shared mapping (which reads nothing)."""
-    with open(path, "rb") as f:
-        n = pages_of(os.fstat(f.fileno()).st_size)
-        addr = LIBC.mmap(None, n * PAGE, mmap.PROT_READ, mmap.MAP_SHARED, f.fileno(), 0)
-        assert addr not in (None, ctypes.c_void_p(-1).value)
-        try:
-            vec = ctypes.create_string_buffer(n)
-            assert LIBC.mincore(addr, n * PAGE, vec) == 0
-            return sum(b & 1 for b in vec.raw), n
-        finally:
-            LIBC.munmap(addr, n * PAGE)
-
-
-def evict(path: Path) -> None:
-    """Ask the kernel to drop ``path``'s clean pages from the page cache (it leaves mapped, locked ones)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
 
 
 @pytest.fixture(scope="module")

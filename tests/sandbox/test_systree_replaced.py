@@ -6,8 +6,6 @@ to replace."""
 
 from __future__ import annotations
 
-import ctypes
-import mmap
 import os
 import shutil
 import tempfile
@@ -15,40 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sandbox_helpers import evict, resident_pages
 
 from arena.sandbox.bwrap import Sandbox
 from arena.sandbox.command import SandboxCommand
-from arena.sandbox.resident import PAGE, pages_of
+from arena.sandbox.resident import PAGE
 
-LIBC = ctypes.CDLL(None, use_errno=True)
-LIBC.mmap.restype = ctypes.c_void_p
-LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
-LIBC.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-LIBC.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
 NATIVE = SandboxCommand("native", ("bot",), socket_arg="--socket")
-
-
-def resident_pages(path: Path) -> int:
-    """The pages of ``path`` in the page cache, by mincore over a fresh read-only mapping (which reads nothing)."""
-    with open(path, "rb") as f:
-        n = pages_of(os.fstat(f.fileno()).st_size)
-        addr = LIBC.mmap(None, n * PAGE, mmap.PROT_READ, mmap.MAP_SHARED, f.fileno(), 0)
-        assert addr not in (None, ctypes.c_void_p(-1).value)
-        try:
-            vec = ctypes.create_string_buffer(n)
-            assert LIBC.mincore(addr, n * PAGE, vec) == 0
-            return sum(b & 1 for b in vec.raw)
-        finally:
-            LIBC.munmap(addr, n * PAGE)
-
-
-def evict(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    finally:
-        os.close(fd)
 
 
 @pytest.fixture
@@ -70,20 +41,20 @@ def test_a_file_replaced_at_its_path_is_held_anew_at_the_next_launch(sandbox, tm
     sandbox.trees["native"].files.add(str(lib))  # as if the tree had it from the start
     sandbox.system_tree(NATIVE)
     evict(lib)
-    if resident_pages(lib) != 9:
+    if resident_pages(lib)[0] != 9:
         pytest.fail("the tree's file is not held")
     new = tmp_path / "libreplaced.so.dpkg-new"  # dpkg's way: the new file beside, renamed over the old
     new.write_bytes(os.urandom(9 * PAGE))
     os.chmod(new, 0o644)
     os.rename(new, lib)
     evict(lib)
-    if resident_pages(lib) == 9:
+    if resident_pages(lib)[0] == 9:
         pytest.skip(f"{tmp_path}'s file system keeps every page (tmpfs?): nothing to show")
     held = sandbox.resident.files
     sandbox.system_tree(NATIVE)  # the next launch's
     assert sandbox.resident.files == held + 1
     evict(lib)
-    assert resident_pages(lib) == 9, "the new inode at the tree's path is not held: its pages go cold"
+    assert resident_pages(lib)[0] == 9, "the new inode at the tree's path is not held: its pages go cold"
 
 
 def test_a_file_or_copy_gone_from_a_tree_fails_the_launch_naming_it(sandbox, tmp_path):
