@@ -40,6 +40,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 PAGE = 4096
@@ -55,6 +56,17 @@ def timed_read(path: str) -> int:
         return time.perf_counter_ns() - t
     finally:
         os.close(fd)
+
+
+def calibrate(timer: Callable[[str], int], items: list[str]) -> tuple[float, float, float]:
+    """Each item timed twice by ``timer``: the medians of the first (cold, or a miss) and of the second (hot,
+    or a hit) times, and the threshold between them (their geometric mean) that the receivers decode by."""
+    first, second = [], []
+    for item in items:
+        first.append(timer(item))
+        second.append(timer(item))
+    a, b = statistics.median(first), statistics.median(second)
+    return a, b, (a * b) ** 0.5
 
 
 def send(spec: dict) -> dict:
@@ -74,12 +86,7 @@ def send(spec: dict) -> dict:
 
 def receive(spec: dict) -> dict:
     start = time.perf_counter_ns()
-    cold, hot = [], []
-    for path in spec["calibration"]:
-        cold.append(timed_read(path))
-        hot.append(timed_read(path))
-    cold_ns, hot_ns = statistics.median(cold), statistics.median(hot)
-    threshold = (cold_ns * hot_ns) ** 0.5
+    cold_ns, hot_ns, threshold = calibrate(timed_read, spec["calibration"])
     calibrated = time.perf_counter_ns()
     times = [timed_read(path) for path in spec["bits"]]
     end = time.perf_counter_ns()
@@ -114,12 +121,7 @@ def dentry_send(spec: dict) -> dict:
 
 def dentry_receive(spec: dict) -> dict:
     start = time.perf_counter_ns()
-    miss, hit = [], []
-    for name in spec["calibration"]:
-        miss.append(timed_lookup(name))
-        hit.append(timed_lookup(name))
-    miss_ns, hit_ns = statistics.median(miss), statistics.median(hit)
-    threshold = (miss_ns * hit_ns) ** 0.5
+    miss_ns, hit_ns, threshold = calibrate(timed_lookup, spec["calibration"])
     calibrated = time.perf_counter_ns()
     times = [timed_lookup(name) for name in spec["names"]]
     end = time.perf_counter_ns()
@@ -162,12 +164,7 @@ def cache_send(spec: dict) -> dict:
 
 def cache_receive(spec: dict) -> dict:
     slot = spec["slot_ms"] / 1e3
-    cold, hot = [], []
-    for path in spec["calibration"]:
-        cold.append(timed_read(path))
-        hot.append(timed_read(path))
-    cold_ns, hot_ns = statistics.median(cold), statistics.median(hot)
-    threshold = (cold_ns * hot_ns) ** 0.5
+    cold_ns, hot_ns, threshold = calibrate(timed_read, spec["calibration"])
     late = time.monotonic() > spec["start"]
     times, missed = [], 0
     for k, path in enumerate(spec["bits"]):
