@@ -239,7 +239,8 @@ def _completed(ruleset: Ruleset, deck: tuple[Card, ...], taker: int, strain: int
 def build(ruleset_name: str, deals: int, seed: int, progress: bool = False) -> Table:
     """``deals`` random deals of the ruleset (default options), each solved double dummy in every strain a
     seat may bid (see the module docstring)."""
-    from sample_bots.pimc.world import World, new_tables, solve_points
+    from sample_bots.pimc.valuation import auction_world
+    from sample_bots.pimc.world import new_tables, solve_points
 
     ruleset = get_ruleset(ruleset_name)
     rng = random.Random(seed)
@@ -260,18 +261,7 @@ def build(ruleset_name: str, deals: int, seed: int, progress: bool = False) -> T
                 if deal is not None:
                     by_hands.setdefault(tuple(deal.hands), []).append(taker)
             for hands, takers in by_hands.items():
-                contract = Contract(takers[0], 0, Strain(strain), 1)
-                world = World(
-                    ruleset=ruleset,
-                    contract=contract,
-                    dealer=STORED_DEALER,
-                    hands=(hands[0], hands[1], hands[2], hands[3]),
-                    leader=(STORED_DEALER + 1) % 4,
-                    trick=(),
-                    card_points=(0, 0),
-                    won=0,
-                    credited=((), ()),
-                )
+                world = auction_world(ruleset, STORED_DEALER, hands, Contract(takers[0], 0, Strain(strain), 1))
                 cp0 = solve_points(world, tables=tables)
                 for taker in [ANY_TAKER] if len(by_hands) == 1 and len(takers) == 4 else takers:
                     outcomes.append(Outcome(d, strain, taker, _four(auction_hands), world.hands, cp0, turned))
