@@ -313,7 +313,7 @@ def opponent_bot(opponent: str, settings: Settings) -> Any:
         return RandomDecider(1)
     if opponent == "pimc-1.0":  # the same bot deciding as its version 1.0.0: new against old on the same boards
         return PimcBot(settings.as_1_0())
-    if opponent == "pimc-uniform":  # the same bot with its worlds drawn uniformly: the auction's evidence alone
+    if opponent == "pimc-uniform":  # the same bot with its worlds drawn uniformly: the worlds' evidence alone
         return PimcBot(settings.uniform())
     if opponent == "pimc-search":  # the same bot bidding by its live search: the table bidder alone
         return PimcBot(dataclasses.replace(settings, bidder="search"))

@@ -94,7 +94,8 @@ class Settings:
         return replace(self, early_stop=False, min_worlds=1, evidence=False, bidder="search")
 
     def uniform(self) -> Settings:
-        """These settings with the worlds drawn uniformly (the auction not read as evidence)."""
+        """These settings with the worlds drawn uniformly (the calls not read as evidence by the worlds; the
+        table bidder still weighs its stored deals by them)."""
         return replace(self, evidence=False)
 
 
