@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime
+import gzip
 import json
 import math
 import os
@@ -386,13 +387,15 @@ def play_board(
 
 
 def read_results(paths: Iterable[Path]) -> dict[Figure, dict[int, dict[str, Any]]]:
-    """Every board of every figure in these files; a board found twice counts once (the first), and a line
-    that is not whole JSON (a run killed while writing it) is skipped with a warning."""
+    """Every board of every figure in these files (plain or gzipped, ``.gz``: the published ones under
+    ``bench/results/``); a board found twice counts once (the first), and a line that is not whole JSON (a run
+    killed while writing it) is skipped with a warning."""
     found: dict[Figure, dict[int, dict[str, Any]]] = {}
     for path in paths:
         if not path.exists():
             continue
-        for number, line in enumerate(path.read_text().splitlines(), 1):
+        text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+        for number, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:

@@ -4,6 +4,7 @@ gives the heuristic's answers, against random)."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import statistics
 import subprocess
@@ -114,3 +115,37 @@ def test_a_lifted_deadline_is_a_figure_of_its_own_and_pairs_with_the_default(tmp
     diffs = [by_board[(x, b)] - by_board[(y, b)] for b in (0, 1)]
     mean, half = statistics.fmean(diffs), 1.96 * statistics.stdev(diffs) / 2**0.5
     assert paired.startswith("paired, 2 boards:") and paired.endswith(f"{mean:+.1f} ± {half:.1f} per board")
+
+
+@pytest.mark.slow  # make check leaves it to make test
+def test_a_gzipped_results_file_reads_as_the_plain_one_and_ranges_split_a_run(tmp_path: Path) -> None:
+    """The published results (bench/results/*.jsonl.gz) read as the files the runs wrote; ``--first`` plays
+    a range of boards, so two processes with two files make one figure."""
+    low, high = tmp_path / "low.jsonl", tmp_path / "high.jsonl"
+    boards(low, 2)
+    bench(
+        "boards",
+        "--results",
+        str(high),
+        "--ruleset",
+        "french",
+        "--opponent",
+        "random",
+        "--boards",
+        "4",
+        "--first",
+        "2",
+        "--budget-ms",
+        "0",
+    )
+    assert [json.loads(line)["board"] for line in lines(high)] == [2, 3]
+    packed = tmp_path / "all.jsonl.gz"
+    packed.write_bytes(gzip.compress((low.read_text() + high.read_text()).encode()))
+    margins = [json.loads(line)["margin"] for line in lines(low) + lines(high)]
+    mean = statistics.fmean(margins)
+    half = 1.96 * statistics.stdev(margins) / len(margins) ** 0.5
+    won = sum(m > 0 for m in margins)
+    for paths in ([str(packed)], [str(low), str(high)]):
+        french = next(line for line in bench("figures", *paths).stdout.splitlines() if line.startswith("french"))
+        assert f"4 boards, margin {mean:+.1f} ± {half:.1f} per board" in french
+        assert f"won / lost / even {won}/" in french
