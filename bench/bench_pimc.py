@@ -273,7 +273,7 @@ def strength(name: str, opponent: str, boards: int, settings: Settings) -> dict[
 
 
 # --- Resumable strength runs: one JSON line per board -----------------------------------------------------
-OPPONENTS = ("heuristic", "random", "pimc-1.0", "pimc-uniform", "pimc-search", "colver")
+OPPONENTS = ("heuristic", "random", "pimc-1.0", "pimc-uniform", "pimc-search", "pimc-flat", "colver")
 # The ruleset options an opponent plays under (the defaults for the others): colver's agent plays Coinche under
 # the options closest to its own rules, and so does the PIMC bot facing it.
 OPPONENT_OPTIONS: dict[str, dict[str, object]] = {"colver": COLVER_OPTIONS}
@@ -306,6 +306,9 @@ def settings_json(settings: Settings, deadline_ms: int = ARENA_DEADLINE_MS) -> s
     arena's (the bot never plans past it less ``SAFETY_MS``, so it caps any larger budget)."""
     fields: dict[str, Any] = dataclasses.asdict(settings)
     fields.pop("seed", None)
+    if fields.get("spend") == "flat":  # the time of every version before it had a name: figures stay one
+        fields.pop("spend")
+        fields.pop("spend_cap", None)
     if deadline_ms != ARENA_DEADLINE_MS:
         fields["deadline_ms"] = deadline_ms
     return json.dumps(fields, sort_keys=True)
@@ -322,6 +325,8 @@ def opponent_bot(opponent: str, settings: Settings) -> Any:
         return PimcBot(settings.uniform())
     if opponent == "pimc-search":  # the same bot bidding by its live search: the table bidder alone
         return PimcBot(dataclasses.replace(settings, bidder="search"))
+    if opponent == "pimc-flat":  # the same bot with the budget for every decision: the time by importance alone
+        return PimcBot(dataclasses.replace(settings, spend="flat"))
     if opponent == "colver":  # colver's IS-DD agent ("Dede", 20 worlds a card play): the outside reference
         return ColverBot(worlds=20, seed=1)
     raise ValueError(f"unknown opponent {opponent!r}: one of {', '.join(OPPONENTS)}")
@@ -611,6 +616,13 @@ def main(argv: list[str]) -> int:
             help="the PIMC bot's auction: live search, or the double-dummy table (--opponent pimc-search plays it "
             "against itself bidding by search)",
         )
+        run.add_argument(
+            "--spend",
+            choices=("flat", "importance"),
+            default=Settings().spend,
+            help="the PIMC bot's time: the budget each decision, or shared by importance (--opponent pimc-flat "
+            "plays it against itself flat)",
+        )
         run.add_argument("--chunk", type=int, default=0, help="boards per figure in turn (0: each to the end)")
         run.add_argument("--until", type=until_today, default=None, help="HH:MM UTC: start no board after it")
         run.add_argument("--pure", action="store_true", help="the pure-Python kernel")
@@ -630,6 +642,7 @@ def main(argv: list[str]) -> int:
             stop_after=args.stop_after,
             evidence=args.sampler == "evidence",
             bidder=args.bidder,
+            spend=args.spend,
         )
         opponents = args.opponent.split(",")
         for o in opponents:

@@ -49,6 +49,7 @@ from referee.rules import get_ruleset
 from referee.rules.base import Ruleset
 from sample_bots.heuristic.bot import HeuristicBot, parse_bid
 from sample_bots.pimc.calls import HeuristicCallModel, auction_of
+from sample_bots.pimc.clock import DealClock
 from sample_bots.pimc.ddtable import Loader
 from sample_bots.pimc.evidence import Evidence, EvidenceSampler, Thinning, auction_hand_size, weighted_mean_se
 from sample_bots.pimc.fast import SearchTimeout
@@ -86,12 +87,16 @@ class Settings:
     # (docs/pimc.md).
     bidder: str = "table"
     table_risk: float = 0.5  # standard errors a call must win by over pass, with the table
+    # The time of a deal's decisions (clock.py): "flat", budget_ms each; "importance", the card plays share a
+    # budget per decision of the deal by weight, the first tricks most, no one more than spend_cap budgets.
+    spend: str = "flat"
+    spend_cap: float = 3.0
     seed: int | None = None
 
     def as_1_0(self) -> Settings:
         """These settings, deciding exactly as the bot's version 1.0.0 did (no early stop, one world
         enough): the baseline of the benchmark's new-against-old figure."""
-        return replace(self, early_stop=False, min_worlds=1, evidence=False, bidder="search")
+        return replace(self, early_stop=False, min_worlds=1, evidence=False, bidder="search", spend="flat")
 
     def uniform(self) -> Settings:
         """These settings with the worlds drawn uniformly (the calls not read as evidence by the worlds; the
@@ -132,6 +137,7 @@ class PimcBot:
         self._loader = Loader() if self.settings.bidder == "table" else None
         self._auction_tables: dict[str, TableAuction] = {}
         self.last_choice: Choice | None = None  # the table auction's last decision and its figures
+        self.clock = DealClock(self.settings.spend, self.settings.budget_ms / 1000, self.settings.spend_cap)
 
     def on_match_start(self, info: pilotta_bot.MatchInfo) -> None:
         self.options = dict(info.options)
@@ -150,27 +156,34 @@ class PimcBot:
             self._scorer = (key, Scorer(self.ruleset(obs.game), obs.dealer))
         return self._scorer[1]
 
-    def deadline(self, obs: pilotta_bot.Observation) -> float:
-        budget = self.settings.budget_ms
+    def deadline(self, obs: pilotta_bot.Observation, card_play: bool = False) -> float:
+        budget = self.clock.allowance(obs, card_play) * 1000
         if obs.deadline_ms:
             budget = min(budget, obs.deadline_ms - SAFETY_MS)
         return time.perf_counter() + max(budget, 0) / 1000
 
     # --- Deciding ----------------------------------------------------------------------------------------
     def decide(self, obs: pilotta_bot.Observation, legal: list[str]) -> str:
-        deadline = self.deadline(obs)
-        self.last_worlds = 0
-        self.last_searched = False
-        self.last_evidence_seconds = 0.0
-        if len(legal) == 1:
-            return legal[0]
-        choice: str | None = None
+        started = time.perf_counter()
+        try:
+            return self._decide(obs, legal)
+        finally:
+            self.clock.spent(obs, time.perf_counter() - started)
+
+    def _decide(self, obs: pilotta_bot.Observation, legal: list[str]) -> str:
         if obs.phase == "auction":
             kind = "auction"
         elif any(code.startswith("declare ") for code in legal):
             kind = "declare"
         else:
             kind = "play"
+        deadline = self.deadline(obs, card_play=kind == "play" and len(legal) > 1)
+        self.last_worlds = 0
+        self.last_searched = False
+        self.last_evidence_seconds = 0.0
+        if len(legal) == 1:
+            return legal[0]
+        choice: str | None = None
         key = (obs.game, kind, len(obs.hand))
         started = time.perf_counter()
         if not self.no_time_for(key, deadline - started):
@@ -532,6 +545,7 @@ def build(args: argparse.Namespace) -> PimcBot:
             max_worlds=args.max_worlds,
             evidence=args.sampler == "evidence",
             bidder=args.bidder,
+            spend=args.spend,
             seed=args.seed,
         )
     )
@@ -551,4 +565,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("search", "table"),
         default=Settings().bidder,
         help="the auction: worlds searched live, or the double-dummy table of stored deals (docs/pimc.md)",
+    )
+    parser.add_argument(
+        "--spend",
+        choices=("flat", "importance"),
+        default=Settings().spend,
+        help="time: the budget for every decision, or a deal's budget shared by the card plays' importance",
     )
