@@ -8,7 +8,7 @@ bot's decision times, and its strength on duplicate boards. In-process (direct e
 
 Solver: the search kernels built here (pure Python, mypyc, C) on the same positions from each trick, side by
 side in one run (``pimc_kernels.py``): CPU time per solve and nodes a second, with the ratios to the mypyc
-copy; and, when colver is installed (``pip install colver``, an optional bench dependency), the C kernel's
+copy; and, when colver is installed (the ``bench`` extra, which ``make venv`` installs), the C kernel's
 whole-deal card-point solve beside colver's on the same Coinche positions. BENCH_SOLVES positions per trick
 (default 10), BENCH_PURE_SOLVES of them for the pure kernel (default 2).
 

@@ -29,6 +29,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from colver_bot import card_numbers, colver_module  # (bench/, on sys.path as the scripts' folder)
+
 from sample_bots.pimc.fast import Kernel, load
 from sample_bots.pimc.world import Scorer, World, belote_outcomes, card_points_range, make_search, rules_for
 
@@ -145,27 +147,6 @@ def print_rows(rows: list[dict[str, Any]]) -> None:
 
 
 # --- colver's double-dummy solver, on the same positions (optional: pip install colver) --------------------------
-def colver_module() -> Any:
-    try:
-        import colver  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        return None
-    return colver
-
-
-def colver_cards(colver: Any) -> dict[int, int]:
-    """Our card numbers to colver's (suits ♠♥♦♣, ranks 7 8 9 J Q K 10 A), matched by name."""
-    from referee.cards import parse_card
-
-    suits = {"♠": "S", "♥": "H", "♦": "D", "♣": "C"}
-    out = {}
-    for i in range(32):
-        name = colver.Env.card_name(i)
-        rank = "T" if name[:-1] == "10" else name[:-1]
-        out[int(parse_card(rank + suits[name[-1]]))] = i
-    return out
-
-
 def colver_points(colver: Any, cards: dict[int, int], deal: Any) -> tuple[float, dict[int, int]]:
     """colver's card-point solve of ``deal`` (a Coinche deal under a suit contract, its play so far replayed):
     its CPU seconds (the solve alone) and each legal card's final card points for the side of the seat to
@@ -201,7 +182,7 @@ def compare_colver(
     if colver is None or kernel is None:
         print("colver comparison skipped: " + ("pip install colver" if colver is None else "no C kernel"))
         return []
-    cards = colver_cards(colver)
+    cards = card_numbers(colver)
     rows = []
     for done in tricks:
         ours_t, theirs_t, agree = [], [], 0
