@@ -370,6 +370,7 @@ def play_board(
     ruleset = get_ruleset(name, options)
     deck, dealer = random_deck(rng), rng.randrange(4)
     pimc, other = CpuTimed(bot), CpuTimed(opponent)
+    corrected = getattr(opponent, "corrections", 0)
     started = time.perf_counter()
     first = play_deal(ruleset, dealer, deck, [pimc, other, pimc, other], deadline_ms)
     second = play_deal(ruleset, dealer, deck, [other, pimc, other, pimc], deadline_ms)
@@ -388,6 +389,8 @@ def play_board(
         "pimc_evidence_ms": [round(1000 * t, 2) for t in pimc.evidence],
         "other_cpu_ms": [round(1000 * t, 1) for t in other.cpu],
         "seconds": round(time.perf_counter() - started, 2),
+        # colver's calls our rules refused on this board (replaced by pass: colver_bot.py)
+        **({"other_corrections": opponent.corrections - corrected} if hasattr(opponent, "corrections") else {}),
     }
 
 

@@ -16,7 +16,8 @@
   margin); worlds are added while time remains (anytime) and a search that runs out of time is dropped
   (the search looks at the clock every 512 nodes, so it stops within about a millisecond of the deadline).
   With fewer than ``min_worlds`` worlds (default one) solved in time the heuristic bot's answer is
-  played: always a sound, legal answer.
+  played: always a sound, legal answer. ``spend="importance"`` (``clock.py``) shares a deal's budget among
+  its card plays by weight instead, the first tricks most.
 * **The auction as evidence** (``evidence``, off by default; ``evidence.py``, ``calls.py``): the worlds of every
   decision are weighted by how likely the other seats' calls are given their hands in that world, under
   the heuristic bidder made soft; they are drawn uniformly and thinned by that weight, and each world kept
