@@ -351,6 +351,20 @@ class CpuTimed:
         return code
 
 
+def contract_of(run: Any, pimc_side: int) -> dict[str, Any] | None:
+    """A table's contract as its board line keeps it (None: thrown in): who took it, what, and whether made."""
+    contract, score = run.deal.contract, run.deal.score
+    if contract is None or score is None:
+        return None
+    return {
+        "pimc": contract.side == pimc_side,
+        "value": contract.value,
+        "strain": contract.strain.code,
+        "multiplier": contract.multiplier,
+        "made": bool(score.contract_made),
+    }
+
+
 def match_info(name: str, options: Mapping[str, object], seat: int, deadline_ms: int) -> Any:
     """The MatchStarted notice a bot of the board's figure receives (its ruleset's options)."""
     return pilotta_bot.MatchInfo("bench", name, dict(options), seat, ("pimc", "other"), deadline_ms, 0)
@@ -383,6 +397,7 @@ def play_board(
         "board": b,
         "margin": margin,
         "tables": [list(first.written), list(second.written)],
+        "contracts": [contract_of(first, 0), contract_of(second, 1)],
         "pimc_ms": [round(1000 * t, 1) for t in mine],
         "other_ms": [round(1000 * t, 1) for t in theirs],
         "pimc_cpu_ms": [round(1000 * t, 1) for t in pimc.cpu],
