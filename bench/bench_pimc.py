@@ -553,6 +553,9 @@ def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, An
             row["pimc_evidence_max_ms"] = max(evidence)
             searched = [t for t in evidence if t > 0]
             row["pimc_evidence_mean_weighted_ms"] = round(statistics.fmean(searched), 2)
+        split = contract_split(lines)
+        if split:
+            row["contracts"] = split
         rows.append(row)
         print(
             f"{figure.label}: {len(margins)} boards, margin {mean:+.1f} ± {half:.1f} per board; pimc decisions "
@@ -570,6 +573,15 @@ def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, An
             ),
             flush=True,
         )
+        if split:
+            print(
+                f"  contracts ({split['boards']} boards with them kept): pimc took {split['pimc_took']} "
+                f"({split['pimc_made']} made), the opponent {split['other_took']} ({split['other_made']} made); "
+                f"where both tables gave the contract to the same player's seat: {split['same']['boards']} boards, "
+                f"margin {split['same']['mean']:+.1f} ± {split['same']['ci95']:.1f}; where they did not: "
+                f"{split['differ']['boards']} boards, {split['differ']['mean']:+.1f} ± {split['differ']['ci95']:.1f}",
+                flush=True,
+            )
     rows += paired(found)
     if merge_into is not None:
         with merge_into.open("w") as out:
@@ -577,6 +589,44 @@ def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, An
                 for b in sorted(by_board):
                     out.write(json.dumps(by_board[b], separators=(",", ":")) + "\n")
     return rows
+
+
+def contract_split(lines: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Where the points went, from the boards that keep their tables' contracts: how many each bot took and
+    made, and the margin on the boards where both tables put the contract in the same seat (the same
+    position, played by the other bot at the second table: the card play compared) against the boards
+    where they did not (the auction compared)."""
+    kept = [r for r in lines if "contracts" in r]
+    if not kept:
+        return None
+    took = {True: 0, False: 0}
+    made = {True: 0, False: 0}
+    same: list[int] = []
+    differ: list[int] = []
+    for r in kept:
+        first, second = r["contracts"]
+        for c in (first, second):
+            if c is not None:
+                took[c["pimc"]] += 1
+                made[c["pimc"]] += bool(c["made"])
+        # The same seat took it at both tables when the bot that took it differs (the partnerships swap).
+        alike = first is not None and second is not None and first["pimc"] != second["pimc"]
+        alike = alike or (first is None and second is None)
+        (same if alike else differ).append(int(r["margin"]))
+
+    def part(margins: list[int]) -> dict[str, Any]:
+        mean, half = interval(margins) if margins else (math.nan, math.nan)
+        return {"boards": len(margins), "mean": round(mean, 1), "ci95": round(half, 1)}
+
+    return {
+        "boards": len(kept),
+        "pimc_took": took[True],
+        "pimc_made": made[True],
+        "other_took": took[False],
+        "other_made": made[False],
+        "same": part(same),
+        "differ": part(differ),
+    }
 
 
 def until_today(hhmm: str) -> datetime.datetime:
