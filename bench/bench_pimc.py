@@ -273,7 +273,7 @@ def strength(name: str, opponent: str, boards: int, settings: Settings) -> dict[
 
 
 # --- Resumable strength runs: one JSON line per board -----------------------------------------------------
-OPPONENTS = ("heuristic", "random", "pimc-1.0", "pimc-uniform", "pimc-search", "pimc-flat", "colver")
+OPPONENTS = ("heuristic", "random", "pimc-1.0", "pimc-uniform", "pimc-search", "pimc-flat", "pimc-dd", "colver")
 # The ruleset options an opponent plays under (the defaults for the others): colver's agent plays Coinche under
 # the options closest to its own rules, and so does the PIMC bot facing it.
 OPPONENT_OPTIONS: dict[str, dict[str, object]] = {"colver": COLVER_OPTIONS}
@@ -306,9 +306,13 @@ def settings_json(settings: Settings, deadline_ms: int = ARENA_DEADLINE_MS) -> s
     arena's (the bot never plans past it less ``SAFETY_MS``, so it caps any larger budget)."""
     fields: dict[str, Any] = dataclasses.asdict(settings)
     fields.pop("seed", None)
-    if fields.get("spend") == "flat":  # the time of every version before it had a name: figures stay one
+    # Settings added later are left out at the value that does what the bot did before they existed, so that
+    # a figure's boards played before and after stay one figure.
+    if fields.get("spend") == "flat":
         fields.pop("spend")
         fields.pop("spend_cap", None)
+    if fields.get("table_noise") == 0.0:
+        fields.pop("table_noise")
     if deadline_ms != ARENA_DEADLINE_MS:
         fields["deadline_ms"] = deadline_ms
     return json.dumps(fields, sort_keys=True)
@@ -325,6 +329,8 @@ def opponent_bot(opponent: str, settings: Settings) -> Any:
         return PimcBot(settings.uniform())
     if opponent == "pimc-search":  # the same bot bidding by its live search: the table bidder alone
         return PimcBot(dataclasses.replace(settings, bidder="search"))
+    if opponent == "pimc-dd":  # the same bot with the table valued double dummy as it is: the play noise alone
+        return PimcBot(dataclasses.replace(settings, table_noise=0.0))
     if opponent == "pimc-flat":  # the same bot with the budget for every decision: the time by importance alone
         return PimcBot(dataclasses.replace(settings, spend="flat"))
     if opponent == "colver":  # colver's IS-DD agent ("Dede", 20 worlds a card play): the outside reference
@@ -691,6 +697,13 @@ def main(argv: list[str]) -> int:
             help="the PIMC bot's time: the budget each decision, or shared by importance (--opponent pimc-flat "
             "plays it against itself flat)",
         )
+        run.add_argument(
+            "--table-noise",
+            type=float,
+            default=Settings().table_noise,
+            help="card points: the spread of real play about double dummy the table bidder values with "
+            "(--opponent pimc-dd plays it against itself without)",
+        )
         run.add_argument("--chunk", type=int, default=0, help="boards per figure in turn (0: each to the end)")
         run.add_argument("--until", type=until_today, default=None, help="HH:MM UTC: start no board after it")
         run.add_argument("--pure", action="store_true", help="the pure-Python kernel")
@@ -711,6 +724,7 @@ def main(argv: list[str]) -> int:
             evidence=args.sampler == "evidence",
             bidder=args.bidder,
             spend=args.spend,
+            table_noise=args.table_noise,
         )
         opponents = args.opponent.split(",")
         for o in opponents:

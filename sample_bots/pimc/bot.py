@@ -88,6 +88,9 @@ class Settings:
     # (docs/pimc.md).
     bidder: str = "table"
     table_risk: float = 0.5  # standard errors a call must win by over pass, with the table
+    # Card points: the spread of real play about double dummy the table's deals are valued with (tablebid.py;
+    # 0: double dummy as it is).
+    table_noise: float = 0.0
     # The time of a deal's decisions (clock.py): "flat", budget_ms each; "importance", the card plays share a
     # budget per decision of the deal by weight, the first tricks most, no one more than spend_cap budgets.
     spend: str = "flat"
@@ -346,7 +349,9 @@ class PimcBot:
         found = self._auction_tables.get(game)
         if found is None or found.ruleset is not ruleset:
             full = auction_hand_size(ruleset, 0) == 8
-            found = TableAuction(table, ruleset, risk=self.settings.table_risk, full_hand=full)
+            found = TableAuction(
+                table, ruleset, risk=self.settings.table_risk, full_hand=full, play_noise=self.settings.table_noise
+            )
             self._auction_tables[game] = found
         return found
 

@@ -13,6 +13,11 @@ The other seats' calls are evidence: each stored deal is weighed by the likeliho
 other three seats made, given the hands they hold in it, under the bot's call model (``calls.py``). A
 partner who bid hearts makes the stored deals where its hand is rich in hearts count the more.
 
+With ``play_noise`` (card points) each stored deal's card points are moved by a random gap of that spread
+before scoring, one draw a deal: the outcome of real play about its double-dummy value, which makes a bid at
+the edge of what the deal is worth a gamble rather than a sure thing (a table of double-dummy values alone
+counts a hand worth 131 as making 130 every time).
+
 A call other than pass must beat pass by the risk margin (``risk`` standard errors of the difference of the
 two weighted means, and at least ``min_margin`` card points); the margin is smaller than the live search's
 because the table's estimates come from many deals. A decision looks at at most ``max_deals`` stored
@@ -68,8 +73,10 @@ class TableAuction:
         min_margin: float = 5.0,
         max_deals: int = MAX_DEALS,
         full_hand: bool = True,
+        play_noise: float = 0.0,
     ) -> None:
         self.table = table
+        self.play_noise = play_noise  # card points: the spread of real play about double dummy (see below)
         self.ruleset = ruleset
         self.risk = risk
         self.min_margin = min_margin
@@ -118,6 +125,11 @@ class TableAuction:
                 if self.full_hand:
                     hands[me] = hand  # its own declarations and belote are known exactly
                 mine = outcome.card_points if seat % 2 == 0 else total - outcome.card_points
+                if self.play_noise:
+                    # Real play is not double dummy: a taker's card points at the end fall about this deal's
+                    # double-dummy value with a spread of ``play_noise`` (bench_ddtable.py play). One draw a
+                    # deal, the same for every call, so that the calls are compared on the same outcomes.
+                    mine = min(max(mine + round(rng.gauss(0.0, self.play_noise)), 0), total)
                 cp0 = mine if me % 2 == 0 else total - mine
                 world = auction_world(self.ruleset, dealer, hands, first)
                 credited = all_declared_credited(self.ruleset, dealer, first, world.hands)

@@ -23,7 +23,7 @@ from referee.rules import get_ruleset
 from sample_bots.heuristic.bot import HeuristicBot
 from sample_bots.pimc.bot import PimcBot, Settings
 from sample_bots.pimc.calls import HeuristicCallModel
-from sample_bots.pimc.ddtable import ANY_TAKER, STORED_DEALER, Loader, Table, build, hand_class, load
+from sample_bots.pimc.ddtable import ANY_TAKER, STORED_DEALER, Loader, Outcome, Table, build, hand_class, load
 from sample_bots.pimc.evidence import Evidence, auction_hand_size
 from sample_bots.pimc.fast import load as load_kernel
 from sample_bots.pimc.local import play_deal, random_deck
@@ -212,3 +212,38 @@ def test_given_the_time_the_table_decides_the_auction(name: str) -> None:
     for dealer in range(4):
         play_deal(ruleset, dealer, random_deck(rng), [seat, HeuristicBot(), seat, HeuristicBot()])
     assert seat.by_table >= 4
+
+
+def test_with_the_play_noise_a_contract_on_the_edge_is_a_gamble() -> None:
+    # 160 stored Coinche deals, all the same: seat 0 (first to speak under dealer 3) holds 7H 9H QH AH 7C 9C
+    # 7D 9D and its side takes 85 card points in hearts double dummy. No hand holds a run of three, four of a
+    # kind or the king and queen of hearts, so no declaration or belote counts.
+    #
+    # Double dummy, 80 hearts is made every time (85 >= 82 and >= 80): the side writes 85 -> 90 (rounded)
+    # plus 80 = 170, the defenders 77 -> 80: +90, against 0 for pass (nobody has bid), so it bids.
+    # With a spread of 30 card points (a normal gap, rounded), the side falls under 82 when the gap is -4 or
+    # less: 45.1% of the time, and the defenders then write 160 + 80 = 240. Summed over the gaps (made,
+    # the side writes round(85 + k) + 80 - round(77 - k)): an expected -37.8 a deal; over 160 draws its
+    # standard error is about 13, so the mean is below zero and the call is pass.
+    hands = (
+        mask("7H 9H QH AH 7C 9C 7D 9D"),
+        mask("8H TH JH 8C TC 8S TS QS"),
+        mask("KH JC QC 8D TD QD 7S 9S"),
+        mask("KC AC JD KD AD JS KS AS"),
+    )
+    assert hands[0] | hands[1] | hands[2] | hands[3] == 2**32 - 1 and sum(bin(h).count("1") for h in hands) == 32
+    outcomes = [Outcome(d, int(Strain.HEARTS), ANY_TAKER, hands, hands, 85, -1) for d in range(160)]
+    table = Table("coinche", 2, outcomes, 160)
+    ruleset = get_ruleset("coinche")
+    bid = {"bid 80 H": Contract(0, 80, Strain.HEARTS, 1)}
+
+    def decide(noise: float):  # type: ignore[no-untyped-def]
+        auction = TableAuction(table, ruleset, play_noise=noise)
+        deadline = time.perf_counter() + 30
+        return auction.decide(0, 3, hands[0], None, bid, True, Scorer(ruleset, 3), None, random.Random(5), deadline)
+
+    sure, gamble = decide(0.0), decide(30.0)
+    assert sure is not None and gamble is not None
+    assert sure.call == "bid 80 H" and sure.means["bid 80 H"] == pytest.approx(90)
+    assert gamble.deals["bid 80 H"] == 160
+    assert gamble.call == "pass" and -37.8 - 4 * 13 < gamble.means["bid 80 H"] < 0
