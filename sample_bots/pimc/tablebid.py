@@ -125,11 +125,13 @@ class TableAuction:
                 if self.full_hand:
                     hands[me] = hand  # its own declarations and belote are known exactly
                 mine = outcome.card_points if seat % 2 == 0 else total - outcome.card_points
-                if self.play_noise:
+                if self.play_noise and 0 < mine < total:
                     # Real play is not double dummy: a taker's card points at the end fall about this deal's
                     # double-dummy value with a spread of ``play_noise`` (bench_ddtable.py play). One draw a
-                    # deal, the same for every call, so that the calls are compared on the same outcomes.
-                    mine = min(max(mine + round(rng.gauss(0.0, self.play_noise)), 0), total)
+                    # deal, the same for every call, so that the calls are compared on the same outcomes. A
+                    # capot is left as it is, and the gap never makes one (a capot is every trick, not the
+                    # card points' end of the scale).
+                    mine = min(max(mine + round(rng.gauss(0.0, self.play_noise)), 1), total - 1)
                 cp0 = mine if me % 2 == 0 else total - mine
                 world = auction_world(self.ruleset, dealer, hands, first)
                 credited = all_declared_credited(self.ruleset, dealer, first, world.hands)

@@ -215,16 +215,17 @@ def test_given_the_time_the_table_decides_the_auction(name: str) -> None:
 
 
 def test_with_the_play_noise_a_contract_on_the_edge_is_a_gamble() -> None:
-    # 160 stored Coinche deals, all the same: seat 0 (first to speak under dealer 3) holds 7H 9H QH AH 7C 9C
+    # 640 stored Coinche deals, all the same: seat 0 (first to speak under dealer 3) holds 7H 9H QH AH 7C 9C
     # 7D 9D and its side takes 85 card points in hearts double dummy. No hand holds a run of three, four of a
     # kind or the king and queen of hearts, so no declaration or belote counts.
     #
     # Double dummy, 80 hearts is made every time (85 >= 82 and >= 80): the side writes 85 -> 90 (rounded)
     # plus 80 = 170, the defenders 77 -> 80: +90, against 0 for pass (nobody has bid), so it bids.
-    # With a spread of 30 card points (a normal gap, rounded), the side falls under 82 when the gap is -4 or
-    # less: 45.1% of the time, and the defenders then write 160 + 80 = 240. Summed over the gaps (made,
-    # the side writes round(85 + k) + 80 - round(77 - k)): an expected -37.8 a deal; over 160 draws its
-    # standard error is about 13, so the mean is below zero and the call is pass.
+    # With a spread of 30 card points (a normal gap, rounded, kept within 1..161), the side falls under 82
+    # when the rounded gap is -4 or less, the normal below -3.5: 45.4% of the time, and the defenders then
+    # write 160 + 80 = 240. Summed over the gaps (made, the side writes round(85 + k) + 80 less
+    # round(77 - k)): an expected -37.2 a deal, of spread 187, so over 640 draws a standard error of 7.4:
+    # the mean is within four of them, below zero, and the call is pass.
     hands = (
         mask("7H 9H QH AH 7C 9C 7D 9D"),
         mask("8H TH JH 8C TC 8S TS QS"),
@@ -232,18 +233,18 @@ def test_with_the_play_noise_a_contract_on_the_edge_is_a_gamble() -> None:
         mask("KC AC JD KD AD JS KS AS"),
     )
     assert hands[0] | hands[1] | hands[2] | hands[3] == 2**32 - 1 and sum(bin(h).count("1") for h in hands) == 32
-    outcomes = [Outcome(d, int(Strain.HEARTS), ANY_TAKER, hands, hands, 85, -1) for d in range(160)]
-    table = Table("coinche", 2, outcomes, 160)
+    outcomes = [Outcome(d, int(Strain.HEARTS), ANY_TAKER, hands, hands, 85, -1) for d in range(640)]
+    table = Table("coinche", 2, outcomes, 640)
     ruleset = get_ruleset("coinche")
     bid = {"bid 80 H": Contract(0, 80, Strain.HEARTS, 1)}
 
     def decide(noise: float):  # type: ignore[no-untyped-def]
-        auction = TableAuction(table, ruleset, play_noise=noise)
+        auction = TableAuction(table, ruleset, play_noise=noise, max_deals=640)
         deadline = time.perf_counter() + 30
         return auction.decide(0, 3, hands[0], None, bid, True, Scorer(ruleset, 3), None, random.Random(5), deadline)
 
     sure, gamble = decide(0.0), decide(30.0)
     assert sure is not None and gamble is not None
     assert sure.call == "bid 80 H" and sure.means["bid 80 H"] == pytest.approx(90)
-    assert gamble.deals["bid 80 H"] == 160
-    assert gamble.call == "pass" and -37.8 - 4 * 13 < gamble.means["bid 80 H"] < 0
+    assert gamble.deals["bid 80 H"] == 640
+    assert gamble.call == "pass" and -37.2 - 4 * 7.4 < gamble.means["bid 80 H"] < -37.2 + 4 * 7.4
