@@ -287,6 +287,7 @@ class Figure:
     opponent: str
     bot: str  # the PIMC bot's version
     settings: str  # its Settings (the seed aside), as canonical JSON
+    options: str = "{}"  # the ruleset's options where not the defaults (OPPONENT_OPTIONS), as canonical JSON
 
     @property
     def label(self) -> str:
@@ -295,6 +296,7 @@ class Figure:
         return (
             f"{self.ruleset:<9} vs {self.opponent:<10} pimc {self.bot} {s['budget_ms']} ms <= {s['max_worlds']} worlds"
             + (f" {json.dumps(extra, sort_keys=True)}" if extra else "")
+            + (f" options {self.options}" if self.options != "{}" else "")
         )
 
 
@@ -364,6 +366,7 @@ def contract_of(run: Any, pimc_side: int) -> dict[str, Any] | None:
         return None
     return {
         "pimc": contract.side == pimc_side,
+        "bidder": contract.bidder,
         "value": contract.value,
         "strain": contract.strain.code,
         "multiplier": contract.multiplier,
@@ -373,7 +376,7 @@ def contract_of(run: Any, pimc_side: int) -> dict[str, Any] | None:
 
 def match_info(name: str, options: Mapping[str, object], seat: int, deadline_ms: int) -> Any:
     """The MatchStarted notice a bot of the board's figure receives (its ruleset's options)."""
-    return pilotta_bot.MatchInfo("bench", name, dict(options), seat, ("pimc", "other"), deadline_ms, 0)
+    return pilotta_bot.MatchInfo("bench", name, dict(options), seat, ("pimc", "other") * 2, deadline_ms, 0)
 
 
 def play_board(
@@ -430,7 +433,11 @@ def read_results(paths: Iterable[Path]) -> dict[Figure, dict[int, dict[str, Any]
             try:
                 row = json.loads(line)
                 figure = Figure(
-                    row["ruleset"], row["opponent"], row["bot"], json.dumps(row["settings"], sort_keys=True)
+                    row["ruleset"],
+                    row["opponent"],
+                    row["bot"],
+                    json.dumps(row["settings"], sort_keys=True),
+                    json.dumps(row.get("options", {}), sort_keys=True),
                 )
                 board_number = int(row["board"])
                 int(row["margin"])
@@ -480,7 +487,8 @@ def run_boards(
     todo = []
     for name in rulesets:
         for opponent in opponents:
-            figure = Figure(name, opponent, PimcBot.version, settings_json(settings, deadline_ms))
+            options = json.dumps(OPPONENT_OPTIONS.get(opponent, {}), sort_keys=True)
+            figure = Figure(name, opponent, PimcBot.version, settings_json(settings, deadline_ms), options)
             have = done.get(figure, {})
             todo.append((figure, [b for b in range(first, boards) if b not in have]))
             print(f"{figure.label}: {len(have)} boards in {results}, {len(todo[-1][1])} to play", flush=True)
@@ -583,9 +591,10 @@ def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, An
             print(
                 f"  contracts ({split['boards']} boards with them kept): pimc took {split['pimc_took']} "
                 f"({split['pimc_made']} made), the opponent {split['other_took']} ({split['other_made']} made); "
-                f"where both tables gave the contract to the same player's seat: {split['same']['boards']} boards, "
+                f"where both tables reached the same contract: {split['same']['boards']} boards, "
                 f"margin {split['same']['mean']:+.1f} ± {split['same']['ci95']:.1f}; where they did not: "
-                f"{split['differ']['boards']} boards, {split['differ']['mean']:+.1f} ± {split['differ']['ci95']:.1f}",
+                f"{split['differ']['boards']} boards, {split['differ']['mean']:+.1f} ± {split['differ']['ci95']:.1f}; "
+                f"thrown in at both: {split['thrown_in']}",
                 flush=True,
             )
     rows += paired(found)
@@ -599,9 +608,10 @@ def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, An
 
 def contract_split(lines: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     """Where the points went, from the boards that keep their tables' contracts: how many each bot took and
-    made, and the margin on the boards where both tables put the contract in the same seat (the same
-    position, played by the other bot at the second table: the card play compared) against the boards
-    where they did not (the auction compared)."""
+    made, and the margin on the boards where both tables reached the same contract (the same side, strain,
+    value and multiplier, and the same bidder where the lines keep it: played by the other bot at the second
+    table, so the card play is compared) against the boards where they did not (the auction compared); the
+    boards thrown in at both tables are counted apart."""
     kept = [r for r in lines if "contracts" in r]
     if not kept:
         return None
@@ -609,15 +619,19 @@ def contract_split(lines: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     made = {True: 0, False: 0}
     same: list[int] = []
     differ: list[int] = []
+    thrown_in = 0
     for r in kept:
         first, second = r["contracts"]
         for c in (first, second):
             if c is not None:
                 took[c["pimc"]] += 1
                 made[c["pimc"]] += bool(c["made"])
-        # The same seat took it at both tables when the bot that took it differs (the partnerships swap).
+        if first is None and second is None:
+            thrown_in += 1
+            continue
+        # The same side took it at both tables when the bot that took it differs (the partnerships swap).
         alike = first is not None and second is not None and first["pimc"] != second["pimc"]
-        alike = alike or (first is None and second is None)
+        alike = alike and all(first.get(k) == second.get(k) for k in ("bidder", "strain", "value", "multiplier"))
         (same if alike else differ).append(int(r["margin"]))
 
     def part(margins: list[int]) -> dict[str, Any]:
@@ -632,6 +646,7 @@ def contract_split(lines: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
         "other_made": made[False],
         "same": part(same),
         "differ": part(differ),
+        "thrown_in": thrown_in,
     }
 
 

@@ -27,9 +27,10 @@ What this gives or takes from colver, so that the figures are read right:
 * a call colver makes that our rules refuse (none was seen; it would be a bid after a contra, which ends our
   auction) is replaced by pass, and counted in ``corrections``.
 
-Its CPU time is the process's (``cpu_clock``): colver solves on a thread pool, which ``RAYON_NUM_THREADS=1``
-(set here before colver is loaded) keeps to one thread, so its time per decision is comparable with a bot of
-one thread.
+Its CPU time is its deciding thread's (``cpu_clock``), as any bot's here: colver solves on a thread pool, which
+``RAYON_NUM_THREADS=1`` (set here before colver is loaded) keeps to the calling thread, so its time per
+decision is comparable with a bot of one thread. colver has no time limit: a first lead with its 20 worlds
+took it about a second of CPU and up to ten, where the PIMC bot plans within 850 ms.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ PASS, COINCHE, SURCOINCHE = 0, 41, 42
 
 def colver_module() -> Any:
     """colver, loaded single-threaded; None when it is not installed."""
-    os.environ.setdefault("RAYON_NUM_THREADS", "1")
+    os.environ["RAYON_NUM_THREADS"] = "1"  # (read when colver's pool starts: at its first search)
     try:
         import colver  # type: ignore[import-not-found,unused-ignore]
     except ImportError:
@@ -137,11 +138,21 @@ class ColverBot:
         self.options: dict[str, object] = dict(COLVER_OPTIONS)
         self.declarer = HeuristicBot()
         self.corrections = 0  # colver's calls our rules refused, replaced by pass
-        self.cpu_clock = time.process_time  # colver's solves run on its pool's thread, not the caller's
+        # With one thread, colver's pool runs its searches on the calling thread (measured: its thread time is
+        # its process time): the deciding thread's CPU time, as for any bot here, counts nothing of the
+        # other threads' (the PIMC bot's table loading, on the same process).
+        self.cpu_clock = time.thread_time
 
     def on_match_start(self, info: pilotta_bot.MatchInfo) -> None:
         if info.game != "coinche":
             raise ValueError(f"colver plays Coinche only, not {info.game}")
+        # The translation of the auction holds only where ours is colver's, but for the seats a contra leaves
+        # out: bids 80 to 160 and capot in the four suits, a contra that ends the bidding.
+        for name, value in (("max_bid", 160), ("no_trump_bids", False), ("all_trump_bids", False)):
+            if info.options.get(name, value) != value:
+                raise ValueError(f"colver's auction has no {name}={info.options[name]!r}")
+        if not info.options.get("coinche_ends_auction", True):
+            raise ValueError("colver's auction ends at a contra: coinche_ends_auction=False cannot be translated")
         self.options = dict(info.options)
 
     # --- The environment of a decision -------------------------------------------------------------------
@@ -182,6 +193,9 @@ class ColverBot:
                 actions.append(((trick.leader + k) & 3, self.cards[int(parse_card(name))], True))
         for seat, action, is_card in actions:
             self.pass_through(env, agent, seat, is_card)
+            # (colver's step does not check whose turn or phase it is: a call stepped as a card would be 7S)
+            if env.current_player() != seat or (env.phase() == 1) != is_card:
+                raise RuntimeError(f"colver's environment is out of step with the deal at {seat}'s {action}")
             agent.observe(env, action)
             env.step(action)
         self.pass_through(env, agent, obs.seat, obs.phase != "auction")

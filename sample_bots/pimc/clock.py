@@ -7,9 +7,10 @@ strength grows from 4 worlds to 16 (docs/pimc.md), stop at the budget with a han
 ``importance``: a seat's deal has a budget of ``budget_ms`` for each of its decisions, and its card plays
 share what is left of it by weight: the card of trick ``t`` gets the pool left for the deal's remaining card
 plays (this one and the later ones, one budget each, plus what the decisions so far saved or less what they
-overspent) times its weight over the sum of the weights still to come (``WEIGHTS``: the first trick most, the
-last two almost nothing, as they are mostly forced or settled at once). A decision is never given more than
-``cap`` budgets nor less than ``floor`` of one, nor past the request's deadline (the bot's own rule). The
+overspent) times its weight over the sum of the weights still to come (``WEIGHTS``: the first trick most;
+the seventh trick, the last with a choice, gets whatever the deal has left, which is then mostly little).
+A decision is never given more than ``cap`` budgets nor less than ``floor`` of one, nor past the request's
+deadline (the bot's own rule). The
 auction and the declarations keep the flat budget (the table bidder mostly decides in a few ms and saves the
 rest for the play).
 
@@ -17,9 +18,10 @@ So the bound on the bot's work becomes: no decision past ``cap`` budgets (and th
 decisions together about a budget each (what a decision saves is spent later in the same deal, what it
 overspends is taken from later ones; the floor can exceed the pool only when the deal has already spent it).
 
-A deal is told apart by its seat, match, dealer and number, and by the play going forward: a decision
-earlier in the deal than the last one seen (a new deal with the same numbers, as in the benchmark's
-boards) starts a new ledger.
+A deal is told apart by its seat, match, dealer and number, and by what the seat has held: within a deal
+the cards it has held (its hand and the cards it played) only grow and the play only goes forward, so a
+decision whose cards are not a superset of the last one's, or that comes earlier in the deal, starts a new
+ledger (a new deal with the same numbers, as in the benchmark's boards, or after a deal thrown in).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pilotta_bot
+
+from referee.cards import parse_card
 
 # Each trick's weight in the share of a seat's remaining card-play time (trick 1 first). Every ruleset here
 # deals eight cards to each seat in the end, so there are eight tricks.
@@ -42,6 +46,19 @@ class Ledger:
     progress: int
     decisions: int = 0
     spent: float = 0.0
+    cards: int = 0  # the cards the seat has held (a mask): its hand and the cards it has played
+
+
+def held_of(obs: pilotta_bot.Observation) -> int:
+    """The cards the seat has held this deal: its hand and the cards it played (a mask)."""
+    held = 0
+    for name in obs.hand:
+        held |= 1 << parse_card(name)
+    for trick in [*obs.tricks, obs.trick]:
+        for k, name in enumerate(trick.cards):
+            if (trick.leader + k) % 4 == obs.seat:
+                held |= 1 << parse_card(name)
+    return held
 
 
 def progress_of(obs: pilotta_bot.Observation) -> int:
@@ -60,13 +77,13 @@ class DealClock:
 
     def ledger(self, obs: pilotta_bot.Observation) -> Ledger:
         key = (obs.match_id, obs.game, obs.dealer, obs.deal_number, obs.seat)
-        progress = progress_of(obs)
+        progress, held = progress_of(obs), held_of(obs)
         found = self._ledgers.get(key)
-        if found is None or progress < found.progress:
-            if len(self._ledgers) >= 16:  # a seat's deals end; keep the map small
-                self._ledgers.clear()
+        if found is None or progress < found.progress or found.cards & ~held:
+            if found is None and len(self._ledgers) >= 16:  # deals end: keep the map small, dropping the oldest
+                del self._ledgers[next(iter(self._ledgers))]
             found = self._ledgers[key] = Ledger(key, progress)
-        found.progress = progress
+        found.progress, found.cards = progress, held
         return found
 
     def allowance(self, obs: pilotta_bot.Observation, card_play: bool) -> float:

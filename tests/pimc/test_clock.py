@@ -11,6 +11,7 @@ import pilotta_bot
 import pytest
 
 from referee.actions import parse_action
+from referee.match.wire import legal_codes
 from referee.rules import get_ruleset
 from sample_bots.heuristic.bot import HeuristicBot
 from sample_bots.pimc.bot import PimcBot, Settings
@@ -20,17 +21,35 @@ from tests.pimc.positions import IDS, RULESETS
 from tests.pimc.test_bot import SLACK_MS, Timed
 
 
-def coinche_play_obs() -> pilotta_bot.Observation:
-    """The first card play of a Coinche deal: 80 hearts bid by seat 1, three passes."""
-    deal = get_ruleset("coinche").new_deal(0, random_deck(random.Random(3)))
+def seat_views(seed: int) -> list[pilotta_bot.Observation]:
+    """Seat 1's observations at each of its eight cards in a Coinche deal (80 hearts bid by seat 1, three
+    passes, the play by the heuristic bot): its hand holds 8, 7, ... 1 cards."""
+    deal = get_ruleset("coinche").new_deal(0, random_deck(random.Random(seed)))
     for code in ("bid 80 H", "pass", "pass", "pass"):
         deal.apply(parse_action(code, deal.declaration_codes[deal.to_act]))
-    return sdk_observation(deal, deal.to_act)
+    views, heuristic = [], HeuristicBot()
+    while not deal.is_over:
+        obs = sdk_observation(deal, deal.to_act)
+        legal = list(legal_codes(deal))
+        if obs.seat == 1 and not any(c.startswith("declare ") for c in legal):
+            views.append(obs)
+        deal.apply(parse_action(heuristic.decide(obs, legal), deal.declaration_codes[deal.to_act]))
+    assert [len(v.hand) for v in views] == list(range(8, 0, -1))
+    return views
+
+
+VIEWS = seat_views(3)
 
 
 def with_hand(obs: pilotta_bot.Observation, cards: int) -> pilotta_bot.Observation:
-    """The same observation with ``cards`` cards in hand (the trick number is read from the hand's size)."""
-    return dataclasses.replace(obs, hand=obs.hand[:cards])
+    """Seat 1's view at its card with ``cards`` cards in hand (the trick number is read from the hand's size)."""
+    found = next(v for v in VIEWS if len(v.hand) == cards)
+    assert found.seat == obs.seat
+    return found
+
+
+def coinche_play_obs() -> pilotta_bot.Observation:
+    return VIEWS[0]
 
 
 def test_flat_gives_the_budget_to_every_decision() -> None:
@@ -68,13 +87,15 @@ def test_a_decision_gets_at_most_cap_and_at_least_half_a_budget() -> None:
 
 
 def test_a_new_deal_with_the_same_numbers_starts_a_new_ledger() -> None:
-    obs = coinche_play_obs()
     clock = DealClock("importance", 0.1, cap=10.0)
-    late = dataclasses.replace(with_hand(obs, 3), trick=dataclasses.replace(obs.trick, cards=("7C",)))
-    late = dataclasses.replace(late, tricks=(obs.trick,) * 5)
-    clock.spent(late, 5.0)  # the end of one deal, far over its budget
-    fresh = with_hand(obs, 8)  # its first card play comes earlier in a deal: another deal
-    assert clock.allowance(fresh, card_play=True) == pytest.approx(0.8 * 4 / 12.25)
+    clock.spent(with_hand(VIEWS[0], 3), 5.0)  # late in one deal, far over its budget
+    other = seat_views(4)  # another pack, dealt by the same dealer, numbered the same (as the bench's boards)
+    assert (other[0].dealer, other[0].deal_number, other[0].match_id) == (VIEWS[0].dealer, 0, "")
+    # Its first card comes earlier in a deal, with other cards: a new ledger, nothing spent.
+    assert clock.allowance(other[0], card_play=True) == pytest.approx(0.8 * 4 / 12.25)
+    clock.spent(other[0], 0.1)
+    # And the same deal goes on in it: one decision of 0.1 s made, seven card plays to come.
+    assert clock.allowance(other[1], card_play=True) == pytest.approx((0.1 * 8 - 0.1) * 3 / 8.25)
 
 
 def test_the_trick_weights_share_exactly_the_pool() -> None:

@@ -11,6 +11,7 @@ import random
 import sys
 from pathlib import Path
 
+import pilotta_bot
 import pytest
 
 colver = pytest.importorskip("colver", reason="colver is the bench extra (make venv installs it)")
@@ -120,3 +121,13 @@ def test_colver_plays_whole_deals_at_our_table() -> None:
             run = play_deal(ruleset, dealer, deck, seats)  # an illegal answer would raise
             assert run.deal.is_over
     assert bot.corrections == 0
+
+
+def test_options_the_translation_cannot_hold_are_refused() -> None:
+    bot = ColverBot(worlds=2)
+    for options in ({"max_bid": 180}, {"no_trump_bids": True}, {"coinche_ends_auction": False}):
+        with pytest.raises(ValueError, match="colver"):
+            bot.on_match_start(pilotta_bot.MatchInfo("m", "coinche", options, 0, ("a",) * 4, 1000, 0))
+    with pytest.raises(ValueError, match="Coinche only"):
+        bot.on_match_start(pilotta_bot.MatchInfo("m", "pilotta", {}, 0, ("a",) * 4, 1000, 0))
+    bot.on_match_start(pilotta_bot.MatchInfo("m", "coinche", dict(COLVER_OPTIONS), 0, ("a",) * 4, 1000, 0))
