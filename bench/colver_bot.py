@@ -60,7 +60,6 @@ determinizations = {worlds}
 source = "uniform"
 """
 SUITS = "SHDC"  # colver's suit order: ♠ ♥ ♦ ♣
-_COLVER_SUIT = {"♠": "S", "♥": "H", "♦": "D", "♣": "C"}
 PASS, COINCHE, SURCOINCHE = 0, 41, 42
 
 
@@ -75,13 +74,9 @@ def colver_module() -> Any:
 
 
 def card_numbers(colver: Any) -> dict[int, int]:
-    """Our card numbers to colver's (suits ♠♥♦♣, ranks 7 8 9 J Q K 10 A), matched by name."""
-    out = {}
-    for i in range(32):
-        name = colver.Env.card_name(i)
-        rank = "T" if name[:-1] == "10" else name[:-1]
-        out[int(parse_card(rank + _COLVER_SUIT[name[-1]]))] = i
-    return out
+    """Our card numbers to colver's (suits ♠♥♦♣, ranks 7 8 9 J Q K 10 A), matched by name: ``parse_card``
+    reads colver's names ("10♥") as they are."""
+    return {int(parse_card(colver.Env.card_name(i))): i for i in range(32)}
 
 
 def call_action(code: str) -> int:
