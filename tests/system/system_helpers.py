@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 import grpc
 from pilotta.arena.v1 import arena_pb2
 
+from arena.store import keys
+
 REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_bots"
 T = TypeVar("T")
@@ -71,18 +73,28 @@ def rpc_error(fn: Callable[[], Any]) -> grpc.RpcError:
     raise AssertionError("the call succeeded; an error was expected")
 
 
+_RESERVATIONS = (keys.LADDER_RUNS_RESERVED, keys.LADDER_RUNS_RESERVED_AT)
+
+
 def keyspace(r: Any) -> dict[str, Any]:
-    """Every key with its type and whole value: to compare before and after a refused call.  Rate-limit
-    counters (``pa:rate:*``) are left out: an attempt that reaches the network counts, refused or not."""
+    """Every key with its type and whole value: to compare before and after a refused call.  Left out: the
+    rate-limit counters (``pa:rate:*``: an attempt that reaches the network counts, refused or not), and the
+    ladder feeder's working state: within each tick a started ladder's feeder reserves matches of its budget
+    (``keys.LADDER_RUNS_RESERVED*``, counted in ``keys.LADDER_RUNS_SCHEDULED`` at once) and gives back those it
+    could not schedule.  So the scheduled counts are read with the reservations in one transaction and shown
+    net of them: the matches actually enqueued.  A key deleted between the scan and its read was not there at
+    any one moment, so it is left out too."""
     out: dict[str, Any] = {}
     for k in sorted(r.scan_iter("*")):
-        if k.startswith("pa:rate:"):
+        if k.startswith("pa:rate:") or k in _RESERVATIONS:
             continue
         t = r.type(k)
+        if t == "none":
+            continue
         if t == "string":
             v: Any = r.get(k)
         elif t == "hash":
-            v = r.hgetall(k)
+            v = _enqueued(r) if k == keys.LADDER_RUNS_SCHEDULED else r.hgetall(k)
         elif t == "set":
             v = sorted(r.smembers(k))
         elif t == "zset":
@@ -95,6 +107,19 @@ def keyspace(r: Any) -> dict[str, Any]:
             v = None
         out[k] = (t, v)
     return out
+
+
+def _enqueued(r: Any) -> dict[str, int]:
+    """Each ladder's scheduled matches less those its feeders hold reserved (fields "<ladder> <feeder>")."""
+    pipe = r.pipeline(transaction=True)
+    pipe.hgetall(keys.LADDER_RUNS_SCHEDULED)
+    pipe.hgetall(keys.LADDER_RUNS_RESERVED)
+    scheduled, reserved = pipe.execute()
+    net = {ladder: int(n) for ladder, n in scheduled.items()}
+    for field, n in reserved.items():
+        ladder = field.split(" ")[0]
+        net[ladder] = net.get(ladder, 0) - int(n)
+    return net
 
 
 def arena_cmd(*args: str) -> list[str]:

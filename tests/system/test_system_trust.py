@@ -19,9 +19,11 @@ from arena.bots.botlogs import BotLogs, read_from
 from arena.bots.limits import Policy, store_policy
 from arena.bots.registry import Registry
 from arena.model import MatchResult, MatchSpec
+from arena.play.ladder import LadderFeeder
 from arena.play.runner import ArenaRunner
 from arena.rating.ratings import Ratings
 from arena.service import Arena
+from arena.store import keys
 from referee.match.bots import load_manifest, start_bot
 
 Code = grpc.StatusCode
@@ -74,6 +76,30 @@ def test_a_manifest_without_the_admin_token_is_refused_stored_nowhere_and_never_
     assert [b.name for b in stub.ListBots(arena_pb2.ListBotsRequest(), timeout=TIMEOUT).bots] == ["random"]
     time.sleep(1.0)
     assert not marker.exists()
+
+
+def test_the_keyspace_snapshot_holds_still_while_a_started_ladder_s_feeder_ticks(r, monkeypatch):
+    """The refusal test above compares snapshots while the API's feeder ticks on its one-bot ladder: each tick
+    reserves matches of the unbounded budget and, finding no pair, gives them back.  A snapshot taken inside
+    the tick (CI once caught one) must equal one taken outside it: the reservation is no stored change."""
+    arena = Arena(r)
+    admin = arena.registry.set_admin_token()
+    arena.registry.register("solo", owner="t", endpoint="127.0.0.1:50081", games=["pilotta"])
+    arena.start_ladder(admin, "pilotta", deals=1)
+    feeder = LadderFeeder(arena.scheduler)
+    feeder.tick()  # enrols the bot: from here on a tick changes nothing stored
+    outside = keyspace(r)
+    inside: list[dict[str, object]] = []
+    schedule = arena.scheduler.schedule
+
+    def schedule_seen_from_outside(*args, **kwargs):
+        assert r.exists(keys.LADDER_RUNS_RESERVED)  # the reservation is held now
+        inside.append(keyspace(r))
+        return schedule(*args, **kwargs)
+
+    monkeypatch.setattr(arena.scheduler, "schedule", schedule_seen_from_outside)
+    assert feeder.tick() == 0
+    assert inside == [outside] and keyspace(r) == outside
 
 
 @pytest.fixture
