@@ -28,13 +28,14 @@ from arena.bots.packages import PackageCache, PackageError, parse_package_manife
 from arena.bots.registry import Registry
 from arena.model import VersionState
 from arena.sandbox import Sandbox, SandboxedBot
+from arena.sandbox.startup import WALL_PER_CPU, wait_started
 from arena.store import keys
-from referee.match.bots import Manifest, start_failure, wait_serving
+from referee.match.bots import Manifest, start_failure
 
 log = logging.getLogger(__name__)
 
 CHECK_DEALS = 2  # deals per ruleset in the check
-START_TIMEOUT_S = 20.0  # how long a version has to serve in the sandbox
+START_TIMEOUT_S = 20.0  # the CPU seconds a version may use to serve in the sandbox (arena.sandbox.startup)
 OUTPUT_MAX = 16_000  # characters of a check's report kept
 RECLAIM_IDLE_MS = 300_000  # a version a worker took and has not validated for this long is taken over
 
@@ -52,8 +53,12 @@ def check_in_sandbox(
     a validation gives (not yet stored). The one check of an upload: the worker's ``validate`` and ``arena
     check-bot --sandbox`` both come here, so that they give the same verdict."""
     try:
-        report.progress(f"starting it in the sandbox (it has {START_TIMEOUT_S:g} s to serve)", start=True)
-        why = wait_serving(bot.endpoint, START_TIMEOUT_S, bot.process)
+        wall_s = WALL_PER_CPU * START_TIMEOUT_S
+        report.progress(
+            f"starting it in the sandbox (it may use {START_TIMEOUT_S:g} s of CPU, {wall_s:g} s in all, to serve)",
+            start=True,
+        )
+        why = wait_started(bot, START_TIMEOUT_S, wall_s)
         if why is not None:
             report.add("starts and serves in the sandbox", False, start_failure(manifest, why, bot.stderr_path))
             return VersionState("rejected", f"it did not start in the sandbox: {why}", _tail(bot.stderr_path))

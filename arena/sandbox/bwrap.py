@@ -215,6 +215,10 @@ class SandboxedBot(BotProcess):
             return "the sandbox has no socket watch"
         return self.pin.wait(timeout_s)
 
+    def socket_settled(self) -> bool:
+        """The watch on the bot's socket is over and found none (refused at its path, or it gave up)."""
+        return self.pin is None or (self.pin.done.is_set() and not self.pin.found.is_set())
+
     def failure(self) -> str | None:
         return self.cgroup.failure()
 

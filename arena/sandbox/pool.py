@@ -29,15 +29,14 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.model import BotVersion
-from arena.sandbox.bwrap import SandboxedBot
 from arena.sandbox.faults import SandboxFault
+from arena.sandbox.startup import WALL_PER_CPU, wait_started
 from referee.match.bots import BotProcess, BotStartError, Manifest, spawn_bot, start_failure, wait_serving
 from referee.match.transport import BotLinks
 
@@ -81,14 +80,18 @@ class InstancePool:
         size: int = 24,
         warm: bool = True,
         startup_timeout_s: float = 15.0,
+        startup_wall_s: float | None = None,
         max_matches: int = 200,
         links: BotLinks | None = None,
     ) -> None:
+        """``startup_timeout_s``: the CPU seconds a new instance may use before it serves; ``startup_wall_s``
+        (default four times that): the seconds on the clock it may take all the same (``_wait``)."""
         self.log_dir = log_dir
         self.launcher = launcher
         self.size = size
         self.warm = warm
         self.startup_timeout_s = startup_timeout_s
+        self.startup_wall_s = startup_wall_s if startup_wall_s is not None else WALL_PER_CPU * startup_timeout_s
         self.max_matches = max_matches
         self.links = links  # the channels the matches use: an instance's is forgotten when it stops
         self._idle: list[Instance] = []  # least recently used first
@@ -148,14 +151,7 @@ class InstancePool:
         return got, errors
 
     def _wait(self, inst: Instance) -> str | None:
-        end = time.monotonic() + self.startup_timeout_s
-        if isinstance(inst.bot, SandboxedBot):
-            # First its socket, found and linked by the worker (arena.sandbox.bwrap): dialled before, the
-            # endpoint would fail and gRPC would back off for a second or more.
-            why = inst.bot.wait_socket(self.startup_timeout_s)
-            if why is not None:
-                return why
-        return wait_serving(inst.endpoint, max(0.1, end - time.monotonic()), inst.bot.process)
+        return wait_started(inst.bot, self.startup_timeout_s, self.startup_wall_s)
 
     def _serving(self, inst: Instance) -> bool:
         # An instance that answered everything in its last match is known to serve: no health check needed.

@@ -132,6 +132,12 @@ def add(p: argparse.ArgumentParser) -> None:
 
 
 if __name__ == "__main__":
-    if "--mode" in sys.argv and sys.argv[sys.argv.index("--mode") + 1] == "nolisten":
+    start_mode = sys.argv[sys.argv.index("--mode") + 1] if "--mode" in sys.argv else ""
+    if start_mode == "nolisten":
         time.sleep(3600)
+    elif start_mode == "slowstart":  # a start that takes the clock and no CPU, then serves
+        time.sleep(5.0)
+    elif start_mode == "burnstart":  # never serves, burning CPU
+        while True:
+            pass
     pilotta_bot.main(Hostile, add_arguments=add)
