@@ -71,8 +71,11 @@ def wait_started(bot: BotProcess, cpu_s: float, wall_s: float | None = None) -> 
             why = _serves_within(bot, min(LOOK_S, max(0.1, left)))
             if why is None:
                 return None
-            if bot.process.poll() is not None or (isinstance(bot, SandboxedBot) and bot.socket_settled()):
-                return why  # it exited, or was refused at its socket's path: no more time changes that
+            code = bot.process.poll()
+            if code is not None:  # (said alike whether it was looked for at its socket or on its endpoint)
+                return f"the process exited with code {code} before serving"
+            if isinstance(bot, SandboxedBot) and bot.socket_settled():
+                return why  # refused at its socket's path: no more time changes that
             used = cpu.seconds()
             wall = time.monotonic() - started
             if wall >= wall_s or (used if used is not None else wall) >= cpu_s:
