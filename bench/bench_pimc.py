@@ -597,6 +597,15 @@ def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, An
                 f"thrown in at both: {split['thrown_in']}",
                 flush=True,
             )
+            print(
+                "  boards with a contract contra'd (x2) or surcontra'd (x4), by whose contract, their margin: "
+                + "; ".join(
+                    f"{k.replace('_x', ' x')} {v['boards']} boards {v['mean']:+.1f} ± {v['ci95']:.1f}"
+                    for k, v in split["multiplied"].items()
+                    if v["boards"]
+                ),
+                flush=True,
+            )
     rows += paired(found)
     if merge_into is not None:
         with merge_into.open("w") as out:
@@ -620,12 +629,17 @@ def contract_split(lines: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     same: list[int] = []
     differ: list[int] = []
     thrown_in = 0
+    # Boards with a contract contra'd (x2) or surcontra'd (x4) at a table, by whose contract it was: the
+    # pimc bot's (contra'd by the opponent) or the opponent's (contra'd by the pimc bot).
+    multiplied: dict[str, list[int]] = {f"{who}_x{m}": [] for who in ("pimc", "other") for m in (2, 4)}
     for r in kept:
         first, second = r["contracts"]
         for c in (first, second):
             if c is not None:
                 took[c["pimc"]] += 1
                 made[c["pimc"]] += bool(c["made"])
+                if c["multiplier"] > 1:
+                    multiplied[f"{'pimc' if c['pimc'] else 'other'}_x{c['multiplier']}"].append(int(r["margin"]))
         if first is None and second is None:
             thrown_in += 1
             continue
@@ -647,6 +661,7 @@ def contract_split(lines: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
         "same": part(same),
         "differ": part(differ),
         "thrown_in": thrown_in,
+        "multiplied": {k: part(v) for k, v in multiplied.items()},
     }
 
 

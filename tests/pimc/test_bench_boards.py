@@ -149,3 +149,37 @@ def test_a_gzipped_results_file_reads_as_the_plain_one_and_ranges_split_a_run(tm
         french = next(line for line in bench("figures", *paths).stdout.splitlines() if line.startswith("french"))
         assert f"4 boards, margin {mean:+.1f} ± {half:.1f} per board" in french
         assert f"won / lost / even {won}/" in french
+
+
+def test_the_contract_split_counts_contras_by_whose_contract_they_were() -> None:
+    sys.path.insert(0, str(BENCH.parent))
+    try:
+        import bench_pimc
+    finally:
+        sys.path.remove(str(BENCH.parent))
+
+    def c(pimc: bool, value: int, multiplier: int = 1, made: bool = True) -> dict[str, object]:
+        return {"pimc": pimc, "bidder": 0, "value": value, "strain": "H", "multiplier": multiplier, "made": made}
+
+    lines = [
+        # The same contract at both tables (the other bot took it at the second): the card play compared.
+        {"margin": 20, "contracts": [c(True, 100), c(False, 100)]},
+        # The pimc bot's contract contra'd, and at the other table the opponent's, undoubled.
+        {"margin": -300, "contracts": [c(True, 110, 2, made=False), c(False, 90)]},
+        # Its contract surcontra'd at one table, the opponent's contra'd by it at the other.
+        {"margin": 100, "contracts": [c(True, 80, 4), c(False, 120, 2, made=False)]},
+        {"margin": 0, "contracts": [None, None]},
+    ]
+    split = bench_pimc.contract_split(lines)
+    assert split is not None
+    assert (split["pimc_took"], split["pimc_made"], split["other_took"], split["other_made"]) == (3, 2, 3, 2)
+    assert split["same"]["boards"] == 1 and split["same"]["mean"] == 20
+    assert split["differ"]["boards"] == 2 and split["differ"]["mean"] == -100  # (-300 + 100) / 2
+    assert split["thrown_in"] == 1
+    multiplied = split["multiplied"]
+    assert {k: (v["boards"], v["mean"]) for k, v in multiplied.items() if v["boards"]} == {
+        "pimc_x2": (1, -300),
+        "pimc_x4": (1, 100),
+        "other_x2": (1, 100),
+    }
+    assert multiplied["other_x4"]["boards"] == 0
