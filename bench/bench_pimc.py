@@ -598,9 +598,9 @@ def figures(paths: Sequence[Path], merge_into: Path | None) -> list[dict[str, An
                 flush=True,
             )
             print(
-                "  boards with a contract contra'd (x2) or surcontra'd (x4), by whose contract, their margin: "
+                "  contracts contra'd (x2) or surcontra'd (x4), by whose contract, and their boards' margin: "
                 + "; ".join(
-                    f"{k.replace('_x', ' x')} {v['boards']} boards {v['mean']:+.1f} ± {v['ci95']:.1f}"
+                    f"{k.replace('_x', ' x')} {v['boards']} contracts {v['mean']:+.1f} ± {v['ci95']:.1f}"
                     for k, v in split["multiplied"].items()
                     if v["boards"]
                 ),
@@ -629,8 +629,8 @@ def contract_split(lines: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
     same: list[int] = []
     differ: list[int] = []
     thrown_in = 0
-    # Boards with a contract contra'd (x2) or surcontra'd (x4) at a table, by whose contract it was: the
-    # pimc bot's (contra'd by the opponent) or the opponent's (contra'd by the pimc bot).
+    # Each contract contra'd (x2) or surcontra'd (x4) at a table, with its board's margin, by whose contract
+    # it was: the pimc bot's (contra'd by the opponent) or the opponent's (contra'd by the pimc bot).
     multiplied: dict[str, list[int]] = {f"{who}_x{m}": [] for who in ("pimc", "other") for m in (2, 4)}
     for r in kept:
         first, second = r["contracts"]
