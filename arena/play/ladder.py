@@ -10,7 +10,8 @@ lets each pick use the latest ratings and spreads bots fairly.
 
 Starting and stopping go through the API (``StartLadder``/``StopLadder``, admin token); ``ladder_config``
 builds and checks a ladder's settings for it.  Redis keys: ``keys.LADDER_RUNS`` (started ladders and their
-budgets) and ``keys.LADDER_RUNS_SCHEDULED`` (matches scheduled per ladder).
+budgets) and ``keys.LADDER_RUNS_SCHEDULED`` (matches scheduled per ladder, a feeder's reservations among
+them while its tick holds them: every count read here is net of them, ``net_of_reservations``).
 
 A ladder may have a name (``--name``: shown, and accepted wherever a ladder id is; the id stays for
 programs), and one ladder is the *default*: the one ``leaderboard``, ``ladder status`` and the web pages
@@ -140,7 +141,7 @@ def start_ladder(
     r = scheduler.r
     ladder_id = scheduler.create_ladder(config)
     enrol(scheduler, ladder_id, config)
-    scheduled = int(r.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0)
+    scheduled = scheduled_count(scheduler, ladder_id)
     old = r.hget(keys.LADDER_RUNS, ladder_id)
     prev = json.loads(old) if old else {}
     run = {
@@ -165,7 +166,7 @@ def extend_ladder(scheduler: Scheduler, ladder_id: str, matches: int, label: str
     with r.pipeline(transaction=True) as p:
         for _attempt in range(20):  # a concurrent start, stop or extend: read again (bounded)
             try:
-                p.watch(keys.LADDER_RUNS, keys.LADDER_RUNS_SCHEDULED)
+                p.watch(keys.LADDER_RUNS, keys.LADDER_RUNS_SCHEDULED, keys.LADDER_RUNS_RESERVED)
                 raw = p.hget(keys.LADDER_RUNS, ladder_id)
                 if raw is None:
                     p.reset()
@@ -176,7 +177,8 @@ def extend_ladder(scheduler: Scheduler, ladder_id: str, matches: int, label: str
                         f"ladder {label} runs without an end (no budget): there is nothing to extend; stop it, "
                         "then extend it by the matches it should still play"
                     )
-                scheduled = int(p.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0)
+                gross, reserved = p.hgetall(keys.LADDER_RUNS_SCHEDULED), p.hgetall(keys.LADDER_RUNS_RESERVED)
+                scheduled = net_of_reservations(gross, reserved).get(ladder_id, 0)
                 run["budget"] = max(int(run["budget"]), scheduled) + matches
                 p.multi()
                 p.hset(keys.LADDER_RUNS, ladder_id, json.dumps(run))
@@ -252,14 +254,34 @@ def stop_ladder(scheduler: Scheduler, ladder_id: str) -> bool:
     return bool(r.hdel(keys.LADDER_RUNS, ladder_id))
 
 
+def net_of_reservations(scheduled: Mapping[str, str], reserved: Mapping[str, str]) -> dict[str, int]:
+    """Ladder id -> matches scheduled less those its feeders hold reserved and have not enqueued (fields
+    "<ladder id> <feeder id>"): the matches really queued.  A feeder's tick counts its reservation as
+    scheduled at once (so that two feeders never overshoot a budget) and gives back what it could not
+    schedule; a count read inside the tick must not show them (CI saw `ladder status --watch` end, "every
+    match of its budget is played", with half of it still to schedule).  Both hashes are to be read at
+    one moment (a transaction: the feeder's scripts are atomic)."""
+    net = {lid: int(n) for lid, n in scheduled.items()}
+    for field, n in reserved.items():
+        lid = field.split(" ", 1)[0]
+        net[lid] = net.get(lid, 0) - int(n)
+    return net
+
+
 def scheduled_counts(scheduler: Scheduler) -> dict[str, int]:
-    """Ladder id -> matches scheduled on it since it was first started (started or not now); one read."""
-    return {lid: int(n) for lid, n in scheduler.r.hgetall(keys.LADDER_RUNS_SCHEDULED).items()}
+    """Ladder id -> matches scheduled on it since it was first started (started or not now), net of the
+    feeders' reservations (``net_of_reservations``); one read."""
+    with scheduler.r.pipeline(transaction=True) as p:
+        p.hgetall(keys.LADDER_RUNS_SCHEDULED)
+        p.hgetall(keys.LADDER_RUNS_RESERVED)
+        scheduled, reserved = p.execute()
+    return net_of_reservations(scheduled, reserved)
 
 
 def scheduled_count(scheduler: Scheduler, ladder_id: str) -> int:
-    """Matches scheduled on the ladder since it was first started (started or not now)."""
-    return int(scheduler.r.hget(keys.LADDER_RUNS_SCHEDULED, ladder_id) or 0)
+    """Matches scheduled on the ladder since it was first started (started or not now), net of the feeders'
+    reservations."""
+    return scheduled_counts(scheduler).get(ladder_id, 0)
 
 
 def _run(ladder_id: str, config: LadderConfig, raw: str, scheduled: int) -> LadderRun:
@@ -276,17 +298,19 @@ def get_run(scheduler: Scheduler, ladder_id: str) -> LadderRun:
 
 def started_runs(scheduler: Scheduler) -> list[LadderRun]:
     """Started ladders, most recently started first (one round trip, however many there are)."""
-    with scheduler.r.pipeline(transaction=False) as p:
+    with scheduler.r.pipeline(transaction=True) as p:
         p.hgetall(keys.LADDER_RUNS)
         p.hgetall(keys.LADDER_RUNS_SCHEDULED)
+        p.hgetall(keys.LADDER_RUNS_RESERVED)
         p.hgetall(keys.LADDERS)
-        started, scheduled, configs = p.execute()
+        started, gross, reserved, configs = p.execute()
+    scheduled = net_of_reservations(gross, reserved)
     runs = []
     for ladder_id, raw in started.items():
         # A run without its ladder's settings, or written wrongly, is not fed (and not shown as started).
         with contextlib.suppress(ValueError, KeyError, TypeError):
             config = LadderConfig.from_json(configs[ladder_id])
-            runs.append(_run(ladder_id, config, raw, int(scheduled.get(ladder_id, 0))))
+            runs.append(_run(ladder_id, config, raw, scheduled.get(ladder_id, 0)))
     return sorted(runs, key=lambda x: -x.started)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from arena.play.ladder import RESERVATION_STALE_S, LadderFeeder
+from arena.play.ladder import RESERVATION_STALE_S, LadderFeeder, LadderRun, started_runs
 from arena.service import Arena
 from arena.store import keys
 
@@ -110,3 +110,29 @@ def test_a_tick_that_fails_gives_its_reservation_back(r, monkeypatch):
         feeder.tick()
     assert (_queued(r), _scheduled(r, ladder)) == (0, 0)
     assert r.hgetall(keys.LADDER_RUNS_RESERVED) == {}
+
+
+def test_what_a_tick_holds_reserved_is_shown_as_still_to_schedule(r, monkeypatch):
+    # Inside a tick the reservation is counted as scheduled at once (two feeders never overshoot), and what
+    # the tick cannot schedule goes back.  A status read then (CI's `ladder status --watch` did, and ended
+    # "every match of its budget is played" with half of it left) must show the budget as it is: nothing
+    # queued, all 6 left, and a start or extension counts from the matches really scheduled.
+    arena, ladder = _ladder(r)
+    feeder = _feeder(arena, 1_800_000_000.0)
+    seen = []
+
+    def no_pair_free(lid, n, **_k):
+        assert r.hget(keys.LADDER_RUNS_RESERVED, f"{lid} {feeder.feeder_id}") == str(BUDGET)  # held now
+        status = arena.ladders.ladder_status(lid)
+        (view,) = [v for v in arena.ladders.list_ladders() if v.ladder_id == lid]
+        seen.append((status.remaining, view.scheduled, _run_of(arena, lid).remaining))
+        return []
+
+    monkeypatch.setattr(arena.scheduler, "schedule", no_pair_free)
+    assert feeder.tick() == 0
+    assert seen == [(BUDGET, 0, BUDGET)]
+    assert _scheduled(r, ladder) == 0 and r.hgetall(keys.LADDER_RUNS_RESERVED) == {}
+
+
+def _run_of(arena: Arena, ladder: str) -> LadderRun:
+    return next(run for run in started_runs(arena.scheduler) if run.ladder_id == ladder)

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import grpc
 from pilotta.arena.v1 import arena_pb2
 
+from arena.play.ladder import net_of_reservations
 from arena.store import keys
 
 REPO = Path(__file__).resolve().parents[2]
@@ -110,16 +111,11 @@ def keyspace(r: Any) -> dict[str, Any]:
 
 
 def _enqueued(r: Any) -> dict[str, int]:
-    """Each ladder's scheduled matches less those its feeders hold reserved (fields "<ladder> <feeder>")."""
+    """Each ladder's scheduled matches less those its feeders hold reserved, read at one moment."""
     pipe = r.pipeline(transaction=True)
     pipe.hgetall(keys.LADDER_RUNS_SCHEDULED)
     pipe.hgetall(keys.LADDER_RUNS_RESERVED)
-    scheduled, reserved = pipe.execute()
-    net = {ladder: int(n) for ladder, n in scheduled.items()}
-    for field, n in reserved.items():
-        ladder = field.split(" ")[0]
-        net[ladder] = net.get(ladder, 0) - int(n)
-    return net
+    return net_of_reservations(*pipe.execute())
 
 
 def arena_cmd(*args: str) -> list[str]:
