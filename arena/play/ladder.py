@@ -258,7 +258,7 @@ def net_of_reservations(scheduled: Mapping[str, str], reserved: Mapping[str, str
     """Ladder id -> matches scheduled less those its feeders hold reserved and have not enqueued (fields
     "<ladder id> <feeder id>"): the matches really queued.  A feeder's tick counts its reservation as
     scheduled at once (so that two feeders never overshoot a budget) and gives back what it could not
-    schedule; a count read inside the tick must not show them (CI saw `ladder status --watch` end, "every
+    schedule; a count read inside the tick must not show them (a full test run saw `ladder status --watch` end, "every
     match of its budget is played", with half of it still to schedule).  Both hashes are to be read at
     one moment (a transaction: the feeder's scripts are atomic)."""
     net = {lid: int(n) for lid, n in scheduled.items()}

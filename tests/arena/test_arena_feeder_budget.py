@@ -114,7 +114,7 @@ def test_a_tick_that_fails_gives_its_reservation_back(r, monkeypatch):
 
 def test_what_a_tick_holds_reserved_is_shown_as_still_to_schedule(r, monkeypatch):
     # Inside a tick the reservation is counted as scheduled at once (two feeders never overshoot), and what
-    # the tick cannot schedule goes back.  A status read then (CI's `ladder status --watch` did, and ended
+    # the tick cannot schedule goes back.  A status read then (a test run's `ladder status --watch` did, and ended
     # "every match of its budget is played" with half of it left) must show the budget as it is: nothing
     # queued, all 6 left, and a start or extension counts from the matches really scheduled.
     arena, ladder = _ladder(r)

@@ -109,7 +109,8 @@ def test_without_out_the_record_goes_to_the_data_dir_not_the_working_directory(a
 def test_timeout_explains_the_clock_and_the_bank_warns(arena: Run, tmp_path: Path) -> None:
     """The slow bot answers in 300 ms against a 100 ms deadline and a 450 ms bank: its first answer spends
     200 ms of the bank (250 left, 56 %), its second another 200 (50 left, 11 %: a warning, the bank having
-    fallen below a half and a quarter), its third waits 100 ms + the last 50 from the bank and times out;
+    fallen below a half and a quarter), its third waits 100 ms + the last 50 from the bank and times out
+    (on a loaded machine each answer is later, and spends more);
     from then on every decision has the deadline alone. Three strikes are allowed: the fourth forfeits."""
     done = arena(
         "match",
@@ -125,12 +126,17 @@ def test_timeout_explains_the_clock_and_the_bank_warns(arena: Run, tmp_path: Pat
         str(tmp_path / "m.json"),
     )
     assert done.returncode == 1, done.stdout + done.stderr
-    warnings = re.findall(r"warning: .* slow answered in \d+ ms; its time bank is down to (\d+) of 450 ms", done.stderr)
-    assert warnings and int(warnings[0]) <= 50, done.stderr
+    # How much of the bank each slow answer takes depends on how late the machine wakes the bot (a loaded
+    # run's first answer took 332 ms: 218 left, already under half, so it warned at once). What does not:
+    # a warning comes only under half the bank, each shows less left than the one before, and the timeout
+    # draws exactly what the last one left.
+    found = re.findall(r"warning: .* slow answered in \d+ ms; its time bank is down to (\d+) of 450 ms", done.stderr)
+    left = [int(x) for x in found]
+    assert left and all(x < 225 for x in left) and left == sorted(left, reverse=True), done.stderr
     first = re.search(
         r"slow: timeout \(no answer within 100 ms deadline \+ (\d+) ms from the bank; bank now empty\)", done.stderr
     )
-    assert first and int(first.group(1)) <= 50, done.stderr
+    assert first and int(first.group(1)) == left[-1], done.stderr
     assert "slow: timeout (no answer within the 100 ms deadline (the time bank was already empty))" in done.stderr
     assert "forfeit: bot slow exceeded 3 strikes (last: timeout" in done.stdout
 
