@@ -38,9 +38,10 @@ class StartupCpu:
         self.bot = bot
         self.tree: ProcessTreeCpu | None = None
         self.base: float | None = None
-        if isinstance(bot, SandboxedBot) and bot.cpu_ms() is not None:
+        if isinstance(bot, SandboxedBot):
             self.base = bot.cpu_ms()
-            return
+            if self.base is not None:
+                return
         self.tree = ProcessTreeCpu(bot.process.pid)
         self.base = self.tree.start()
 
