@@ -84,7 +84,7 @@ class Index:
     def __init__(self, table: Table, classer: Classer) -> None:
         self.table, self.classer = table, classer
         self.refs: dict[tuple[int, int, tuple[int, ...]], list[int]] = {}
-        for i, o in enumerate(table.outcomes):
+        for i, o in enumerate(table.outcomes()):
             if o.strain >= 4:
                 continue
             for seat in range(4):
@@ -97,12 +97,12 @@ class Index:
         ``place``), with the level used and how many."""
         for level in range(LEVELS):
             key = (place if level <= 1 else -1, level, self.classer(hand, strain, level))
-            found = [r for r in self.refs.get(key, ()) if self.table.outcomes[r >> 2].taker in (-1, r & 3)]
+            found = [r for r in self.refs.get(key, ()) if self.table.taker(r >> 2) in (-1, r & 3)]
             if len(found) >= MIN_HANDS:
                 break
         values = []
         for ref in found:
-            o, seat = self.table.outcomes[ref >> 2], ref & 3
+            o, seat = self.table.outcome(ref >> 2), ref & 3
             values.append(o.card_points if seat % 2 == 0 else total - o.card_points)
         return statistics.fmean(values), level, len(values)
 

@@ -32,7 +32,7 @@ import sys
 import threading
 import time
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,7 +110,7 @@ def hand_class(hand: int, strain: int, level: int) -> tuple[int, ...]:
 LEVELS = 5
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """One stored deal in one strain: the seats' hands at the auction and for the play (dealer 3), the
     taker it holds for (``ANY_TAKER``: any seat), the card points side 0 (seats 0 and 2) takes double
@@ -134,19 +134,36 @@ class Outcome:
 
 
 class Table:
-    """The stored deals of one ruleset, indexed by class (see the module docstring)."""
+    """The stored deals of one ruleset, indexed by class (see the module docstring).
 
-    def __init__(self, ruleset: str, version: int, outcomes: Sequence[Outcome], deals: int) -> None:
+    The outcomes are kept in columns of machine integers (``array``), an ``Outcome`` made only for the
+    deals a lookup returns: as objects, a table's 20,000 outcomes were as many more for the garbage
+    collector to walk at each full collection, and one such collection falling inside a decision cost it
+    50-100 ms of CPU beyond its budget (five tables loaded: 40 ms a collection here; a loaded CI run saw a
+    decision of 124 ms for 60)."""
+
+    def __init__(self, ruleset: str, version: int, outcomes: Iterable[Outcome], deals: int) -> None:
         self.ruleset = ruleset
         self.version = version
         self.deals = deals
-        self.outcomes = list(outcomes)
-        self.strains = sorted({o.strain for o in self.outcomes})
+        self._deal, self._card_points = array("i"), array("i")
+        self._strain, self._taker, self._turned = array("b"), array("b"), array("b")
+        self._auction_hands, self._hands = array("I"), array("I")  # four a deal, seat by seat
+        for o in outcomes:
+            self._deal.append(o.deal)
+            self._strain.append(o.strain)
+            self._taker.append(o.taker)
+            self._auction_hands.extend(o.auction_hands)
+            self._hands.extend(o.hands)
+            self._card_points.append(o.card_points)
+            self._turned.append(o.turned)
+        self.strains = sorted(set(self._strain))
         # (kind, position or -1, level, class) -> (outcome, seat); kind 0 for a trump suit (suits pooled),
         # else the strain. Where the taker's hand differs (French Belote), which seat took is checked at
         # the lookup (``matches``).
         self._index: dict[tuple[int, int, int, tuple[int, ...]], array[int]] = {}
-        for i, o in enumerate(self.outcomes):
+        for i in range(len(self)):
+            o = self.outcome(i)
             kind = 0 if o.strain < 4 else o.strain
             for seat in range(4):
                 for level in range(LEVELS):
@@ -158,6 +175,29 @@ class Table:
                         refs = self._index[key] = array("I")
                     refs.append(i << 2 | seat)  # (an array, not tuples: a table is 320,000 references)
 
+    def __len__(self) -> int:
+        return len(self._deal)
+
+    def outcome(self, i: int) -> Outcome:
+        """The ``i``-th stored outcome."""
+        return Outcome(
+            self._deal[i],
+            self._strain[i],
+            self._taker[i],
+            _four(self._auction_hands[4 * i : 4 * i + 4]),
+            _four(self._hands[4 * i : 4 * i + 4]),
+            self._card_points[i],
+            self._turned[i],
+        )
+
+    def outcomes(self) -> list[Outcome]:
+        """Every stored outcome, in order (made anew at each call: for saving and inspecting a table)."""
+        return [self.outcome(i) for i in range(len(self))]
+
+    def taker(self, i: int) -> int:
+        """The taker the ``i``-th outcome holds for (``ANY_TAKER``: any seat)."""
+        return self._taker[i]
+
     def matches(
         self, hand: int, strain: int, position: int, taker_offset: int, limit: int, rng: random.Random
     ) -> list[tuple[Outcome, int]]:
@@ -168,19 +208,20 @@ class Table:
         another trump suit comes with the two suits exchanged."""
         kind = 0 if strain < 4 else strain
         found: list[int] = []
+        takers = self._taker
         for level in range(LEVELS):
             c = hand_class(hand, strain, level)
             pos = position if level <= 1 else -1
             found = [
                 ref
                 for ref in self._index.get((kind, pos, level, c), ())
-                if self.outcomes[ref >> 2].taker in (ANY_TAKER, ((ref & 3) + taker_offset) % 4)
+                if takers[ref >> 2] in (ANY_TAKER, ((ref & 3) + taker_offset) % 4)
             ]
             if len(found) >= MIN_HANDS:
                 break
         if len(found) > limit:
             found = rng.sample(found, limit)
-        return [(self._as_strain(self.outcomes[ref >> 2], strain), ref & 3) for ref in found]
+        return [(self._as_strain(self.outcome(ref >> 2), strain), ref & 3) for ref in found]
 
     @staticmethod
     def _as_strain(o: Outcome, strain: int) -> Outcome:
@@ -271,7 +312,7 @@ def build(ruleset_name: str, deals: int, seed: int, progress: bool = False) -> T
 
 
 def save(table: Table, path: Path) -> None:
-    rows = [[o.deal, o.strain, o.taker, *o.auction_hands, *o.hands, o.card_points, o.turned] for o in table.outcomes]
+    rows = [[o.deal, o.strain, o.taker, *o.auction_hands, *o.hands, o.card_points, o.turned] for o in table.outcomes()]
     doc = {"format": FORMAT, "ruleset": table.ruleset, "version": table.version, "deals": table.deals, "rows": rows}
     path.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(path, "wt", encoding="ascii", compresslevel=9) as f:
@@ -288,7 +329,7 @@ def load(ruleset_name: str, directory: Path = TABLES) -> Table | None:
         return None
     if doc.get("format") != FORMAT or doc.get("ruleset") != ruleset_name:
         return None
-    outcomes = [Outcome(r[0], r[1], r[2], _four(r[3:7]), _four(r[7:11]), r[11], r[12]) for r in doc["rows"]]
+    outcomes = (Outcome(r[0], r[1], r[2], _four(r[3:7]), _four(r[7:11]), r[11], r[12]) for r in doc["rows"])
     return Table(ruleset_name, int(doc["version"]), outcomes, int(doc["deals"]))
 
 
@@ -340,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         table = build(name, args.deals, args.seed, progress=True)
         save(table, args.out / f"{name}.json.gz")
         cpu = time.process_time() - started
-        print(f"{name}: {len(table.outcomes)} outcomes of {args.deals} deals, {cpu:.0f} s of CPU")
+        print(f"{name}: {len(table)} outcomes of {args.deals} deals, {cpu:.0f} s of CPU")
     return 0
 
 

@@ -111,6 +111,7 @@ def test_the_trick_weights_share_exactly_the_pool() -> None:
 
 
 @pytest.mark.parametrize(("name", "options"), RULESETS, ids=IDS)
+@pytest.mark.usefixtures("own_heap")
 def test_by_importance_the_bot_stays_legal_and_within_its_cap(name: str, options: dict[str, object]) -> None:
     budget_ms, cap = 30, 3.0
     bot = PimcBot(Settings(budget_ms=budget_ms, seed=5, spend="importance", spend_cap=cap, bidder="search"))
