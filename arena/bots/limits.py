@@ -36,6 +36,7 @@ import redis
 
 from arena.model import ArenaError, ValidationError
 from arena.store import keys
+from referee.match.bots import SERVICE_PORTS
 
 # Networks an endpoint bot may never be on unless the policy's allow-list names them: loopback (the
 # workers' own machine), link-local (cloud metadata services live at 169.254.169.254), and the unspecified
@@ -51,9 +52,9 @@ DEFAULT_REFUSED_NETWORKS = (
     "ff00::/8",
 )
 # The arena's own service ports in their default configuration (Redis, the API, a worker's health service,
-# the web pages, metrics): an endpoint bot may never name them, whatever its host.  The ports an arena
-# actually uses (its Redis's, its API's) are refused besides.
-DEFAULT_REFUSED_PORTS = (6379, 50051, 50052, 8080, 9100, 9101, 9102, 9103)
+# the web pages, metrics): an endpoint bot may never name them, whatever its host (and the referee never
+# gives one to a bot it starts).  The ports an arena actually uses (its Redis's, its API's) are refused besides.
+DEFAULT_REFUSED_PORTS = SERVICE_PORTS
 
 CLIP_CHARS = 40  # characters of an input quoted in an error message
 MESSAGE_MAX = 1000  # characters of any error message sent to a client

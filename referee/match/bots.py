@@ -170,12 +170,38 @@ def resolve_bot(text: str) -> str | Manifest:
     raise ManifestError(f"{text!r} is neither host:port nor a bot directory or manifest file")
 
 
-def free_port() -> int:
-    """A TCP port free on loopback now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+# The ports of the arena's services in their default configuration (Redis, the API, a worker's health
+# service, the web pages, metrics). The OS may offer 50051 and 50052 as free ports (they are inside Linux's
+# ephemeral range), but a bot holding one keeps the arena's service from starting, and an endpoint naming
+# one is refused by the arena's endpoint policy (``arena.bots.limits``), so such a bot plays as unreachable:
+# ``free_port`` never gives them.
+SERVICE_PORTS = (6379, 50051, 50052, 8080, 9100, 9101, 9102, 9103)
+
+
+def _loopback_socket() -> socket.socket:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
         s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+    except OSError:
+        s.close()
+        raise
+    return s
+
+
+def free_port(offer: Callable[[], socket.socket] = _loopback_socket) -> int:
+    """A TCP port free on loopback now (the OS picks it: ``offer`` a bound socket), never one of
+    ``SERVICE_PORTS``. The sockets offered stay open until one is taken, so no port is offered twice."""
+    held: list[socket.socket] = []
+    try:
+        for _ in range(len(SERVICE_PORTS) + 1):
+            held.append(offer())
+            port: int = held[-1].getsockname()[1]
+            if port not in SERVICE_PORTS:
+                return port
+    finally:
+        for s in held:
+            s.close()
+    raise OSError(f"no free port outside the arena's service ports {SERVICE_PORTS}")
 
 
 def port_in_use(host: str, port: int) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import time
 from pathlib import Path
 
@@ -10,7 +11,9 @@ import pytest
 from testbot import BOTS_DIR
 
 from referee.match.bots import (
+    SERVICE_PORTS,
     ManifestError,
+    free_port,
     launch_bots,
     load_manifest,
     parse_manifest,
@@ -112,3 +115,30 @@ def test_manifests_of_the_test_bots_are_valid() -> None:
         if (d / "manifest.json").is_file():
             json.loads((d / "manifest.json").read_text())
             load_manifest(d)
+
+
+def test_a_free_port_is_never_one_of_the_arenas_service_ports() -> None:
+    """A CI run's endpoint bot was given 50051 by the OS (Linux's ephemeral range holds 50051 and 50052): the
+    arena's policy refuses an endpoint on its API's port, so the bot played as unreachable. Here the OS is
+    made to offer service ports first, real sockets bound to them on loopback addresses of their own
+    (127.0.0.x: nothing else of the suite listens there); the port given is the next one offered."""
+    from arena.bots.limits import DEFAULT_REFUSED_PORTS
+
+    assert DEFAULT_REFUSED_PORTS == SERVICE_PORTS  # one list: what the referee avoids, the policy refuses
+    offered: list[socket.socket] = []
+
+    def offer() -> socket.socket:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if len(offered) < 2:  # first 50051, then 50052, as the OS may
+            s.bind((f"127.0.0.{77 + len(offered)}", SERVICE_PORTS[1 + len(offered)]))
+        else:
+            s.bind(("127.0.0.1", 0))
+        offered.append(s)
+        ports.append(s.getsockname()[1])
+        return s
+
+    ports: list[int] = []
+    port = free_port(offer)
+    assert ports[:2] == [50051, 50052] and len(ports) == 3 and port == ports[2] and port not in SERVICE_PORTS
+    assert all(s.fileno() == -1 for s in offered)  # every offered socket closed again
+    assert free_port() not in SERVICE_PORTS
