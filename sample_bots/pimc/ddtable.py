@@ -149,7 +149,11 @@ class Table:
         self._deal, self._card_points = array("i"), array("i")
         self._strain, self._taker, self._turned = array("b"), array("b"), array("b")
         self._auction_hands, self._hands = array("I"), array("I")  # four a deal, seat by seat
-        for o in outcomes:
+        # (kind, position or -1, level, class) -> (outcome, seat); kind 0 for a trump suit (suits pooled),
+        # else the strain. Where the taker's hand differs (French Belote), which seat took is checked at
+        # the lookup (``matches``).
+        self._index: dict[tuple[int, int, int, tuple[int, ...]], array[int]] = {}
+        for i, o in enumerate(outcomes):
             self._deal.append(o.deal)
             self._strain.append(o.strain)
             self._taker.append(o.taker)
@@ -157,13 +161,6 @@ class Table:
             self._hands.extend(o.hands)
             self._card_points.append(o.card_points)
             self._turned.append(o.turned)
-        self.strains = sorted(set(self._strain))
-        # (kind, position or -1, level, class) -> (outcome, seat); kind 0 for a trump suit (suits pooled),
-        # else the strain. Where the taker's hand differs (French Belote), which seat took is checked at
-        # the lookup (``matches``).
-        self._index: dict[tuple[int, int, int, tuple[int, ...]], array[int]] = {}
-        for i in range(len(self)):
-            o = self.outcome(i)
             kind = 0 if o.strain < 4 else o.strain
             for seat in range(4):
                 for level in range(LEVELS):
@@ -174,6 +171,7 @@ class Table:
                     if refs is None:
                         refs = self._index[key] = array("I")
                     refs.append(i << 2 | seat)  # (an array, not tuples: a table is 320,000 references)
+        self.strains = sorted(set(self._strain))
 
     def __len__(self) -> int:
         return len(self._deal)
