@@ -118,14 +118,15 @@ def test_manifests_of_the_test_bots_are_valid() -> None:
 
 
 def test_a_free_port_is_never_one_of_the_arenas_service_ports() -> None:
-    """A CI run's endpoint bot was given 50051 by the OS (Linux's ephemeral range holds 50051 and 50052): the
-    arena's policy refuses an endpoint on its API's port, so the bot played as unreachable. Here the OS is
-    made to offer service ports first, real sockets bound to them on loopback addresses of their own
-    (127.0.0.x: nothing else of the suite listens there); the port given is the next one offered."""
+    """A fresh clone's test run had its endpoint bot given 50051 by the OS (Linux's ephemeral range holds 50051
+    and 50052): the arena's policy refuses an endpoint on its API's port, so the bot played as unreachable.
+    Here the sockets offered first are bound to those two ports, real sockets on loopback addresses of
+    their own (127.0.0.x: nothing else of the suite listens there); the port given is the next one offered."""
     from arena.bots.limits import DEFAULT_REFUSED_PORTS
 
     assert DEFAULT_REFUSED_PORTS == SERVICE_PORTS  # one list: what the referee avoids, the policy refuses
     offered: list[socket.socket] = []
+    ports: list[int] = []
 
     def offer() -> socket.socket:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -137,7 +138,6 @@ def test_a_free_port_is_never_one_of_the_arenas_service_ports() -> None:
         ports.append(s.getsockname()[1])
         return s
 
-    ports: list[int] = []
     port = free_port(offer)
     assert ports[:2] == [50051, 50052] and len(ports) == 3 and port == ports[2] and port not in SERVICE_PORTS
     assert all(s.fileno() == -1 for s in offered)  # every offered socket closed again
